@@ -1,0 +1,178 @@
+"""The tile type grammar: ``!pto.tile<...>`` / ``!pto.tile_buf<...>`` and CLI tile descriptors.
+
+Canonical form (always printed in full, parameters in this order)::
+
+    !pto.tile_buf<vec, 16x256xf32, valid=16x255, blayout=row_major, slayout=none_box, fractal=512, pad=null>
+
+Accepted aliases (upstream spellings):
+
+* keyword parameters may be omitted (template defaults: valid = full shape,
+  row_major, none_box, 512, null) and given in any order;
+* ``valid=?x?`` (dynamic valid shape, value unknown), ``layout=nd|dn``;
+* enum values in C++ spelling (``RowMajor``, ``Vec``) or lower case;
+* ``!pto.tile<f32, 16, 16>`` (dtype, rows, cols; loc defaults to vec);
+* ``!pto.tile<16x32xf32>`` (loc defaults to vec);
+* ``!pto.tile_buf<loc=mat, bf16, 16, 16, RowMajor, NoneBox, None, Null>``
+  (dtype, rows, cols, then blayout, slayout, fractal, pad positionally).
+
+A CLI tile descriptor is the text between the angle brackets, e.g.
+``vec,16x16xf32,valid=15x16``.  A bare dtype name (``f32``) is a scalar operand.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import TileError
+from ..model import Isa
+from ..tile import ScalarDesc, TileDesc
+
+_SHAPE = re.compile(r"^(\d+)x(\d+)x([a-z][a-z0-9]*)$")
+_VALID = re.compile(r"^(\?|\d+)x(\?|\d+)$")
+_TYPE = re.compile(r"^!pto\.(tile|tile_buf)<(.*)>$", re.S)
+
+
+def _norm(word: str) -> str:
+    return word.replace("_", "").lower()
+
+
+def _enum(isa_map: dict[str, str], word: str, what: str, text: str) -> str:
+    """Map an asm or C++ spelling to the C++ enumerator name."""
+    key = _norm(word)
+    for cpp_name, asm_name in isa_map.items():
+        if key in (_norm(cpp_name), _norm(asm_name)):
+            return cpp_name
+    choices = ", ".join(isa_map.values())
+    raise TileError(f"unknown {what} {word!r} in {text!r} (expected one of: {choices})", rule="tile.syntax")
+
+
+def _int(word: str, what: str, text: str) -> int:
+    if not re.fullmatch(r"\d+", word):
+        raise TileError(f"{what} must be a non-negative integer, got {word!r} in {text!r}", rule="tile.syntax")
+    value = int(word)
+    if value > 1 << 20:
+        raise TileError(f"{what} {value} is unreasonably large in {text!r}", rule="tile.syntax")
+    return value
+
+
+def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc:
+    """Parse the inside of a tile type (or a bare dtype for a scalar operand)."""
+    raw = text.strip()
+    if not raw:
+        raise TileError("empty tile descriptor", rule="tile.syntax")
+    if raw in isa.dtypes:
+        return ScalarDesc(raw)
+    params = [p.strip() for p in raw.split(",")]
+    if any(not p for p in params):
+        raise TileError(f"empty parameter in tile descriptor {raw!r}", rule="tile.syntax")
+    positional = [p for p in params if "=" not in p]
+    keywords: dict[str, str] = {}
+    for p in params:
+        if "=" in p:
+            key, _, value = p.partition("=")
+            key, value = key.strip().lower(), value.strip()
+            if key in keywords:
+                raise TileError(f"parameter {key!r} given twice in {raw!r}", rule="tile.syntax")
+            keywords[key] = value
+
+    defaults = isa.tile_defaults
+    fields: dict = {
+        "loc": "Vec",
+        "blayout": defaults["blayout"],
+        "slayout": defaults["slayout"],
+        "fractal": defaults["fractal"],
+        "pad": defaults["pad"],
+    }
+    if "loc" in keywords:
+        fields["loc"] = _enum(isa.tile_types, keywords.pop("loc"), "tile type", raw)
+    elif positional and _norm(positional[0]) in {_norm(v) for v in isa.tile_types.values()} | {
+        _norm(k) for k in isa.tile_types
+    }:
+        fields["loc"] = _enum(isa.tile_types, positional.pop(0), "tile type", raw)
+
+    if positional and _SHAPE.match(positional[0]):
+        rows, cols, dtype = _SHAPE.match(positional.pop(0)).groups()  # type: ignore[union-attr]
+        fields.update(rows=int(rows), cols=int(cols), dtype=dtype)
+    elif len(positional) >= 3 and positional[0] in isa.dtypes:
+        fields["dtype"] = positional.pop(0)
+        fields["rows"] = _int(positional.pop(0), "rows", raw)
+        fields["cols"] = _int(positional.pop(0), "cols", raw)
+    else:
+        raise TileError(
+            f"expected a shape and dtype like 16x16xf32 in tile descriptor {raw!r}", rule="tile.syntax"
+        )
+    if fields["dtype"] not in isa.dtypes:
+        raise TileError(
+            f"unknown dtype {fields['dtype']!r} in {raw!r} (known: {', '.join(isa.dtypes)})", rule="tile.dtype"
+        )
+    if fields["rows"] > 1 << 20 or fields["cols"] > 1 << 20:
+        raise TileError(f"tile shape is unreasonably large in {raw!r}", rule="tile.syntax")
+    # Remaining positional parameters: blayout, slayout, fractal, pad (upstream type-system spelling).
+    for slot, value in zip(("blayout", "slayout", "fractal", "pad"), positional, strict=False):
+        keywords.setdefault(slot, value)
+    if len(positional) > 4:
+        raise TileError(f"too many parameters in tile descriptor {raw!r}", rule="tile.syntax")
+
+    valid = keywords.pop("valid", None)
+    if valid is None:
+        fields["valid_row"], fields["valid_col"] = fields["rows"], fields["cols"]
+    else:
+        m = _VALID.match(valid)
+        if not m:
+            raise TileError(f"valid shape must look like 16x15 or ?x?, got {valid!r} in {raw!r}", rule="tile.syntax")
+        vr, vc = m.groups()
+        fields["valid_row"] = None if vr == "?" else int(vr)
+        fields["valid_col"] = None if vc == "?" else int(vc)
+    if "layout" in keywords:
+        name = keywords.pop("layout").upper()
+        if name not in isa.layouts:
+            raise TileError(
+                f"unknown layout {name!r} in {raw!r} (known: {', '.join(isa.layouts)})", rule="tile.syntax"
+            )
+        fields["blayout"] = isa.layouts[name].blayout
+        fields["slayout"] = isa.layouts[name].slayout
+    if "blayout" in keywords:
+        fields["blayout"] = _enum(isa.blayouts, keywords.pop("blayout"), "blayout", raw)
+    if "slayout" in keywords:
+        fields["slayout"] = _enum(isa.slayouts, keywords.pop("slayout"), "slayout", raw)
+    if "fractal" in keywords:
+        value = keywords.pop("fractal")
+        fields["fractal"] = defaults["fractal"] if value.lower() == "none" else _int(value, "fractal", raw)
+    if "pad" in keywords:
+        fields["pad"] = _enum(isa.pad_values, keywords.pop("pad"), "pad value", raw)
+    if keywords:
+        raise TileError(f"unknown parameter(s) {', '.join(sorted(keywords))} in {raw!r}", rule="tile.syntax")
+    return TileDesc(**fields)
+
+
+def parse_type(text: str, isa: Isa) -> TileDesc | ScalarDesc:
+    """Parse ``!pto.tile<...>``, ``!pto.tile_buf<...>`` or a scalar dtype name."""
+    raw = text.strip()
+    if raw in isa.dtypes:
+        return ScalarDesc(raw)
+    m = _TYPE.match(raw)
+    if not m:
+        raise TileError(f"expected !pto.tile<...> or !pto.tile_buf<...>, got {raw!r}", rule="asm.type")
+    desc = parse_descriptor(m.group(2), isa)
+    if isinstance(desc, ScalarDesc):
+        raise TileError(f"a tile type needs a shape, got {raw!r}", rule="asm.type")
+    return desc
+
+
+def format_descriptor(tile: TileDesc | ScalarDesc, isa: Isa) -> str:
+    """Canonical descriptor text (the inside of the angle brackets)."""
+    if isinstance(tile, ScalarDesc):
+        return tile.dtype
+    vr = "?" if tile.valid_row is None else str(tile.valid_row)
+    vc = "?" if tile.valid_col is None else str(tile.valid_col)
+    return (
+        f"{isa.tile_types[tile.loc]}, {tile.rows}x{tile.cols}x{tile.dtype}, valid={vr}x{vc}, "
+        f"blayout={isa.blayouts[tile.blayout]}, slayout={isa.slayouts[tile.slayout]}, "
+        f"fractal={tile.fractal}, pad={isa.pad_values[tile.pad]}"
+    )
+
+
+def format_type(tile: TileDesc | ScalarDesc, isa: Isa, kind: str = "tile_buf") -> str:
+    if isinstance(tile, ScalarDesc):
+        return tile.dtype
+    return f"!pto.{kind}<{format_descriptor(tile, isa)}>"

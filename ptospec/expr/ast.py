@@ -1,0 +1,113 @@
+"""Syntax tree of the spec expression language (frozen, hashable)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+
+
+@dataclass(frozen=True)
+class Attr:
+    """``obj.name`` — a tile field (``src.valid_row``) or a profile constant."""
+
+    obj: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Index:
+    """``tile[row, col]``: element access with index expressions."""
+
+    base: str
+    indices: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """``func(var < bound: body)``, e.g. ``argmax(i < R: src[i, j])``."""
+
+    func: str
+    var: str
+    bound: Node
+    body: Node
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-" or "not"
+    operand: Node
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * / // % ** == != < <= > >= and or
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True)
+class In:
+    """``value in [a, b, c]``."""
+
+    value: Node
+    items: tuple[Node, ...]
+
+
+Node = Num | Name | Attr | Index | Call | Reduce | Unary | Binary | In
+
+
+@dataclass(frozen=True)
+class Statement:
+    """``target[r, c] = value  for v < bound, ...``.
+
+    Free index variables of the target without a ``for`` clause range over the
+    target tile's valid rows (first position) or valid columns (second position).
+    """
+
+    target: Index
+    value: Node
+    domain: tuple[tuple[str, Node], ...]
+    text: str
+    when: Node | None = None  # the statement only runs when this holds
+    when_text: str = ""
+
+
+def walk(node: Node):
+    """Yield ``node`` and every node below it."""
+    yield node
+    match node:
+        case Index(indices=idx):
+            for n in idx:
+                yield from walk(n)
+        case Call(args=args):
+            for n in args:
+                yield from walk(n)
+        case Reduce(bound=b, body=body):
+            yield from walk(b)
+            yield from walk(body)
+        case Unary(operand=o):
+            yield from walk(o)
+        case Binary(left=a, right=b):
+            yield from walk(a)
+            yield from walk(b)
+        case In(value=v, items=items):
+            yield from walk(v)
+            for n in items:
+                yield from walk(n)
+        case _:
+            pass

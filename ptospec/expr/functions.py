@@ -1,0 +1,149 @@
+"""The functions and reductions the expression language knows.
+
+This table is the language's whole vocabulary of calls: the parser accepts any
+name, lint rejects names that are not here, and both evaluators and the LaTeX
+renderer look them up here.  Adding a function is one entry, never a branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def c_div(a, b):
+    """C semantics: truncating division for integers, true division for floats.
+
+    Integer division by zero yields 0 here; specs state what hardware does.
+    """
+    if isinstance(a, int) and isinstance(b, int):
+        q = abs(a) // abs(b)
+        return -q if (a < 0) != (b < 0) else q
+    a_arr, b_arr = np.asarray(a), np.asarray(b)
+    if np.issubdtype(a_arr.dtype, np.integer) and np.issubdtype(b_arr.dtype, np.integer):
+        safe = np.where(b_arr == 0, 1, b_arr)
+        q = np.abs(a_arr) // np.abs(safe)
+        q = np.where((a_arr < 0) != (b_arr < 0), -q, q)
+        return np.where(b_arr == 0, 0, q).astype(np.result_type(a_arr, b_arr), copy=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(a, b)
+
+
+def c_mod(a, b):
+    """C semantics remainder: the result takes the sign of the dividend."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.fmod(a, b)
+
+
+def ceil_div(a, b):
+    return -((-a) // b)
+
+
+def select(cond, a, b):
+    return np.where(cond, a, b)
+
+
+def _rsqrt(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(1, dtype=np.asarray(x).dtype) / np.sqrt(x)
+
+
+def _recip(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(1, dtype=np.asarray(x).dtype) / np.asarray(x)
+
+
+def _log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x)
+
+
+def _sqrt(x):
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(x)
+
+
+def _exp(x):
+    with np.errstate(over="ignore"):
+        return np.exp(x)
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    arity: int
+    impl: Callable
+    latex: str  # template with {0}, {1}, ... for the rendered arguments
+    doc: str
+    type_level: bool = False  # takes dtypes, only meaningful in checks
+
+
+@dataclass(frozen=True)
+class Reduction:
+    name: str
+    latex: str  # operator, e.g. \max or \operatorname{argmax}
+    doc: str
+    returns_index: bool = False
+
+
+FUNCTIONS: dict[str, Function] = {
+    f.name: f
+    for f in [
+        Function("min", 2, np.minimum, r"\min({0}, {1})", "smaller of two values (NaN propagates)"),
+        Function("max", 2, np.maximum, r"\max({0}, {1})", "larger of two values (NaN propagates)"),
+        Function("abs", 1, np.abs, r"\lvert {0} \rvert", "absolute value"),
+        Function("exp", 1, _exp, r"e^{{{0}}}", "natural exponential"),
+        Function("log", 1, _log, r"\ln {0}", "natural logarithm"),
+        Function("sqrt", 1, _sqrt, r"\sqrt{{{0}}}", "square root"),
+        Function("rsqrt", 1, _rsqrt, r"\frac{{1}}{{\sqrt{{{0}}}}}", "reciprocal square root"),
+        Function("recip", 1, _recip, r"\frac{{1}}{{{0}}}", "reciprocal"),
+        Function("select", 3, select, r"\begin{{cases}}{1} & {0} \\ {2} & \text{{otherwise}}\end{{cases}}",
+                 "select(cond, a, b): a where cond holds, else b"),
+        Function("fmod", 2, c_mod, r"\operatorname{{fmod}}({0}, {1})", "C remainder, sign of the dividend"),
+        Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
+                 "integer division rounding up"),
+        Function("bytes", 1, lambda t: t, r"\operatorname{{sizeof}}({0})", "size of a dtype in bytes",
+                 type_level=True),
+        Function("bits", 1, lambda t: t, r"\operatorname{{bits}}({0})", "width of a dtype in bits",
+                 type_level=True),
+        Function("is_float", 1, lambda t: t, r"\operatorname{{isfloat}}({0})", "dtype is floating point",
+                 type_level=True),
+        Function("is_signed", 1, lambda t: t, r"\operatorname{{issigned}}({0})",
+                 "dtype is a signed integer or a float", type_level=True),
+    ]
+}
+
+REDUCTIONS: dict[str, Reduction] = {
+    r.name: r
+    for r in [
+        Reduction("sum", r"\sum", "sum over the range"),
+        Reduction("prod", r"\prod", "product over the range"),
+        Reduction("min", r"\min", "minimum over the range"),
+        Reduction("max", r"\max", "maximum over the range"),
+        Reduction("argmin", r"\operatorname*{argmin}",
+                  "index of the minimum over the range; the first such index on ties", returns_index=True),
+        Reduction("argmax", r"\operatorname*{argmax}",
+                  "index of the maximum over the range; the first such index on ties", returns_index=True),
+    ]
+}
+
+_REDUCE_IMPL = {
+    "sum": np.sum,
+    "prod": np.prod,
+    "min": np.min,
+    "max": np.max,
+    "argmin": np.argmin,
+    "argmax": np.argmax,
+}
+
+
+def reduce_along(name: str, values: np.ndarray, axis: int) -> np.ndarray:
+    """Apply reduction ``name`` along ``axis`` keeping the axis (size 1)."""
+    impl = _REDUCE_IMPL[name]
+    if REDUCTIONS[name].returns_index:
+        return np.expand_dims(impl(values, axis=axis), axis)
+    if name in ("sum", "prod"):
+        return impl(values, axis=axis, keepdims=True, dtype=values.dtype)
+    return impl(values, axis=axis, keepdims=True)

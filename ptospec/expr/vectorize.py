@@ -1,0 +1,172 @@
+"""Execute semantics statements as vectorised NumPy (no Python loop per element).
+
+Every index variable of a statement (the target's free variables, ``for``
+variables and reduction variables) gets one axis of a common grid.  Each
+sub-expression evaluates to an array broadcastable to that grid; a reduction
+collapses its variable's axis to size 1.  Reads outside a source's valid region
+and writes outside the target's valid region are reported as errors: the ISA
+says they never happen, so a statement that does it is a spec bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import ExprError
+from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, walk
+from .evaluate import Scope, evaluate
+from .functions import FUNCTIONS, REDUCTIONS, c_div, c_mod, reduce_along
+
+
+def statement_vars(stmt: Statement) -> list[str]:
+    """Index variables of a statement in axis order: target, then ``for``, then reductions."""
+    names: list[str] = []
+    for idx in stmt.target.indices:
+        if isinstance(idx, Name) and idx.id not in names:
+            names.append(idx.id)
+    for var, _ in stmt.domain:
+        if var not in names:
+            names.append(var)
+    for node in walk(stmt.value):
+        if isinstance(node, Reduce) and node.var not in names:
+            names.append(node.var)
+    return names
+
+
+class _Grid:
+    def __init__(self, variables: list[str], extents: dict[str, int]):
+        self.axes = {v: k for k, v in enumerate(variables)}
+        self.extents = extents
+        self.ndim = len(variables)
+
+    def arange(self, var: str) -> np.ndarray:
+        shape = [1] * self.ndim
+        shape[self.axes[var]] = self.extents[var]
+        return np.arange(self.extents[var], dtype=np.int64).reshape(shape)
+
+
+def execute_statement(
+    stmt: Statement,
+    scope: Scope,
+    data: Mapping[str, np.ndarray],
+    out: Mapping[str, np.ndarray],
+) -> None:
+    """Run ``stmt`` reading ``data`` (all operand arrays) and writing into ``out``."""
+    variables = statement_vars(stmt)
+    target = stmt.target
+    if target.base not in out:
+        raise ExprError(f"statement writes {target.base!r}, which is not an output", rule="exec.target")
+    target_tile = scope.tiles[target.base]
+    extents: dict[str, int] = {}
+    domain = dict(stmt.domain)
+    for pos, idx in enumerate(target.indices):
+        if isinstance(idx, Name) and idx.id not in domain:
+            extents[idx.id] = target_tile.valid_shape[pos]
+    for var, bound in stmt.domain:
+        extents[var] = _extent(bound, scope, var)
+    for node in walk(stmt.value):
+        if isinstance(node, Reduce):
+            extents[node.var] = _extent(node.bound, scope, node.var)
+    grid = _Grid(variables, extents)
+
+    with np.errstate(all="ignore"):
+        value = np.asarray(_eval(stmt.value, grid, scope, data))
+        index_arrays = [np.asarray(_eval(i, grid, scope, data)) for i in target.indices]
+    rows, cols, value = np.broadcast_arrays(*index_arrays, value)
+    if rows.size == 0:
+        return
+    valid_rows, valid_cols = target_tile.valid_shape
+    if rows.min() < 0 or cols.min() < 0 or rows.max() >= valid_rows or cols.max() >= valid_cols:
+        raise ExprError(
+            f"{stmt.text!r} writes outside the valid region of {target.base}", rule="exec.write-outside-valid"
+        )
+    dest = out[target.base]
+    with np.errstate(all="ignore"):
+        dest[rows, cols] = value.astype(dest.dtype)
+
+
+def _extent(bound: Node, scope: Scope, var: str) -> int:
+    value = evaluate(bound, scope)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ExprError(f"range of {var!r} must be a non-negative integer, got {value!r}", rule="exec.range")
+    return value
+
+
+def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray]):
+    match node:
+        case Num(value=v):
+            return v
+        case Name(id=name) if name in grid.axes:
+            return grid.arange(name)
+        case Name() | Attr():
+            return evaluate(node, scope)
+        case Index(base=base, indices=indices):
+            if base not in data:
+                raise ExprError(f"{base!r} is not an operand tile", rule="exec.unknown-tile")
+            rows, cols = (np.asarray(_eval(i, grid, scope, data)) for i in indices)
+            rows, cols = np.broadcast_arrays(rows, cols)
+            if rows.size:
+                vr, vc = scope.tiles[base].valid_shape
+                if rows.min() < 0 or cols.min() < 0 or rows.max() >= vr or cols.max() >= vc:
+                    raise ExprError(
+                        f"semantics read {base} outside its valid region {vr}x{vc}", rule="exec.read-outside-valid"
+                    )
+            return data[base][rows, cols]
+        case Call(func=func, args=args):
+            fn = FUNCTIONS.get(func)
+            if fn is None or fn.type_level:
+                raise ExprError(f"unknown element function {func!r}", rule="expr.unknown-function")
+            return fn.impl(*(_eval(a, grid, scope, data) for a in args))
+        case Reduce(func=func, var=var, body=body):
+            if func not in REDUCTIONS:
+                raise ExprError(f"unknown reduction {func!r}", rule="expr.unknown-function")
+            values = np.asarray(_eval(body, grid, scope, data))
+            axis = grid.axes[var]
+            shape = list(values.shape) + [1] * (grid.ndim - values.ndim)
+            values = values.reshape(shape) if values.ndim < grid.ndim else values
+            full = list(values.shape)
+            full[axis] = grid.extents[var]
+            values = np.broadcast_to(values, full)
+            if full[axis] == 0:
+                raise ExprError(f"{func} over an empty range of {var!r}", rule="exec.empty-reduction")
+            return reduce_along(func, values, axis)
+        case Unary(op="-", operand=o):
+            return np.negative(_eval(o, grid, scope, data))
+        case Unary(op="not", operand=o):
+            return np.logical_not(_eval(o, grid, scope, data))
+        case Binary(op=op, left=a, right=b):
+            return _binary(op, _eval(a, grid, scope, data), _eval(b, grid, scope, data))
+        case In(value=v, items=items):
+            value = _eval(v, grid, scope, data)
+            result = np.zeros(np.shape(value), dtype=bool)
+            for item in items:
+                result = result | (value == _eval(item, grid, scope, data))
+            return result
+    raise ExprError(f"cannot execute {node!r}", rule="exec.unsupported")
+
+
+_NUMPY_BINARY = {
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "//": np.floor_divide,
+    "**": np.power,
+    "==": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "and": np.logical_and,
+    "or": np.logical_or,
+}
+
+
+def _binary(op: str, a, b):
+    if op == "/":
+        return c_div(a, b)
+    if op == "%":
+        return c_mod(a, b)
+    return _NUMPY_BINARY[op](a, b)

@@ -1,0 +1,506 @@
+"""Load ``specs/`` into the frozen model, checking schema and cross-references.
+
+Every problem becomes a ``SpecError`` naming ``file:line`` and a rule id.
+``load_database`` collects all of them before failing, so ``ptospec lint``
+reports every broken file in one run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .errors import ExprError, SpecError
+from .expr.ast import Attr, Call, Index, Name, Reduce, walk
+from .expr.functions import FUNCTIONS, REDUCTIONS
+from .expr.parser import parse_expr, parse_statement
+from .expr.vectorize import statement_vars
+from .model import (
+    AsmForm,
+    Database,
+    DType,
+    DTypeRow,
+    DTypeTable,
+    Difference,
+    Example,
+    Family,
+    Isa,
+    Layout,
+    Mode,
+    Numerics,
+    Operand,
+    OpSpec,
+    PerfTable,
+    Profile,
+    Rule,
+    Source,
+    Tolerance,
+)
+from .yamlsource import Located, read_yaml
+
+SPEC_ENV = "PTOSPEC_SPECS"
+
+
+@lru_cache(maxsize=None)
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema ``isa`` or ``op`` shipped inside the package."""
+    text = resources.files("ptospec.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def find_specs_root(explicit: str | os.PathLike | None = None) -> Path:
+    """Where the database lives: ``--specs``, ``$PTOSPEC_SPECS``, ``./specs`` or above, or the source tree."""
+    if explicit:
+        root = Path(explicit)
+        if not (root / "isa.yaml").is_file():
+            raise SpecError(f"{root} is not a spec directory (no isa.yaml in it)", rule="specs.root")
+        return root
+    env = os.environ.get(SPEC_ENV)
+    if env:
+        return find_specs_root(env)
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "specs" / "isa.yaml").is_file():
+            return folder / "specs"
+    bundled = Path(__file__).resolve().parent.parent / "specs"
+    if (bundled / "isa.yaml").is_file():
+        return bundled
+    raise SpecError("cannot find the spec database; pass --specs DIR or set PTOSPEC_SPECS", rule="specs.root")
+
+
+class Issues:
+    """Collects spec problems; ``raise_if_any`` turns them into one failure."""
+
+    def __init__(self) -> None:
+        self.items: list[SpecError] = []
+
+    def add(self, src: Located, path, message: str, rule: str) -> None:
+        self.items.append(SpecError(message, where=src.where(tuple(path)), rule=rule))
+
+    def extend(self, errors: list[SpecError]) -> None:
+        self.items.extend(errors)
+
+
+class DatabaseErrors(SpecError):
+    """Several spec problems at once (``errors`` holds each)."""
+
+    def __init__(self, errors: list[SpecError]):
+        super().__init__(f"{len(errors)} problem(s) in the spec database", rule="lint")
+        self.errors = errors
+
+
+def _schema_errors(src: Located, schema_name: str, issues: Issues) -> bool:
+    validator = jsonschema.Draft202012Validator(schema(schema_name))
+    found = False
+    for err in sorted(validator.iter_errors(src.data), key=lambda e: list(map(str, e.absolute_path))):
+        found = True
+        path = tuple(err.absolute_path)
+        location = "/".join(str(p) for p in path) or "(top level)"
+        message = err.message
+        if err.validator == "oneOf":
+            message = f"{err.instance!r} does not match any allowed form"
+        issues.add(src, path, f"{location}: {message}", f"schema.{err.validator}")
+    return found
+
+
+# --------------------------------------------------------------------------- ISA
+def load_isa(path: Path, display: str | None = None) -> Isa:
+    issues = Issues()
+    src = read_yaml(path, display)
+    if not isinstance(src.data, dict):
+        raise SpecError("isa.yaml must be a mapping", where=src.where(()), rule="schema.type")
+    if _schema_errors(src, "isa", issues):
+        raise DatabaseErrors(issues.items)
+    d = src.data
+    dtypes = {
+        name: DType(name, v["cpp"], v["bits"], v["kind"], v["numpy"], tuple(v["profiles"]) if "profiles" in v else None)
+        for name, v in d["dtypes"].items()
+    }
+    layouts = {n: Layout(n, v["blayout"], v["slayout"], v["text"]) for n, v in d["layouts"].items()}
+    for n, lay in layouts.items():
+        if lay.blayout not in d["blayouts"] or lay.slayout not in d["slayouts"]:
+            issues.add(src, ("layouts", n), f"layout {n} names an unknown blayout/slayout", "isa.layout")
+    profiles = {
+        n: Profile(n, v["title"], v["description"], dict(v["constants"]), v["basis"]) for n, v in d["profiles"].items()
+    }
+    for name, dt in dtypes.items():
+        for p in dt.profiles or ():
+            if p not in profiles:
+                issues.add(src, ("dtypes", name), f"dtype {name} names unknown profile {p!r}", "isa.profile")
+    families = {n: Family(n, v["title"], v["description"]) for n, v in d["families"].items()}
+    tile_rules = []
+    for i, r in enumerate(d["tile_rules"]):
+        try:
+            check = parse_expr(r["check"])
+            when = parse_expr(r["when"]) if "when" in r else None
+        except ExprError as exc:
+            issues.add(src, ("tile_rules", i), exc.message, exc.rule or "expr.syntax")
+            continue
+        tile_rules.append(
+            Rule(
+                id=r["id"], kind="check", operands=("t",), allow=(), check=check, check_text=r["check"],
+                when=when, when_text=r.get("when", ""), let=(), profiles=tuple(profiles), modes=(),
+                phase="static", message=r["message"], sources=(), line=src.line(("tile_rules", i)), file=src.file,
+            )
+        )
+    if issues.items:
+        raise DatabaseErrors(issues.items)
+    return Isa(
+        dtypes=dtypes,
+        tile_types=dict(d["tile_types"]),
+        blayouts=dict(d["blayouts"]),
+        slayouts=dict(d["slayouts"]),
+        pad_values=dict(d["pad_values"]),
+        layouts=layouts,
+        profiles=profiles,
+        families=families,
+        tile_rules=tuple(tile_rules),
+        tile_defaults=dict(d["tile_defaults"]),
+        raw=d,
+    )
+
+
+# --------------------------------------------------------------------------- ops
+def _lets(src: Located, path, mapping: dict[str, str], issues: Issues):
+    out = []
+    for name, text in (mapping or {}).items():
+        try:
+            out.append((name, parse_expr(text), text))
+        except ExprError as exc:
+            issues.add(src, (*path, name), f"let {name}: {exc.message}", exc.rule or "expr.syntax")
+    return tuple(out)
+
+
+def _parse(src: Located, path, text: str, issues: Issues, parser=parse_expr):
+    try:
+        return parser(text)
+    except ExprError as exc:
+        issues.add(src, path, exc.message, exc.rule or "expr.syntax")
+        return None
+
+
+def load_op(path: Path, isa: Isa, display: str | None = None) -> OpSpec:
+    """Load and check one op file; raises ``DatabaseErrors`` listing every problem."""
+    issues = Issues()
+    src = read_yaml(path, display)
+    if not isinstance(src.data, dict):
+        raise SpecError("an op file must be a mapping", where=src.where(()), rule="schema.type")
+    if _schema_errors(src, "op", issues):
+        raise DatabaseErrors(issues.items)
+    op = _build_op(src, isa, issues, path.stem)
+    if issues.items:
+        raise DatabaseErrors(issues.items)
+    return op
+
+
+def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
+    d = src.data
+    name = d["op"]
+    if name != stem:
+        issues.add(src, ("op",), f"op name {name!r} must match the file name {stem!r}", "op.name")
+    if d["family"] not in isa.families:
+        issues.add(src, ("family",), f"unknown family {d['family']!r} (known: {', '.join(isa.families)})", "op.family")
+    sources = {k: Source(k, v["kind"], v["ref"]) for k, v in d["sources"].items()}
+
+    def check_sources(path, ids):
+        for s in ids:
+            if s not in sources:
+                issues.add(src, path, f"unknown source {s!r} (declared: {', '.join(sources)})", "op.source")
+
+    lets = _lets(src, ("let",), d.get("let", {}), issues)
+    let_names = {n for n, _, _ in lets}
+
+    modes: list[Mode] = []
+    for mname, m in d["modes"].items():
+        mp = ("modes", mname)
+        operands = tuple(
+            Operand(o["name"], o["role"], o["dtype"], o["text"], dict(o.get("usage", {}))) for o in m["operands"]
+        )
+        names = [o.name for o in operands]
+        if len(set(names)) != len(names):
+            issues.add(src, (*mp, "operands"), "operand names must be unique", "op.operands")
+        if not any(o.role == "out" for o in operands):
+            issues.add(src, (*mp, "operands"), "a mode needs at least one out operand", "op.operands")
+        for o in operands:
+            for prof in o.usage:
+                if prof not in isa.profiles:
+                    issues.add(src, (*mp, "operands"), f"usage for unknown profile {prof!r}", "op.profile")
+        roles = {o.name: o.role for o in operands}
+        for form, f in m["asm"].items():
+            for n in f["ins"] + f["outs"]:
+                if n not in roles:
+                    issues.add(src, (*mp, "asm", form), f"asm form {form} names unknown operand {n!r}", "op.asm")
+            for n in f["outs"]:
+                if roles.get(n) != "out":
+                    issues.add(src, (*mp, "asm", form), f"{n!r} is listed in outs but is not an out operand", "op.asm")
+            for n in f["ins"]:
+                if roles.get(n) == "out":
+                    issues.add(src, (*mp, "asm", form), f"{n!r} is an out operand listed in ins", "op.asm")
+        dps = m["asm"]["dps"]
+        missing = [n for n in names if n not in dps["ins"] + dps["outs"]]
+        if missing:
+            issues.add(src, (*mp, "asm", "dps"), f"the DPS form must name every operand; missing {missing}", "op.asm")
+        if sorted(m["cpp"]["args"]) != sorted(names):
+            issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once", "op.cpp")
+        semantics = []
+        for i, item in enumerate(m["semantics"]):
+            text = item if isinstance(item, str) else item["do"]
+            stmt = _parse(src, (*mp, "semantics", i), text, issues, parse_statement)
+            if stmt is None:
+                continue
+            when = None
+            if isinstance(item, dict) and "when" in item:
+                when = _parse(src, (*mp, "semantics", i), item["when"], issues)
+            _check_statement(src, (*mp, "semantics", i), stmt, roles, let_names, isa, issues)
+            semantics.append(stmt if when is None else replace(stmt, when=when, when_text=item["when"]))
+        ex = m["example"]
+        if ex["profile"] not in isa.profiles:
+            issues.add(src, (*mp, "example"), f"unknown profile {ex['profile']!r}", "op.profile")
+        if sorted(ex["tiles"]) != sorted(names):
+            issues.add(src, (*mp, "example", "tiles"), "the example must give a tile for every operand", "op.example")
+        modes.append(
+            Mode(
+                name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
+                cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
+                asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"])) for k, v in m["asm"].items()},
+                example=Example(ex["profile"], dict(ex["tiles"])),
+            )
+        )
+    mode_names = [m.name for m in modes]
+    by_mode = {m.name: m for m in modes}
+
+    # dtype tables
+    tables: dict[str, DTypeTable] = {}
+    for prof, t in d["dtypes"].items():
+        tp = ("dtypes", prof)
+        if prof not in isa.profiles:
+            issues.add(src, tp, f"unknown profile {prof!r} (known: {', '.join(isa.profiles)})", "op.profile")
+            continue
+        check_sources(tp, t["sources"])
+        rows = []
+        for i, r in enumerate(t["rows"]):
+            rp = (*tp, "rows", i)
+            rmodes = tuple(r.get("modes", mode_names))
+            for mn in rmodes:
+                if mn not in by_mode:
+                    issues.add(src, rp, f"unknown mode {mn!r}", "op.mode")
+            types: dict[str, tuple[str, ...]] = {}
+            for var, allowed in r.items():
+                if var in ("modes", "note"):
+                    continue
+                if allowed == "any":
+                    allowed = [n for n, dt in isa.dtypes.items() if dt.profiles is None or prof in dt.profiles]
+                for dt_name in allowed:
+                    dt = isa.dtypes.get(dt_name)
+                    if dt is None:
+                        issues.add(src, rp, f"unknown dtype {dt_name!r}", "op.dtype")
+                    elif dt.profiles is not None and prof not in dt.profiles:
+                        issues.add(src, rp, f"dtype {dt_name} does not exist on profile {prof}", "op.dtype")
+                types[var] = tuple(allowed)
+            for mn in rmodes:
+                if mn in by_mode and set(types) != set(by_mode[mn].type_vars):
+                    issues.add(
+                        src, rp,
+                        f"row must give every type variable of mode {mn} ({', '.join(by_mode[mn].type_vars)}), "
+                        f"got {', '.join(types)}",
+                        "op.dtype-vars",
+                    )
+            rows.append(DTypeRow(rmodes, types, r.get("note", {}), src.line(rp)))
+        tables[prof] = DTypeTable(prof, tuple(rows), t["basis"], tuple(t["sources"]), t.get("note", {}))
+
+    # rules
+    rules: list[Rule] = []
+    seen_ids: dict[str, int] = {}
+    for i, r in enumerate(d["rules"]):
+        rp = ("rules", i)
+        rid = r["id"]
+        if rid in seen_ids:
+            issues.add(src, rp, f"rule id {rid!r} is used twice (first at line {seen_ids[rid]})", "op.rule-id")
+        seen_ids[rid] = src.line(rp)
+        check_sources(rp, r["sources"])
+        kind = r.get("kind", "check")
+        rprofiles = tuple(r.get("profiles", isa.profiles))
+        for p in rprofiles:
+            if p not in isa.profiles:
+                issues.add(src, rp, f"unknown profile {p!r}", "op.profile")
+        rmodes = tuple(r.get("modes", mode_names))
+        for mn in rmodes:
+            if mn not in by_mode:
+                issues.add(src, rp, f"unknown mode {mn!r}", "op.mode")
+        rule_lets = _lets(src, (*rp, "let"), r.get("let", {}), issues)
+        check = when = None
+        operands: tuple[str, ...] = tuple(r.get("operands", ()))
+        if kind == "check":
+            check = _parse(src, (*rp, "check"), r["check"], issues)
+        if "when" in r:
+            when = _parse(src, (*rp, "when"), r["when"], issues)
+        allow = tuple(r.get("allow", ()))
+        if kind == "loc":
+            for a in allow:
+                if a not in isa.tile_types:
+                    issues.add(src, rp, f"unknown tile type {a!r}", "op.rule")
+        if kind == "layout":
+            for a in allow:
+                if a not in isa.layouts:
+                    issues.add(src, rp, f"unknown layout {a!r} (known: {', '.join(isa.layouts)})", "op.rule")
+        referenced = _referenced_tiles([n for n in (check, when) if n] + [n for _, n, _ in rule_lets + lets])
+        if kind == "check" and not operands:
+            operands = tuple(n for n in referenced if any(n in [o.name for o in by_mode[m].operands]
+                                                          for m in rmodes if m in by_mode))
+        for mn in rmodes:
+            if mn not in by_mode:
+                continue
+            mode_ops = {o.name for o in by_mode[mn].operands}
+            for n in operands:
+                if n not in mode_ops:
+                    issues.add(src, rp, f"operand {n!r} does not exist in mode {mn}", "op.rule")
+            names_ok = mode_ops | let_names | {x for x, _, _ in rule_lets} | set(by_mode[mn].type_vars)
+            for node in (check, when, *(n for _, n, _ in rule_lets)):
+                if node is not None:
+                    _check_names(src, rp, node, names_ok, isa, issues)
+        phase = "runtime" if any(
+            isinstance(n, Attr) and n.name in ("valid_row", "valid_col")
+            for node in [check, when, *(x for _, x, _ in rule_lets), *(x for _, x, _ in lets)] if node is not None
+            for n in walk(node)
+        ) else "static"
+        message = r.get("message") or _default_message(kind, operands, allow)
+        rules.append(
+            Rule(
+                id=rid, kind=kind, operands=operands, allow=allow, check=check, check_text=r.get("check", ""),
+                when=when, when_text=r.get("when", ""), let=rule_lets, profiles=rprofiles, modes=rmodes,
+                phase=phase, message=message, sources=tuple(r["sources"]), line=src.line(rp), file=src.file,
+            )
+        )
+
+    num = d["numerics"]
+    tolerance = {}
+    for dt_name, tol in num.get("tolerance", {}).items():
+        if dt_name not in isa.dtypes:
+            issues.add(src, ("numerics", "tolerance", dt_name), f"unknown dtype {dt_name!r}", "op.dtype")
+        tolerance[dt_name] = Tolerance(float(tol["rtol"]), float(tol["atol"]))
+    numerics = Numerics(
+        exact=tuple(n for n in isa.dtypes if n not in tolerance), tolerance=tolerance, nan=num["nan"],
+        signed_zero=num["signed_zero"], ties=num["ties"], overflow=num["overflow"], notes=num["notes"],
+    )
+    differences = []
+    for i, diff in enumerate(d.get("differences", [])):
+        dp = ("differences", i)
+        check_sources(dp, [c["source"] for c in diff["claims"]])
+        differences.append(
+            Difference(diff["id"], diff["topic"], tuple((c["source"], c["says"]) for c in diff["claims"]),
+                       diff["resolution"], diff["kind"], src.line(dp))
+        )
+    perf = []
+    for i, p in enumerate(d.get("performance", [])):
+        pp = ("performance", i)
+        if p["profile"] not in isa.profiles:
+            issues.add(src, pp, f"unknown profile {p['profile']!r}", "op.profile")
+        check_sources(pp, [p["source"]])
+        for row in p["rows"]:
+            if len(row) != len(p["columns"]):
+                issues.add(src, pp, "every performance row needs one cell per column", "op.performance")
+        perf.append(PerfTable(p["profile"], p["title"], tuple(p["columns"]),
+                              tuple(tuple(str(c) for c in row) for row in p["rows"]), p["source"]))
+    return OpSpec(
+        name=name, file=src.file, family=d["family"], summary=d["summary"], description=d["description"],
+        let=lets, modes=tuple(modes), dtypes=tables, rules=tuple(rules), numerics=numerics,
+        differences=tuple(differences), sources=sources, performance=tuple(perf), raw=d,
+    )
+
+
+def _referenced_tiles(nodes) -> list[str]:
+    names: list[str] = []
+    for node in nodes:
+        for n in walk(node):
+            if isinstance(n, Attr) and n.obj != "profile" and n.obj not in names:
+                names.append(n.obj)
+    return names
+
+
+def _check_names(src, path, node, known: set[str], isa: Isa, issues: Issues) -> None:
+    consts = set(isa.tile_types) | set(isa.blayouts) | set(isa.slayouts) | set(isa.pad_values)
+    consts |= set(isa.layouts) | set(isa.dtypes)
+    for n in walk(node):
+        if isinstance(n, Name) and n.id not in known and n.id not in consts:
+            issues.add(src, path, f"unknown name {n.id!r}", "expr.unknown-name")
+        elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in known:
+            issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")
+        elif isinstance(n, Call) and n.func not in FUNCTIONS:
+            issues.add(src, path, f"unknown function {n.func!r}", "expr.unknown-function")
+        elif isinstance(n, Reduce | Index):
+            issues.add(src, path, "tile elements and reductions belong in semantics, not in checks", "expr.context")
+
+
+def _check_statement(src, path, stmt, roles: dict[str, str], let_names: set[str], isa: Isa, issues: Issues):
+    if roles.get(stmt.target.base) != "out":
+        issues.add(src, path, f"semantics must write an out operand, not {stmt.target.base!r}", "op.semantics")
+    variables = set(statement_vars(stmt))
+    reduce_vars = [n.var for n in walk(stmt.value) if isinstance(n, Reduce)]
+    if len(reduce_vars) != len(set(reduce_vars)) or set(reduce_vars) & {
+        i.id for i in stmt.target.indices if isinstance(i, Name)
+    }:
+        issues.add(src, path, "a reduction variable must not reuse another index variable", "op.semantics")
+    for n in walk(stmt.value):
+        if isinstance(n, Index):
+            if n.base not in roles:
+                issues.add(src, path, f"semantics read unknown operand {n.base!r}", "op.semantics")
+            if len(n.indices) != 2:
+                issues.add(src, path, f"{n.base}[...] needs two indices", "op.semantics")
+        elif isinstance(n, Reduce) and n.func not in REDUCTIONS:
+            issues.add(src, path, f"unknown reduction {n.func!r} (known: {', '.join(REDUCTIONS)})", "expr.unknown-function")
+        elif isinstance(n, Call) and (n.func not in FUNCTIONS or FUNCTIONS[n.func].type_level):
+            issues.add(src, path, f"unknown element function {n.func!r}", "expr.unknown-function")
+        elif isinstance(n, Name) and n.id not in variables and n.id not in let_names and roles.get(n.id) != "scalar":
+            issues.add(src, path, f"unknown name {n.id!r} in semantics", "expr.unknown-name")
+        elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in roles:
+            issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")
+
+
+def _default_message(kind: str, operands, allow) -> dict[str, str]:
+    ops = ", ".join(operands)
+    if kind == "loc":
+        return {"en": f"{ops} must be a {' or '.join(allow)} tile", "zh": f"{ops} 必须为 {' 或 '.join(allow)} Tile"}
+    return {"en": f"{ops} must use layout {' or '.join(allow)}", "zh": f"{ops} 必须使用 {' 或 '.join(allow)} 布局"}
+
+
+# --------------------------------------------------------------------------- database
+def op_files(root: Path) -> list[Path]:
+    return sorted((root / "ops").glob("*.yaml"))
+
+
+def load_database(root: str | os.PathLike | None = None) -> Database:
+    """Load every spec; raise ``DatabaseErrors`` with every problem found."""
+    root_path = find_specs_root(root)
+    errors: list[SpecError] = []
+    try:
+        isa = load_isa(root_path / "isa.yaml", _display(root_path / "isa.yaml"))
+    except DatabaseErrors as exc:
+        raise DatabaseErrors(exc.errors) from None
+    ops: dict[str, OpSpec] = {}
+    for path in op_files(root_path):
+        try:
+            op = load_op(path, isa, _display(path))
+        except DatabaseErrors as exc:
+            errors.extend(exc.errors)
+            continue
+        except SpecError as exc:
+            errors.append(exc)
+            continue
+        ops[op.name] = op
+    if errors:
+        raise DatabaseErrors(errors)
+    return Database(isa=isa, ops=ops, root=str(root_path))
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,87 @@
+"""Read YAML safely and remember where every value came from.
+
+``yaml.safe_load`` gives data without positions, so the document is also
+composed into nodes (still the safe loader) to map each path such as
+``("modes", "index", "operands", 0)`` to its line.  Duplicate keys, which
+PyYAML silently collapses, are reported here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import SpecError
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Located:
+    data: Any
+    file: str
+    lines: dict[PathKey, int]
+
+    def line(self, path: PathKey) -> int:
+        """Line of ``path``, or of its closest ancestor that has one."""
+        path = tuple(path)
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return self.lines.get((), 1)
+
+    def where(self, path: PathKey) -> str:
+        return f"{self.file}:{self.line(path)}"
+
+
+def read_yaml(path: Path, display: str | None = None) -> Located:
+    display = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read file: {exc.strerror}", where=display, rule="yaml.read") from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError("file is not UTF-8 text", where=display, rule="yaml.read") from exc
+    return parse_yaml(text, display)
+
+
+def parse_yaml(text: str, display: str) -> Located:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise SpecError(f"YAML syntax error: {problem}", where=f"{display}:{line}", rule="yaml.syntax") from exc
+    except yaml.YAMLError as exc:
+        raise SpecError(f"YAML error: {exc}", where=display, rule="yaml.syntax") from exc
+    lines: dict[PathKey, int] = {}
+    if node is not None:
+        _index(node, (), lines, display)
+    return Located(data, display, lines)
+
+
+def _index(node: yaml.Node, path: PathKey, lines: dict[PathKey, int], display: str) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise SpecError(
+                    f"duplicate key {key!r} (first at line {seen[key]})",
+                    where=f"{display}:{line}",
+                    rule="yaml.duplicate-key",
+                )
+            seen[key] = line
+            lines[(*path, key)] = line
+            _index(value_node, (*path, key), lines, display)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _index(item, (*path, i), lines, display)
