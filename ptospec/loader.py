@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,10 +25,10 @@ from .expr.vectorize import statement_vars
 from .model import (
     AsmForm,
     Database,
+    Difference,
     DType,
     DTypeRow,
     DTypeTable,
-    Difference,
     Example,
     Family,
     Isa,
@@ -48,7 +48,7 @@ from .yamlsource import Located, read_yaml
 SPEC_ENV = "PTOSPEC_SPECS"
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema ``isa`` or ``op`` shipped inside the package."""
     text = resources.files("ptospec.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
@@ -270,7 +270,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"])) for k, v in m["asm"].items()},
-                example=Example(ex["profile"], dict(ex["tiles"])),
+                example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example"))),
             )
         )
     mode_names = [m.name for m in modes]

@@ -116,6 +116,7 @@ class AsmForm:
 class Example:
     profile: str
     tiles: dict[str, str]  # operand -> tile descriptor text
+    line: int = 0
 
 
 @dataclass(frozen=True)

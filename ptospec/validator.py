@@ -211,7 +211,7 @@ def _values(rule: Rule, scope: Scope) -> str:
                 if key not in shown:
                     try:
                         shown.append(f"{key}={scope.tile_field(n.obj, n.name)}")
-                    except Exception:  # noqa: BLE001 - purely descriptive
+                    except Exception:
                         pass
     for name, _node, _text in rule.let:
         value = scope.values.get(name)

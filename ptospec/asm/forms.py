@@ -1,0 +1,201 @@
+"""The three assembly forms of an instruction: print and parse.
+
+Canonical spellings (what ``print_form`` emits)::
+
+    sync: %dst = tcolmin %src : !pto.tile<T_src> -> !pto.tile<T_dst>
+    ssa:  %dst = pto.tcolmin %src : (!pto.tile<T_src>) -> !pto.tile<T_dst>
+    dps:  pto.tcolmin ins(%src : !pto.tile_buf<T_src>) outs(%dst : !pto.tile_buf<T_dst>)
+
+Several results are comma separated (parenthesised in ``ssa``).  Which operands
+appear in each form comes from the spec (``asm.sync|ssa|dps``).  The parser also
+accepts the upstream variants: an ``ssa`` input list without parentheses, and a
+``sync`` line with a single type shared by every operand (``: !pto.tile<...>``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import AsmError, PtospecError
+from ..model import Database, Mode, OpSpec
+from ..tile import ScalarDesc, TileDesc
+from .types import format_type, parse_type
+
+FORMS = ("sync", "ssa", "dps")
+_VALUE = re.compile(r"^%[A-Za-z_0-9][A-Za-z_0-9.$-]*$")
+
+
+@dataclass(frozen=True)
+class ParsedLine:
+    op: str
+    mode: str
+    form: str
+    operands: dict[str, TileDesc | ScalarDesc]
+    values: dict[str, str]  # operand -> SSA value name used in the line
+
+
+def _kind(form: str) -> str:
+    return "tile_buf" if form == "dps" else "tile"
+
+
+def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, names: dict | None = None) -> str:
+    """One assembly line for a concrete invocation (``tiles``: operand -> descriptor)."""
+    spec = mode.asm[form]
+    names = names or {}
+
+    def value(n: str) -> str:
+        return names.get(n, f"%{n}")
+
+    def ty(n: str) -> str:
+        return format_type(tiles[n], db.isa, _kind(form))
+
+    ins = ", ".join(value(n) for n in spec.ins)
+    in_types = ", ".join(ty(n) for n in spec.ins)
+    outs = ", ".join(value(n) for n in spec.outs)
+    out_types = ", ".join(ty(n) for n in spec.outs)
+    if form == "dps":
+        ins_part = f"ins({ins} : {in_types})" if spec.ins else "ins()"
+        return f"pto.{op.name} {ins_part} outs({outs} : {out_types})"
+    if form == "sync":
+        return f"{outs} = {op.name} {ins} : {in_types} -> {out_types}"
+    results = f"({out_types})" if len(spec.outs) > 1 else out_types
+    return f"{outs} = pto.{op.name} {ins} : ({in_types}) -> {results}"
+
+
+def print_template(op: OpSpec, mode: Mode, form: str) -> str:
+    """The form with ``...`` for types, as upstream pages show it."""
+    spec = mode.asm[form]
+    kind = _kind(form)
+    t = f"!pto.{kind}<...>"
+    ins = ", ".join(f"%{n}" for n in spec.ins)
+    outs = ", ".join(f"%{n}" for n in spec.outs)
+    in_types = ", ".join(t for _ in spec.ins)
+    out_types = ", ".join(t for _ in spec.outs)
+    if form == "dps":
+        return f"pto.{op.name} ins({ins} : {in_types}) outs({outs} : {out_types})"
+    if form == "sync":
+        return f"{outs} = {op.name} {ins} : {in_types} -> {out_types}"
+    results = f"({out_types})" if len(spec.outs) > 1 else out_types
+    return f"{outs} = pto.{op.name} {ins} : ({in_types}) -> {results}"
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside <...> and (...)."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    tail = "".join(cur).strip()
+    if tail or parts:
+        parts.append(tail)
+    return parts
+
+
+def _values(text: str, line: str) -> list[str]:
+    vals = [v.strip() for v in text.split(",")] if text.strip() else []
+    for v in vals:
+        if not _VALUE.match(v):
+            raise AsmError(f"expected an SSA value like %src, got {v!r} in {line!r}", rule="asm.syntax")
+    return vals
+
+
+def _strip_parens(text: str) -> str:
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        return text[1:-1]
+    return text
+
+
+def _find_op(db: Database, mnemonic: str, line: str) -> OpSpec:
+    name = mnemonic.removeprefix("pto.")
+    if name not in db.ops:
+        raise AsmError(f"unknown instruction {mnemonic!r} in {line!r}", rule="asm.op")
+    return db.ops[name]
+
+
+def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedLine:
+    """Parse any of the three forms back to operand descriptors."""
+    text = line.strip()
+    if "#" in text:
+        text = text.split("#", 1)[0].strip()
+    if not text:
+        raise AsmError("empty assembly line", rule="asm.syntax")
+    m = re.match(r"^(pto\.[a-z0-9_]+)\s+ins\((.*)\)\s*outs\((.*)\)\s*$", text, re.S)
+    if m:
+        op = _find_op(db, m.group(1), line)
+        ins = _dps_group(m.group(2), line)
+        outs = _dps_group(m.group(3), line)
+        return _bind(db, op, "dps", ins, outs, mode_name, line)
+    m = re.match(r"^(.*?)=\s*([a-z][a-z0-9_.]*)\s*(.*?)\s*:\s*(.*)$", text, re.S)
+    if not m:
+        raise AsmError(
+            f"not an assembly line of any form (expected '%d = op %a : ...' or 'pto.op ins(...) outs(...)'): {line!r}",
+            rule="asm.syntax",
+        )
+    results, mnemonic, operands, types = m.groups()
+    form = "ssa" if mnemonic.startswith("pto.") else "sync"
+    op = _find_op(db, mnemonic, line)
+    out_vals = _values(results, line)
+    in_vals = _values(operands, line)
+    if "->" in types:
+        in_t, _, out_t = types.partition("->")
+        in_types = _split_top(_strip_parens(in_t)) if in_t.strip() else []
+        out_types = _split_top(_strip_parens(out_t))
+    else:
+        shared = _split_top(types)
+        if len(shared) != 1:
+            raise AsmError(f"expected 'ins -> outs' types in {line!r}", rule="asm.syntax")
+        in_types = shared * len(in_vals)
+        out_types = shared * len(out_vals)
+    if len(in_types) != len(in_vals) or len(out_types) != len(out_vals):
+        raise AsmError(
+            f"{len(in_vals)} operand(s) and {len(out_vals)} result(s) but {len(in_types)} and {len(out_types)} "
+            f"type(s) in {line!r}",
+            rule="asm.arity",
+        )
+    return _bind(db, op, form, list(zip(in_vals, in_types, strict=True)),
+                 list(zip(out_vals, out_types, strict=True)), mode_name, line)
+
+
+def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
+    if not text.strip():
+        return []
+    vals, sep, types = text.partition(":")
+    if not sep:
+        raise AsmError(f"expected 'values : types' inside ins(...)/outs(...) in {line!r}", rule="asm.syntax")
+    values = _values(vals, line)
+    type_list = _split_top(types)
+    if len(values) != len(type_list):
+        raise AsmError(f"{len(values)} value(s) but {len(type_list)} type(s) in {line!r}", rule="asm.arity")
+    return list(zip(values, type_list, strict=True))
+
+
+def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line) -> ParsedLine:
+    candidates = [op.mode(mode_name)] if mode_name else list(op.modes)
+    fitting = [m for m in candidates if len(m.asm[form].ins) == len(ins) and len(m.asm[form].outs) == len(outs)]
+    if not fitting:
+        shapes = "; ".join(
+            f"{m.name}: {len(m.asm[form].ins)} in, {len(m.asm[form].outs)} out" for m in candidates
+        )
+        raise AsmError(
+            f"{op.name} {form} form takes ({shapes}), the line has {len(ins)} in and {len(outs)} out: {line!r}",
+            rule="asm.arity",
+        )
+    mode = fitting[0]
+    operands, values = {}, {}
+    for names, items in ((mode.asm[form].ins, ins), (mode.asm[form].outs, outs)):
+        for name, (val, ty) in zip(names, items, strict=True):
+            try:
+                operands[name] = parse_type(ty, db.isa)
+            except PtospecError as exc:
+                raise AsmError(f"{name}: {exc.message}", rule=exc.rule or "asm.type") from None
+            values[name] = val
+    return ParsedLine(op.name, mode.name, form, operands, values)

@@ -1,0 +1,62 @@
+"""``ptospec`` command line.  Each subcommand lives in ``ptospec/commands/<name>.py``
+and exposes ``register(subparsers)``; this module only discovers and dispatches.
+
+Exit codes: 0 success, 1 a finding (lint problems, illegal invocation, stale
+files), 2 bad input (arguments, files, descriptors, assembly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from . import __version__, commands
+from .errors import PtospecError
+from .loader import DatabaseErrors
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ptospec",
+        description="The PTO tile ISA as data: lint the spec database, validate and execute "
+        "instructions, print and parse assembly, export the database.",
+    )
+    parser.add_argument("--version", action="version", version=f"ptospec {__version__}")
+    parser.add_argument(
+        "--specs", metavar="DIR",
+        help="spec database directory (default: $PTOSPEC_SPECS, else ./specs or the nearest parent's specs/)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except DatabaseErrors as exc:
+        for err in exc.errors:
+            print(f"ptospec: {err.one_line()}", file=sys.stderr)
+        print(f"ptospec: {len(exc.errors)} problem(s) in the spec database", file=sys.stderr)
+        return 1 if args.command == "lint" else 2
+    except PtospecError as exc:
+        print(f"ptospec: error: {exc.one_line()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ptospec: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

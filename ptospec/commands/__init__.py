@@ -1,0 +1,1 @@
+"""One module per ``ptospec`` subcommand; each defines ``register(subparsers)``."""

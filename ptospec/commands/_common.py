@@ -1,0 +1,36 @@
+"""Helpers shared by subcommands: loading the database, parsing ``name=descriptor``."""
+
+from __future__ import annotations
+
+from ..asm.types import parse_descriptor
+from ..errors import InvocationError, PtospecError
+from ..loader import load_database
+from ..model import Database
+
+
+def database(args) -> Database:
+    return load_database(getattr(args, "specs", None))
+
+
+def parse_tiles(db: Database, items: list[str] | None) -> dict:
+    """``["src=vec,16x16xf32", ...]`` -> {operand: descriptor}."""
+    tiles = {}
+    for item in items or []:
+        name, sep, desc = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise InvocationError(
+                f"--tile expects NAME=DESCRIPTOR like src=vec,16x16xf32,valid=15x16; got {item!r}",
+                rule="cli.tile", where="--tile",
+            )
+        if name in tiles:
+            raise InvocationError(f"operand {name!r} given twice", rule="cli.tile", where="--tile")
+        try:
+            tiles[name] = parse_descriptor(desc, db.isa)
+        except PtospecError as exc:
+            raise InvocationError(f"{name}: {exc.message}", rule=exc.rule, where="--tile") from None
+    return tiles
+
+
+def text(mapping: dict, lang: str) -> str:
+    return mapping.get(lang) or mapping.get("en", "")

@@ -1,0 +1,68 @@
+"""``ptospec show OP``: a terminal view of one instruction's spec."""
+
+from __future__ import annotations
+
+from ..asm.forms import FORMS, print_template
+from ._common import database, text
+
+
+def register(sub) -> None:
+    p = sub.add_parser("show", help="show one instruction's spec",
+                       description="Print an instruction's summary, operands, semantics, assembly forms, C++ "
+                       "intrinsic, dtype tables per profile, rules, numerics and recorded differences.")
+    p.add_argument("op", help="instruction name, e.g. tcolargmax")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="language of the prose (default: en)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    db = database(args)
+    from ..errors import InvocationError
+
+    key = args.op.lower().removeprefix("pto.")
+    if key not in db.ops:
+        raise InvocationError(f"unknown op {args.op!r} (see 'ptospec list')", rule="invocation.op")
+    op = db.ops[key]
+    lang = args.lang
+    print(f"{op.name.upper()}  ({op.family})")
+    print(f"  {text(op.summary, lang)}")
+    print(f"\n  {text(op.description, lang)}")
+    for mode in op.modes:
+        print(f"\nmode {mode.name}: {text(mode.title, lang)}")
+        print("  operands:")
+        for o in mode.operands:
+            print(f"    {o.name:<8} {o.role:<6} dtype {o.dtype:<3} {text(o.text, lang)}")
+        print("  semantics:")
+        for s in mode.semantics:
+            guard = f"   (when {s.when_text})" if s.when is not None else ""
+            print(f"    {s.text}{guard}")
+        print("  assembly:")
+        for form in FORMS:
+            print(f"    {form:<5} {print_template(op, mode, form)}")
+        print("  C++:")
+        for line in mode.cpp_signature.splitlines():
+            print(f"    {line}")
+    print("\ndtypes:")
+    for prof, table in op.dtypes.items():
+        print(f"  {prof} ({table.basis}; sources: {', '.join(table.sources)})")
+        for row in table.rows:
+            types = "  ".join(f"{v}: {'/'.join(ds)}" for v, ds in row.types.items())
+            note = f"   # {text(row.note, lang)}" if row.note else ""
+            print(f"    [{','.join(row.modes)}] {types}{note}")
+    print("\nrules:")
+    for r in op.rules:
+        scope = f"profiles={','.join(r.profiles)} modes={','.join(r.modes)}"
+        detail = r.check_text or f"{','.join(r.operands)} in {'/'.join(r.allow)}"
+        when = f" when {r.when_text}" if r.when_text else ""
+        print(f"  {r.id:<28} {r.phase:<7} {detail}{when}   [{scope}]")
+    n = op.numerics
+    print(f"\nnumerics: nan={n.nan} signed_zero={n.signed_zero} ties={n.ties} overflow={n.overflow}")
+    print(f"  {text(n.notes, lang)}")
+    if op.differences:
+        print("\nrecorded differences between sources:")
+        for d in op.differences:
+            print(f"  {d.id} ({d.kind}): {text(d.topic, lang)}")
+            for src, says in d.claims:
+                print(f"    - {src}: {says}")
+            print(f"    => {d.resolution}")
+    return 0

@@ -1,0 +1,35 @@
+"""JSON export of the database, and the JSON Schema it validates against."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import __version__
+from .loader import schema
+from .model import Database
+
+
+def export_database(db: Database) -> dict[str, Any]:
+    return {
+        "format": 1,
+        "generator": f"ptospec {__version__}",
+        "isa": db.isa.raw,
+        "ops": {name: db.ops[name].raw for name in sorted(db.ops)},
+    }
+
+
+def export_schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://ptospec.dev/schema/export.schema.json",
+        "title": "ptospec database export",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["format", "generator", "isa", "ops"],
+        "properties": {
+            "format": {"const": 1},
+            "generator": {"type": "string"},
+            "isa": schema("isa"),
+            "ops": {"type": "object", "additionalProperties": schema("op")},
+        },
+    }

@@ -1,0 +1,71 @@
+"""Lint beyond the loader: every mode's example must be a legal invocation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .asm.types import parse_descriptor
+from .errors import PtospecError, SpecError
+from .loader import DatabaseErrors, find_specs_root, load_isa, load_op, op_files
+from .model import Isa, OpSpec
+
+
+def check_examples(op: OpSpec, isa: Isa) -> list[SpecError]:
+    from .model import Database
+    from .validator import validate
+
+    db = Database(isa=isa, ops={op.name: op}, root="")
+    problems = []
+    for mode in op.modes:
+        where = f"{op.file}:{mode.example.line}"
+        try:
+            tiles = {n: parse_descriptor(t, isa) for n, t in mode.example.tiles.items()}
+            report = validate(db, op.name, mode.name, mode.example.profile, tiles)
+        except PtospecError as exc:
+            problems.append(SpecError(f"mode {mode.name} example: {exc.message}", where=where, rule="op.example"))
+            continue
+        for v in report.violations:
+            problems.append(SpecError(f"mode {mode.name} example is illegal on {mode.example.profile}: "
+                                      f"{v.one_line()}", where=where, rule="op.example"))
+    return problems
+
+
+def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], int]:
+    """Return (problems, number of files checked)."""
+    root = find_specs_root(specs)
+    problems: list[SpecError] = []
+    try:
+        isa = load_isa(root / "isa.yaml", _rel(root / "isa.yaml"))
+    except DatabaseErrors as exc:
+        return exc.errors, 1
+    except SpecError as exc:
+        return [exc], 1
+    files: list[Path] = []
+    if not paths:
+        files = op_files(root)
+    for p in paths:
+        if p.is_dir():
+            files.extend(sorted(p.rglob("*.yaml")))
+        elif p.is_file():
+            files.append(p)
+        else:
+            problems.append(SpecError("no such file or directory", where=str(p), rule="lint.path"))
+    files = [f for f in files if f.resolve() != (root / "isa.yaml").resolve()]
+    for path in files:
+        try:
+            op = load_op(path, isa, _rel(path))
+        except DatabaseErrors as exc:
+            problems.extend(exc.errors)
+            continue
+        except SpecError as exc:
+            problems.append(exc)
+            continue
+        problems.extend(check_examples(op, isa))
+    return problems, len(files) + 1
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
