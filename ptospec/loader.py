@@ -454,7 +454,8 @@ def _check_statement(src, path, stmt, roles: dict[str, str], let_names: set[str]
             if len(n.indices) != 2:
                 issues.add(src, path, f"{n.base}[...] needs two indices", "op.semantics")
         elif isinstance(n, Reduce) and n.func not in REDUCTIONS:
-            issues.add(src, path, f"unknown reduction {n.func!r} (known: {', '.join(REDUCTIONS)})", "expr.unknown-function")
+            known = ", ".join(REDUCTIONS)
+            issues.add(src, path, f"unknown reduction {n.func!r} (known: {known})", "expr.unknown-function")
         elif isinstance(n, Call) and (n.func not in FUNCTIONS or FUNCTIONS[n.func].type_level):
             issues.add(src, path, f"unknown element function {n.func!r}", "expr.unknown-function")
         elif isinstance(n, Name) and n.id not in variables and n.id not in let_names and roles.get(n.id) != "scalar":

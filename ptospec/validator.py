@@ -8,6 +8,7 @@ run time (``valid=?x?``) are reported as *deferred*, not as violations.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -209,10 +210,8 @@ def _values(rule: Rule, scope: Scope) -> str:
             if isinstance(n, Attr):
                 key = f"{n.obj}.{n.name}"
                 if key not in shown:
-                    try:
+                    with contextlib.suppress(Exception):
                         shown.append(f"{key}={scope.tile_field(n.obj, n.name)}")
-                    except Exception:
-                        pass
     for name, _node, _text in rule.let:
         value = scope.values.get(name)
         if isinstance(value, int | float):
@@ -220,44 +219,41 @@ def _values(rule: Rule, scope: Scope) -> str:
     return ", ".join(shown) or f"check: {rule.check_text}"
 
 
+ROLE_PRIORITY = {"in": 0, "scalar": 1, "out": 2, "tmp": 3}
+
+
 def _dtype_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands) -> list[Violation]:
+    """Check the profile's dtype table.
+
+    Type variables are judged in order of the operands that bind them (inputs first,
+    then scalars, outputs, tmp): the first variable that no table row admits, given
+    the variables before it, is the one reported, with what would be allowed there.
+    """
     table = op.dtypes.get(profile)
-    binding = {}
-    for o in mode.operands:
-        binding.setdefault(o.dtype, operands[o.name].dtype)
-    users = {v: tuple(o.name for o in mode.operands if o.dtype == v) for v in mode.type_vars}
     if table is None:
         return [Violation("profile.unsupported", (), f"{op.name} is not specified for profile {profile}", "static")]
     rows = [r for r in table.rows if mode.name in r.modes]
     if not rows:
         return [Violation("profile.unsupported-mode", (),
                           f"{op.name} {mode.name} mode is not available on profile {profile}", "static")]
-    if any(all(binding[v] in r.types[v] for v in binding) for r in rows):
-        return []
-    out = []
-    for var, value in binding.items():
-        others = [r for r in rows if all(binding[w] in r.types[w] for w in binding if w != var)]
-        if others and not any(value in r.types[var] for r in others):
-            allowed = sorted({d for r in others for d in r.types[var]}, key=list(db.isa.dtypes).index)
-            context = ", ".join(f"{w}={binding[w]}" for w in binding if w != var)
+    ordered = sorted(mode.operands, key=lambda o: ROLE_PRIORITY[o.role])
+    binding: dict[str, str] = {}
+    for o in ordered:
+        binding.setdefault(o.dtype, operands[o.name].dtype)
+    users = {v: tuple(o.name for o in mode.operands if o.dtype == v) for v in binding}
+    given: list[str] = []
+    for var in binding:
+        fitting = [r for r in rows if all(binding[w] in r.types[w] for w in given)]
+        if not any(binding[var] in r.types[var] for r in fitting):
+            allowed = sorted({d for r in fitting for d in r.types[var]}, key=list(db.isa.dtypes).index)
+            context = ", ".join(f"{w}={binding[w]}" for w in given)
             with_ctx = f" with {context}" if context else ""
-            out.append(Violation(
+            return [Violation(
                 f"dtype.{var.lower()}", users[var],
-                f"element type {var}={value} of {', '.join(users[var])} is not supported on {profile}"
-                f"{with_ctx} (allowed: {', '.join(allowed)})", "static"))
-    if not out:
-        for var, value in binding.items():
-            if not any(value in r.types[var] for r in rows):
-                allowed = sorted({d for r in rows for d in r.types[var]}, key=list(db.isa.dtypes).index)
-                out.append(Violation(
-                    f"dtype.{var.lower()}", users[var],
-                    f"element type {var}={value} of {', '.join(users[var])} is not supported on {profile} "
-                    f"(allowed: {', '.join(allowed)})", "static"))
-    if not out:
-        combo = ", ".join(f"{v}={d}" for v, d in binding.items())
-        out.append(Violation("dtype.combination", tuple(o.name for o in mode.operands),
-                             f"the element type combination {combo} is not supported on {profile}", "static"))
-    return out
+                f"element type {var}={binding[var]} of {', '.join(users[var])} is not supported on {profile}"
+                f"{with_ctx} (allowed: {', '.join(allowed)})", "static")]
+        given.append(var)
+    return []
 
 
 def require_legal(report: Report) -> None:

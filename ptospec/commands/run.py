@@ -87,12 +87,8 @@ def run(args) -> int:
         raise InvocationError(f"no tile or data for {', '.join(missing)}; give --tile or --input",
                               rule="run.missing-input")
     for o in mode.operands:
-        if o.role == "scalar":
-            from ..tile import ScalarDesc
-
-            if o.name not in tiles:
-                raise InvocationError(f"scalar {o.name} needs --tile {o.name}=DTYPE", rule="run.missing-input")
-            tiles[o.name] = tiles[o.name] if isinstance(tiles[o.name], ScalarDesc) else tiles[o.name]
+        if o.role == "scalar" and o.name not in tiles:
+            raise InvocationError(f"scalar {o.name} needs --tile {o.name}=DTYPE", rule="run.missing-input")
     outputs = execute(db, op.name, mode.name, args.profile, tiles, data)
     out_path = Path(args.output or f"{op.name}-out.npz")
     np.savez(out_path, **outputs)

@@ -20,6 +20,7 @@ from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Unary
 from .functions import FUNCTIONS, c_div, c_mod
 
 TILE_FIELDS = (*TileDesc.FIELDS, "layout")
+_CONSTANTS: dict[int, tuple[Any, dict[str, str]]] = {}  # enum constants per ISA object
 
 
 @dataclass
@@ -34,6 +35,9 @@ class Scope:
     attrs: Mapping[str, str] = field(default_factory=dict)  # mode attributes (e.g. a comparison mode)
 
     def constants(self) -> dict[str, str]:
+        cached = _CONSTANTS.get(id(self.isa))
+        if cached is not None and cached[0] is self.isa:
+            return cached[1]
         isa = self.isa
         table: dict[str, str] = {}
         for group in (isa.tile_types, isa.blayouts, isa.slayouts, isa.pad_values):
@@ -43,6 +47,7 @@ class Scope:
             table[name] = name
         for name in isa.dtypes:
             table[name] = name
+        _CONSTANTS[id(isa)] = (isa, table)
         return table
 
     def lookup(self, name: str) -> Any:

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ptospec.asm.forms import FORMS, parse_line, print_form
+from ptospec.asm.types import format_descriptor, parse_descriptor
+from ptospec.errors import PtospecError
+from ptospec.tile import TileDesc
+
+
+@st.composite
+def tile_descs(draw, isa):
+    rows = draw(st.integers(1, 512))
+    cols = draw(st.integers(1, 512))
+    unknown = draw(st.booleans())
+    return TileDesc(
+        loc=draw(st.sampled_from(list(isa.tile_types))),
+        dtype=draw(st.sampled_from(list(isa.dtypes))),
+        rows=rows, cols=cols,
+        valid_row=None if unknown else draw(st.integers(0, rows)),
+        valid_col=None if unknown else draw(st.integers(0, cols)),
+        blayout=draw(st.sampled_from(list(isa.blayouts))),
+        slayout=draw(st.sampled_from(list(isa.slayouts))),
+        fractal=draw(st.sampled_from([32, 512, 1024])),
+        pad=draw(st.sampled_from(list(isa.pad_values))),
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_round_trip_every_op_mode_form(db, data):
+    op = data.draw(st.sampled_from(sorted(db.ops)))
+    spec = db.ops[op]
+    mode = data.draw(st.sampled_from(spec.modes))
+    form = data.draw(st.sampled_from(FORMS))
+    tiles = {o.name: data.draw(tile_descs(db.isa)) for o in mode.operands}
+    line = print_form(db, spec, mode, form, tiles)
+    parsed = parse_line(db, line, mode.name)
+    assert parsed.op == op and parsed.mode == mode.name and parsed.form == form
+    shown = set(mode.asm[form].ins) | set(mode.asm[form].outs)
+    assert parsed.operands == {n: tiles[n] for n in shown}
+    assert print_form(db, spec, mode, form, {**tiles, **parsed.operands}) == line
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_descriptor_round_trip(db, data):
+    tile = data.draw(tile_descs(db.isa))
+    assert parse_descriptor(format_descriptor(tile, db.isa), db.isa) == tile
+
+
+def test_upstream_spellings_are_aliases(db):
+    t = parse_line(db, "%dst = tmax %a, %b : !pto.tile<f32, 16, 16>")
+    assert t.operands["src0"] == t.operands["dst"] == TileDesc("Vec", "f32", 16, 16, 16, 16)
+    t = parse_line(db, "%d = pto.tcolmin %s : !pto.tile<16x32xf16> -> !pto.tile<1x32xf16>")
+    assert t.operands["dst"].shape == (1, 32)
+    t = parse_line(db, "pto.tcolmin ins(%s : !pto.tile_buf<vec, 32x32xf16, valid=?x?>) "
+                       "outs(%d : !pto.tile_buf<vec, 1x32xf16>)")
+    assert t.operands["src"].valid_row is None
+    t = parse_line(db, "%d = pto.tcolexpandmax %a, %b : !pto.tile<16x16xf32>, !pto.tile<1x16xf32> -> "
+                       "!pto.tile<16x16xf32>")
+    assert t.operands["src1"].rows == 1
+    desc = parse_descriptor("loc=mat, bf16, 16, 16, RowMajor, NoneBox, None, Null", db.isa)
+    assert desc.loc == "Mat" and desc.dtype == "bf16" and desc.fractal == 512
+
+
+def test_dps_line_gives_the_validator_its_tiles(db):
+    from ptospec.validator import validate
+
+    line = ("pto.tcolargmax ins(%src, %tmp : !pto.tile_buf<vec, 16x256xf32, valid=16x255>, "
+            "!pto.tile_buf<vec, 1x32xf32>) outs(%dstIdx : !pto.tile_buf<vec, 1x256xu32, valid=1x255>)")
+    parsed = parse_line(db, line)
+    assert validate(db, parsed.op, parsed.mode, "a2a3", parsed.operands).ok
+
+
+@pytest.mark.parametrize("line, fragment", [
+    ("", "empty"),
+    ("pto.tnothing ins() outs(%d : !pto.tile_buf<vec, 1x16xf32>)", "unknown instruction"),
+    ("%d = pto.tcolmin %s : (!pto.tile<16x16xf32>) -> !pto.tile<1x16xq32>", "unknown dtype"),
+    ("%d = pto.tcolmin %s, %t : (!pto.tile<16x16xf32>) -> !pto.tile<1x16xf32>", "operand"),
+    ("pto.tcolmin ins(%s : !pto.tile_buf<vec, 16x16xf32>) outs(%d, %e : !pto.tile_buf<vec, 1x16xf32>)", "type"),
+    ("%d = pto.tcolmin %s : (!pto.tile<vec, 16x16xf32, valid=3>) -> !pto.tile<1x16xf32>", "valid shape"),
+    ("%d = pto.tcolmin %s : (!pto.tile<vec, 16x16xf32, colour=red>) -> !pto.tile<1x16xf32>", "unknown parameter"),
+    ("hello world", "not an assembly line"),
+    ("%d = pto.tcolmin s : (!pto.tile<16x16xf32>) -> !pto.tile<1x16xf32>", "SSA value"),
+])
+def test_bad_asm_is_one_clear_error(db, line, fragment):
+    with pytest.raises(PtospecError, match=fragment):
+        parse_line(db, line)
