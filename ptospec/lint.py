@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .asm.types import parse_descriptor
 from .errors import PtospecError, SpecError
-from .loader import DatabaseErrors, find_specs_root, load_isa, load_op, op_files
+from .loader import DatabaseErrors, display_path, find_specs_root, load_isa, load_op, op_files
 from .model import Isa, OpSpec
 
 
@@ -35,7 +35,7 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
     root = find_specs_root(specs)
     problems: list[SpecError] = []
     try:
-        isa = load_isa(root / "isa.yaml", _rel(root / "isa.yaml"))
+        isa = load_isa(root / "isa.yaml", display_path(root / "isa.yaml"))
     except DatabaseErrors as exc:
         return exc.errors, 1
     except SpecError as exc:
@@ -53,7 +53,7 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
     files = [f for f in files if f.resolve() != (root / "isa.yaml").resolve()]
     for path in files:
         try:
-            op = load_op(path, isa, _rel(path))
+            op = load_op(path, isa, display_path(path))
         except DatabaseErrors as exc:
             problems.extend(exc.errors)
             continue
@@ -63,9 +63,3 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         problems.extend(check_examples(op, isa))
     return problems, len(files) + 1
 
-
-def _rel(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)

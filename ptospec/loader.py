@@ -481,13 +481,13 @@ def load_database(root: str | os.PathLike | None = None) -> Database:
     root_path = find_specs_root(root)
     errors: list[SpecError] = []
     try:
-        isa = load_isa(root_path / "isa.yaml", _display(root_path / "isa.yaml"))
+        isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
     except DatabaseErrors as exc:
         raise DatabaseErrors(exc.errors) from None
     ops: dict[str, OpSpec] = {}
     for path in op_files(root_path):
         try:
-            op = load_op(path, isa, _display(path))
+            op = load_op(path, isa, display_path(path))
         except DatabaseErrors as exc:
             errors.extend(exc.errors)
             continue
@@ -500,7 +500,8 @@ def load_database(root: str | os.PathLike | None = None) -> Database:
     return Database(isa=isa, ops=ops, root=str(root_path))
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
+    """A path as shown in messages: relative to the working directory when inside it."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
