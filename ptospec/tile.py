@@ -63,5 +63,3 @@ class ScalarDesc:
             raise KeyError(name)
         return self.dtype
 
-
-Operand = TileDesc | ScalarDesc

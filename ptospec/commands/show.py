@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..asm.forms import FORMS, print_template
+from ..errors import InvocationError
 from ._common import database, text
 
 
@@ -17,8 +18,6 @@ def register(sub) -> None:
 
 def run(args) -> int:
     db = database(args)
-    from ..errors import InvocationError
-
     key = args.op.lower().removeprefix("pto.")
     if key not in db.ops:
         raise InvocationError(f"unknown op {args.op!r} (see 'ptospec list')", rule="invocation.op")
