@@ -1,0 +1,381 @@
+"""Derive conformance cases from the spec alone: legal configurations and must-reject mutations.
+
+Candidate configurations start from each mode's ``example`` tiles; dtypes, valid regions,
+physical shapes and layouts are varied generically, and only what ``validate`` accepts
+(or, for must-reject cases, what it rejects with exactly one rule id) is kept.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ..asm.types import format_descriptor, parse_descriptor
+from ..model import Database, Mode, OpSpec
+from ..tile import ScalarDesc, TileDesc
+from ..validator import Report, validate
+
+Tiles = dict[str, TileDesc | ScalarDesc]
+
+# Valid-region targets (rows, cols) besides the example's own: 1-row, 1-column,
+# non-multiples of any block size, and a few larger ones.
+TARGETS: tuple[tuple[int, int], ...] = ((1, 1), (1, 37), (5, 1), (3, 5), (7, 19), (16, 64), (2, 130), (33, 9))
+PATTERNS = ("random", "edge", "ties")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One conformance case: parameters only; data is derived from ``seed`` and ``pattern``."""
+
+    op: str
+    mode: str
+    profile: str
+    tiles: dict[str, str] = field(hash=False)  # operand -> canonical descriptor text
+    seed: int = 0
+    pattern: str = "random"
+    reject: str | None = None  # rule id a backend must reject the case for
+
+    @property
+    def kind(self) -> str:
+        return "reject" if self.reject else "positive"
+
+    def parsed(self, db: Database) -> Tiles:
+        return {n: parse_descriptor(t, db.isa) for n, t in self.tiles.items()}
+
+
+def seed_of(text: str) -> int:
+    return zlib.crc32(text.encode())
+
+
+def roundup(value: int, unit: int) -> int:
+    return max(unit, -(-value // unit) * unit)
+
+
+def dtype_combos(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dict[str, str]]:
+    """Every legal type-variable binding of the mode on the profile, in table order."""
+    table = op.dtypes.get(profile)
+    if table is None:
+        return []
+    out: list[dict[str, str]] = []
+    seen: set[tuple[str, ...]] = set()
+    for row in table.rows:
+        if mode.name not in row.modes:
+            continue
+        for values in itertools.product(*(row.types[v] for v in mode.type_vars)):
+            if values not in seen:
+                seen.add(values)
+                out.append(dict(zip(mode.type_vars, values, strict=True)))
+    return out
+
+
+def example_tiles(db: Database, mode: Mode) -> Tiles:
+    return {o.name: parse_descriptor(mode.example.tiles[o.name], db.isa) for o in mode.operands}
+
+
+def with_dtypes(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> Tiles:
+    out: Tiles = {}
+    for o in mode.operands:
+        t = tiles[o.name]
+        out[o.name] = ScalarDesc(binding[o.dtype]) if isinstance(t, ScalarDesc) else t.with_(dtype=binding[o.dtype])
+    return out
+
+
+def example_target(tiles: Tiles) -> tuple[int, int]:
+    rows = [t.valid_row for t in tiles.values() if isinstance(t, TileDesc) and t.valid_row]
+    cols = [t.valid_col for t in tiles.values() if isinstance(t, TileDesc) and t.valid_col]
+    return (max(rows, default=1), max(cols, default=1))
+
+
+def _scale_exps() -> list[tuple[int, int]]:
+    pairs = [(kr, kc) for kr in range(7) for kc in range(7)]
+    return sorted(pairs, key=lambda p: (p[0] + p[1], p[0]))
+
+
+SCALES = _scale_exps()
+
+
+def _shaped(base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
+    rows_t, cols_t = target
+    tiles: Tiles = {}
+    for name, t in base.items():
+        if isinstance(t, ScalarDesc):
+            tiles[name] = t
+            continue
+        vr = 1 if t.valid_row == 1 else rows_t
+        vc = 1 if t.valid_col == 1 else cols_t
+        extra = 1 if partial else 0
+        tiles[name] = t.with_(rows=roundup(vr + extra, 1 << kr), cols=roundup(vc + extra, 1 << kc),
+                              valid_row=vr, valid_col=vc)
+    return tiles
+
+
+def reshape(
+    db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
+    accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
+) -> Tiles | None:
+    """Map ``base`` (example-shaped tiles) onto valid region ``target``.
+
+    A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
+    dimension becomes the target's.  Physical dimensions are the valid ones rounded up to a power of
+    two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
+    (a list) remembers the rounding that worked last and is tried first.
+    """
+    order = ([hint[0]] if hint else []) + SCALES
+    for kr, kc in order:
+        tiles = _shaped(base, target, partial, kr, kc)
+        if accept(validate(db, op.name, mode.name, profile, tiles)):
+            if hint is not None:
+                hint[:] = [(kr, kc)]
+            return tiles
+    return None
+
+
+def legal(report: Report) -> bool:
+    return report.ok and not report.deferred
+
+
+def layout_variants(db: Database, base: Tiles) -> Iterator[Tiles]:
+    """The base layouts, then each single tile switched to each other named layout."""
+    yield base
+    for name, t in base.items():
+        if isinstance(t, ScalarDesc):
+            continue
+        for lay in db.isa.layouts.values():
+            if (lay.blayout, lay.slayout) != (t.blayout, t.slayout):
+                yield {**base, name: t.with_(blayout=lay.blayout, slayout=lay.slayout)}
+
+
+def describe(tiles: Tiles, db: Database) -> dict[str, str]:
+    return {n: format_descriptor(t, db.isa) for n, t in tiles.items()}
+
+
+def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
+    """Readable id part: dtypes, then the first input's shape and valid region and layout."""
+    types = ",".join(f"{v}={d}" for v, d in binding.items())
+    first = next((t for o in mode.operands if o.role == "in" for t in [tiles[o.name]] if isinstance(t, TileDesc)),
+                 None)
+    shape = ""
+    if first is not None:
+        shape = f"-{first.rows}x{first.cols}v{first.valid_row}x{first.valid_col}"
+    lays = "".join("d" if isinstance(t, TileDesc) and t.blayout == "ColMajor" else "n"
+                   for t in tiles.values() if isinstance(t, TileDesc))
+    return f"{types}{shape}-{lays}"
+
+
+@dataclass
+class Plan:
+    """Per (op, mode, profile): the shape/layout variants that are legal for some dtype binding."""
+
+    variants: list[tuple[tuple[int, int], bool, int]]  # (target, partial, layout variant index)
+
+
+_HINTS: dict[tuple, list[tuple[int, int]]] = {}
+_IMPOSSIBLE: set[tuple] = set()
+
+
+def configurations(
+    db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
+    target: tuple[int, int], partial: bool, layout: int,
+) -> Tiles | None:
+    """A legal configuration for one dtype binding and one shape/layout variant, or None."""
+    base = with_dtypes(mode, example_tiles(db, mode), binding)
+    variants = list(layout_variants(db, base))
+    if layout >= len(variants):
+        return None
+    sizes = tuple(db.isa.dtypes[d].bits for d in binding.values())
+    key = (op.name, mode.name, profile, target, partial, layout, sizes)
+    exact = (*key, tuple(binding.values()))
+    if exact in _IMPOSSIBLE:
+        return None
+    found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, _HINTS.setdefault(key, []))
+    if found is None:
+        _IMPOSSIBLE.add(exact)
+    return found
+
+
+def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
+    base = example_tiles(db, mode)
+    n_layouts = len(list(layout_variants(db, base)))
+    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(base), True, 0)]
+    for i, target in enumerate(TARGETS):
+        space.append((target, i % 2 == 0, 0))
+    for lay in range(1, n_layouts):
+        space.append((TARGETS[(lay * 3) % len(TARGETS)], lay % 2 == 1, lay))
+    return space
+
+
+def positive_cases(db: Database, op: OpSpec) -> list[Case]:
+    """Every mode x profile x legal dtype binding, over a rotating spread of shapes, layouts and patterns."""
+    cases: list[Case] = []
+    seen: set[str] = set()
+    patterns = ["random", "edge"] + (["ties"] if op.numerics.ties == "first" else [])
+
+    def add(mode: Mode, profile: str, binding: dict[str, str], variant_index: int, pattern: str) -> bool:
+        space = variant_space(db, op, mode)
+        for step in range(len(space)):
+            target, partial, layout = space[(variant_index + step) % len(space)]
+            tiles = configurations(db, op, mode, profile, binding, target, partial, layout)
+            if tiles is None:
+                continue
+            ident = f"{mode.name}-{profile}-{short_id(mode, tiles, binding)}-{pattern}"
+            if ident in seen:
+                continue
+            seen.add(ident)
+            cases.append(Case(op.name, mode.name, profile, describe(tiles, db), seed_of(f"{op.name}-{ident}"),
+                              pattern))
+            return True
+        return False
+
+    for mode in op.modes:
+        space = variant_space(db, op, mode)
+        for profile in db.isa.profiles:
+            combos = dtype_combos(db, op, mode, profile)
+            counter = 0
+            for binding in combos:
+                add(mode, profile, binding, counter % len(space), patterns[counter % len(patterns)])
+                counter += 1
+            # make sure every shape/layout variant is exercised at least once per mode and profile
+            for vi in range(len(space)):
+                if combos and counter < len(space):
+                    add(mode, profile, combos[vi % len(combos)], vi, "random")
+    return cases
+
+
+def case_id(case: Case, db: Database) -> str:
+    op = db.op(case.op)
+    mode = op.mode(case.mode)
+    tiles = case.parsed(db)
+    binding: dict[str, str] = {}
+    for o in mode.operands:
+        binding.setdefault(o.dtype, tiles[o.name].dtype)
+    prefix = f"{case.mode}-{case.profile}-"
+    if case.reject:
+        return f"{prefix}{case.reject}-{short_id(mode, tiles, binding)}"
+    return f"{prefix}{short_id(mode, tiles, binding)}-{case.pattern}"
+
+
+# ---------------------------------------------------------------- must-reject cases
+
+
+def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[tuple[Tiles, bool]]:
+    """Single-attribute mutations of a legal configuration; the flag says whether reshaping may help."""
+    dtypes = list(db.isa.dtypes)
+    for var in mode.type_vars:
+        users = [o.name for o in mode.operands if o.dtype == var]
+        for d in dtypes:
+            if d != tiles[users[0]].dtype:
+                changed = {**tiles}
+                for u in users:
+                    t = tiles[u]
+                    changed[u] = ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)
+                yield changed, True
+    for o in mode.operands:
+        t = tiles[o.name]
+        for d in dtypes:
+            if d != t.dtype:
+                yield {**tiles, o.name: ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)}, True
+    for o in mode.operands:
+        t = tiles[o.name]
+        if isinstance(t, ScalarDesc):
+            continue
+        for loc in db.isa.tile_types:
+            if loc != t.loc:
+                yield {**tiles, o.name: t.with_(loc=loc)}, False
+        for bl in db.isa.blayouts:
+            for sl in db.isa.slayouts:
+                if (bl, sl) != (t.blayout, t.slayout):
+                    yield {**tiles, o.name: t.with_(blayout=bl, slayout=sl)}, True
+        for vr in (0, 1, 2, t.valid_row - 1, t.valid_row + 1):
+            if vr >= 0 and vr != t.valid_row:
+                yield {**tiles, o.name: t.with_(valid_row=vr)}, False
+                yield {**tiles, o.name: t.with_(valid_row=vr, rows=max(t.rows, vr))}, False
+        for vc in (0, 1, 2, t.valid_col - 1, t.valid_col + 1):
+            if vc >= 0 and vc != t.valid_col:
+                yield {**tiles, o.name: t.with_(valid_col=vc)}, False
+                yield {**tiles, o.name: t.with_(valid_col=vc, cols=max(t.cols, vc))}, False
+        for k in range(0, 9):
+            size = 1 << k
+            if size != t.cols:
+                yield {**tiles, o.name: t.with_(cols=size, valid_col=min(t.valid_col, size))}, False
+            if size != t.rows:
+                yield {**tiles, o.name: t.with_(rows=size, valid_row=min(t.valid_row, size))}, False
+        yield {**tiles, o.name: t.with_(fractal=64)}, False
+
+
+def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: Tiles,
+                    target: tuple[int, int]) -> Tiles | None:
+    def single(report: Report) -> bool:
+        return len(report.rule_ids) == 1 and not report.deferred and not any(
+            r.startswith("tile.") for r in report.rule_ids)
+
+    return reshape(db, op, mode, profile, mutant, target, True, single)
+
+
+def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
+    """For every rule reachable from a legal configuration, one mutation that breaks exactly that rule."""
+    cases: list[Case] = []
+    for mode in op.modes:
+        for profile in db.isa.profiles:
+            bases = [c for c in positives if c.mode == mode.name and c.profile == profile]
+            # a few legal starting points: the first case of each distinct dtype binding row, then shapes
+            picked: list[Case] = []
+            seen_types: set[tuple[str, ...]] = set()
+            for c in bases:
+                key = tuple(sorted({t.split(",")[1].split("x")[-1] for t in c.tiles.values()}))
+                if key not in seen_types and len(picked) < 6:
+                    seen_types.add(key)
+                    picked.append(c)
+            picked.extend(c for c in bases[:: max(1, len(bases) // 6)] if c not in picked)
+            found: dict[str, Tiles] = {}
+            for base_case in picked:
+                tiles = base_case.parsed(db)
+                target = example_target(tiles)
+                for mutant, may_reshape in _mutations(db, op, mode, profile, tiles):
+                    report = validate(db, op.name, mode.name, profile, mutant)
+                    if report.deferred:
+                        continue
+                    ids = report.rule_ids
+                    if len(ids) == 1:
+                        rid = next(iter(ids))
+                        if rid not in found and not rid.startswith("invocation."):
+                            found[rid] = mutant
+                        continue
+                    non_tile = {r for r in ids if not r.startswith("tile.")}
+                    if may_reshape and len(non_tile) == 1 and next(iter(non_tile)) not in found:
+                        shaped = _reshape_mutant(db, op, mode, profile, mutant, target)
+                        if shaped is not None:
+                            found[next(iter(non_tile))] = shaped
+            for rid in sorted(found):
+                tiles = found[rid]
+                ident = f"{op.name}-{mode.name}-{profile}-reject-{rid}"
+                cases.append(Case(op.name, mode.name, profile, describe(tiles, db), seed_of(ident), "random", rid))
+    return cases
+
+
+def expected_rule_ids(db: Database, op: OpSpec) -> dict[str, set[tuple[str, str]]]:
+    """Every rule id an op can report -> the (mode, profile) pairs where it applies."""
+    out: dict[str, set[tuple[str, str]]] = {}
+    for mode in op.modes:
+        for profile in db.isa.profiles:
+            ids = [r.id for r in op.rules if mode.name in r.modes and profile in r.profiles]
+            ids += [f"dtype.{v.lower()}" for v in mode.type_vars]
+            ids += [r.id for r in db.isa.tile_rules]
+            for rid in ids:
+                out.setdefault(rid, set()).add((mode.name, profile))
+    return out
+
+
+def uncovered_rules(db: Database, op: OpSpec, rejects: list[Case]) -> list[str]:
+    """Rule ids (op rules, dtype variables, tile rules) with no must-reject case in any mode/profile."""
+    covered = {c.reject for c in rejects}
+    return sorted(rid for rid in expected_rule_ids(db, op) if rid not in covered)
+
+
+def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:
+    # the rounding caches steer the search, so start from scratch for byte-identical output
+    _HINTS.clear()
+    _IMPOSSIBLE.clear()
+    positives = positive_cases(db, op)
+    return positives, reject_cases(db, op, positives)

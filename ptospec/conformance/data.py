@@ -1,0 +1,90 @@
+"""Deterministic test inputs from a seed and a named value pattern.
+
+Patterns: ``random`` (small values with repeats), ``edge`` (±0, ±inf, extreme finite values,
+integer min/max; NaN only when the op's numerics say NaN propagates) and ``ties`` (few
+distinct values, so reductions see many equal candidates).  Input elements outside a tile's
+valid region hold alternating extreme values ("poison") that change any result that reads them;
+outputs start filled with a sentinel byte pattern that a correct backend leaves untouched outside
+the destination's valid region.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from ..executor import numpy_dtype
+from ..model import Database, Mode, OpSpec
+from ..tile import ScalarDesc, TileDesc
+
+SENTINEL_BYTE = 0xA5
+
+
+def _limits(dt: np.dtype) -> tuple[int | float, int | float]:
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return int(info.min), int(info.max)
+    info = ml_dtypes.finfo(dt)
+    return float(info.min), float(info.max)
+
+
+def _edge_values(dt: np.dtype, nan: bool) -> np.ndarray:
+    lo, hi = _limits(dt)
+    if dt.kind in "iu":
+        vals = [lo, hi, 0, 1, lo + 1, hi - 1] + ([-1] if lo < 0 else [])
+        return np.array(vals, dtype=dt)
+    vals = [0.0, -0.0, np.inf, -np.inf, hi, lo, 1.0, -1.0, 0.5]
+    if nan:
+        vals.append(np.nan)
+    return np.array(vals, dtype=np.float64).astype(dt)
+
+
+def _random(rng: np.random.Generator, dt: np.dtype, shape: tuple[int, int], pattern: str, nan: bool) -> np.ndarray:
+    if pattern == "edge":
+        choices = _edge_values(dt, nan)
+        mix = rng.integers(-8, 9, size=shape)
+        picks = choices[rng.integers(0, len(choices), size=shape)]
+        use_edge = rng.random(size=shape) < 0.5
+        return np.where(use_edge, picks, mix.astype(dt)).astype(dt)
+    lo, hi = _limits(dt)
+    span = 3 if pattern == "ties" else 100
+    low = max(lo, -span)
+    raw = rng.integers(int(low), int(min(hi, span)) + 1, size=shape, dtype=np.int64)
+    if dt.kind == "f" or dt.kind == "V" or dt.kind not in "iu":
+        scale = 1.0 if pattern == "ties" else 0.25
+        return (raw.astype(np.float64) * scale).astype(dt)
+    return raw.astype(dt)
+
+
+def poison(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
+    lo, hi = _limits(dt)
+    grid = (np.arange(shape[0])[:, None] + np.arange(shape[1])[None, :]) % 2 == 0
+    if dt.kind in "iu":
+        return np.where(grid, np.array(hi, dtype=dt), np.array(lo, dtype=dt)).astype(dt)
+    return np.where(grid, np.float64(hi), np.float64(lo)).astype(dt)
+
+
+def sentinel(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
+    return np.full(shape[0] * shape[1] * dt.itemsize, SENTINEL_BYTE, dtype=np.uint8).view(dt).reshape(shape).copy()
+
+
+def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pattern: str) -> dict[str, object]:
+    """Arrays for every input (poison outside the valid region), sentinel-filled outputs, scalar values."""
+    nan = op.numerics.nan == "propagate"
+    data: dict[str, object] = {}
+    for index, o in enumerate(mode.operands):
+        desc = tiles[o.name]
+        rng = np.random.default_rng([seed, index])
+        dt = numpy_dtype(db, desc.dtype)
+        if isinstance(desc, ScalarDesc):
+            data[o.name] = _random(rng, dt, (1, 1), pattern, nan)[0, 0]
+            continue
+        assert isinstance(desc, TileDesc)
+        if o.role == "out":
+            data[o.name] = sentinel(dt, desc.shape)
+        elif o.role == "in":
+            arr = poison(dt, desc.shape)
+            vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
+            arr[:vr, :vc] = _random(rng, dt, (vr, vc), pattern, nan)
+            data[o.name] = arr
+    return data

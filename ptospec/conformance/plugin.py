@@ -1,0 +1,168 @@
+"""pytest plugin running generated conformance suites against a backend.
+
+    pytest generated_tests --pto-backend=NAME|module:Class|file.py:Class --pto-profile=P --pto-report=out.json
+
+Registered as the ``ptospec`` entry point in group ``pytest11``; it only acts on tests that use
+the ``pto_runner`` fixture (the generated modules), so it is inert in other projects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .cases import Case
+from .report import Matrix
+
+try:  # settings profiles for the property tests: --hypothesis-profile=ci|thorough
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ci", max_examples=10, derandomize=True, deadline=None, database=None,
+                              suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+    settings.register_profile("thorough", max_examples=500, deadline=None,
+                              suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+except ImportError:  # pragma: no cover - hypothesis is only needed for the property tests
+    settings = None  # type: ignore[assignment]
+
+_MATRIX = pytest.StashKey[Matrix]()
+_KEYS = pytest.StashKey[dict[str, tuple[str, str, str]]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ptospec", "PTO conformance suites")
+    group.addoption("--pto-backend", default="reference",
+                    help="backend: 'reference' (default), an installed backend name, module:Class or file.py:Class")
+    group.addoption("--pto-profile", default=None, help="only run cases of this profile (cpu, a2a3, a5)")
+    group.addoption("--pto-report", default=None, metavar="PATH", help="write the pass/fail/skip matrix as JSON")
+    group.addoption("--pto-specs", default=None, metavar="DIR", help="spec database (default: found from the tests)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_MATRIX] = Matrix()
+    config.stash[_KEYS] = {}
+
+
+def _key(item: pytest.Item, sources: dict[tuple[str, str], str]) -> tuple[str, str, str] | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    case = callspec.params.get("case")
+    if isinstance(case, Case):
+        return case.op, _dtype_of(case, sources.get((case.op, case.mode))), case.profile
+    if "pto_property" in callspec.params:
+        op, _mode, profile = callspec.params["pto_property"]
+        return op, "(property)", profile
+    return None
+
+
+def _dtype_of(case: Case, source: str | None) -> str:
+    """The matrix's dtype column: the first input operand's dtype (the source type)."""
+    text = case.tiles.get(source or "", next(iter(case.tiles.values()), ""))
+    parts = text.split(",")
+    return parts[1].strip().split("x")[-1] if len(parts) > 1 else text or "-"
+
+
+def _sources(config: pytest.Config, items: list[pytest.Item]) -> dict[tuple[str, str], str]:
+    """(op, mode) -> first input operand, from the spec database (empty if it cannot be found)."""
+    from ..errors import PtospecError
+    from ..loader import load_database
+
+    start = next((Path(str(i.path)) for i in items if isinstance(getattr(i, "callspec", None) and
+                                                               i.callspec.params.get("case"), Case)), None)
+    if start is None:
+        return {}
+    try:
+        db = load_database(config.getoption("--pto-specs") or _find_specs(start.resolve()))
+    except PtospecError:
+        return {}
+    return {(op.name, m.name): next((o.name for o in m.operands if o.role == "in"), "")
+            for op in db.ops.values() for m in op.modes}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    profile = config.getoption("--pto-profile")
+    keys = config.stash[_KEYS]
+    keep, drop = [], []
+    sources = _sources(config, items)
+    for item in items:
+        key = _key(item, sources)
+        if key is not None:
+            keys[item.nodeid] = key
+        if profile and key is not None and key[2] != profile:
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    key = item.config.stash[_KEYS].get(item.nodeid) if _KEYS in item.config.stash else None
+    if key is not None and (report.when == "call" or (report.when == "setup" and not report.passed)):
+        outcome = "passed" if report.passed else "skipped" if report.skipped else "failed"
+        item.config.stash[_MATRIX].add(key, outcome, item.nodeid)
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    matrix = config.stash.get(_MATRIX, None)
+    if matrix is None or not matrix.cells:
+        return
+    terminalreporter.section(f"PTO conformance matrix (backend: {config.getoption('--pto-backend')})")
+    for line in matrix.lines():
+        terminalreporter.write_line(line)
+    path = config.getoption("--pto-report")
+    if path:
+        matrix.write(path, config.getoption("--pto-backend"))
+        terminalreporter.write_line(f"wrote {path}")
+
+
+def _find_specs(start: Path) -> str | None:
+    for parent in [start, *start.parents]:
+        if (parent / "specs" / "isa.yaml").is_file():
+            return str(parent / "specs")
+    return None
+
+
+@pytest.fixture(scope="session")
+def pto_runner(request: pytest.FixtureRequest):
+    """The backend under test, wrapped in a ``Runner`` (session-wide)."""
+    from ..errors import PtospecError
+    from ..loader import load_database
+    from .load import load_backend
+    from .runner import Runner
+
+    config = request.config
+    specs = config.getoption("--pto-specs") or _find_specs(Path(str(request.node.path)).resolve()) \
+        or _find_specs(Path(str(config.rootpath)))
+    name = config.getoption("--pto-backend")
+    try:
+        db = load_database(specs)
+        backend = load_backend(name, db)
+    except PtospecError as exc:
+        raise pytest.UsageError(f"ptospec: {exc.one_line()}") from None
+    return Runner(db, backend, name)
+
+
+def run_case(runner, case: Case) -> None:
+    """Body of every generated fixed-case test."""
+    from .runner import Unsupported
+
+    try:
+        runner.check(case)
+    except Unsupported as exc:
+        pytest.skip(str(exc))
+
+
+def run_property(runner, op: str, mode: str, profile: str) -> None:
+    """Body of every generated property test."""
+    from .runner import Unsupported
+
+    try:
+        runner.check_property(op, mode, profile)
+    except Unsupported as exc:
+        pytest.skip(str(exc))

@@ -1,0 +1,85 @@
+"""Examples generated from a mode's ``example`` invocation: C++ (auto, manual) and assembly."""
+
+from __future__ import annotations
+
+from ..asm.forms import FORMS, print_form
+from ..asm.types import parse_descriptor
+from ..model import Database, Mode, OpSpec
+from ..tile import ScalarDesc, TileDesc
+
+_ALIGN = 0x1000  # TASSIGN addresses: each tile starts on a 4 KiB boundary after the previous one
+
+
+def example_tiles(db: Database, mode: Mode) -> dict[str, TileDesc | ScalarDesc]:
+    return {name: parse_descriptor(text, db.isa) for name, text in mode.example.tiles.items()}
+
+
+def _type_name(operand: str) -> str:
+    return operand[:1].upper() + operand[1:] + "T"
+
+
+def _declaration_order(mode: Mode) -> list[str]:
+    """Inputs, then outputs, then scratch tiles, then scalars (as upstream examples declare them)."""
+    order = {"in": 0, "out": 1, "tmp": 2, "scalar": 3}
+    return [o.name for o in sorted(mode.operands, key=lambda o: order.get(o.role, 4))]
+
+
+def tile_type(db: Database, tile: TileDesc) -> tuple[str, list[str]]:
+    """The ``Tile<...>`` spelling and the constructor arguments (dynamic valid shape)."""
+    defaults = db.isa.tile_defaults
+    cpp_dtype = db.isa.dtypes[tile.dtype].cpp
+    params = [f"TileType::{tile.loc}", cpp_dtype, str(tile.rows), str(tile.cols), f"BLayout::{tile.blayout}"]
+    dynamic = (tile.valid_row, tile.valid_col) != (tile.rows, tile.cols)
+    tail = (tile.slayout, tile.fractal, tile.pad) != (defaults["slayout"], defaults["fractal"], defaults["pad"])
+    args: list[str] = []
+    if dynamic:
+        params += ["-1", "-1"]
+        args = [str(v) if v is not None else "/* set at run time */" for v in (tile.valid_row, tile.valid_col)]
+    elif tail:
+        params += [str(tile.valid_row), str(tile.valid_col)]
+    if tail:
+        params += [f"SLayout::{tile.slayout}", str(tile.fractal), f"PadValue::{tile.pad}"]
+    return f"Tile<{', '.join(params)}>", args
+
+
+def _tile_bytes(db: Database, tile: TileDesc) -> int:
+    return tile.rows * tile.cols * db.isa.dtypes[tile.dtype].bytes
+
+
+def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
+    tiles = example_tiles(db, mode)
+    suffix = "manual" if manual else "auto"
+    lines = ["#include <pto/pto-inst.hpp>", "using namespace pto;", f"void example_{suffix}_{mode.name}() {{"]
+    order = [n for n in _declaration_order(mode) if n in tiles]
+    body: list[str] = []
+    for name in order:
+        tile = tiles[name]
+        if isinstance(tile, ScalarDesc):
+            continue
+        spelled, _ = tile_type(db, tile)
+        lines.append(f"    using {_type_name(name)} = {spelled};")
+    for name in order:
+        tile = tiles[name]
+        if isinstance(tile, ScalarDesc):
+            body.append(f"    {db.isa.dtypes[tile.dtype].cpp} {name}{{}};")
+            continue
+        _, args = tile_type(db, tile)
+        ctor = f"({', '.join(args)})" if args else ""
+        body.append(f"    {_type_name(name)} {name}{ctor};")
+    lines += body
+    if manual:
+        address = 0
+        for name in order:
+            tile = tiles[name]
+            if isinstance(tile, ScalarDesc):
+                continue
+            lines.append(f"    TASSIGN({name}, {address:#x});")
+            address += -(-_tile_bytes(db, tile) // _ALIGN) * _ALIGN
+    lines.append(f"    {mode.cpp_name}({', '.join(mode.cpp_args)});")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def asm_examples(db: Database, op: OpSpec, mode: Mode) -> dict[str, str]:
+    tiles = example_tiles(db, mode)
+    return {form: print_form(db, op, mode, form, tiles) for form in FORMS}

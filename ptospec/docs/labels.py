@@ -1,0 +1,109 @@
+"""UI labels of the generated pages in every site language (prose comes from the YAML)."""
+
+from __future__ import annotations
+
+LANGS = ("en", "zh")
+LANG_NAMES = {"en": "English", "zh": "中文"}
+
+LABELS: dict[str, dict[str, str]] = {
+    "site_title": {"en": "PTO tile ISA reference", "zh": "PTO Tile 指令集参考"},
+    "home": {"en": "Overview", "zh": "概览"},
+    "home_intro": {
+        "en": "Every page of this site is generated from the ptospec spec database: the same YAML the "
+              "validator, the NumPy reference executor and the conformance suites use.",
+        "zh": "本站每一页都由 ptospec 规格数据库生成：与校验器、NumPy 参考执行器和一致性测试套件使用的是同一份 YAML。",
+    },
+    "other_language": {"en": "中文版本", "zh": "English version"},
+    "families": {"en": "Families", "zh": "指令族"},
+    "family": {"en": "Family", "zh": "指令族"},
+    "ops": {"en": "Instructions", "zh": "指令"},
+    "op": {"en": "Instruction", "zh": "指令"},
+    "summary": {"en": "Summary", "zh": "概述"},
+    "description": {"en": "Description", "zh": "说明"},
+    "modes": {"en": "Modes", "zh": "模式"},
+    "mode": {"en": "Mode", "zh": "模式"},
+    "operands": {"en": "Operands", "zh": "操作数"},
+    "name": {"en": "Name", "zh": "名称"},
+    "role": {"en": "Role", "zh": "角色"},
+    "type_var": {"en": "Type variable", "zh": "类型变量"},
+    "meaning": {"en": "Meaning", "zh": "含义"},
+    "semantics": {"en": "Semantics", "zh": "语义"},
+    "semantics_intro": {
+        "en": "Rendered from the statements the reference executor runs. Index variables without a range "
+              "run over the destination's valid region; elements outside it are left untouched.",
+        "zh": "由参考执行器所执行的语句渲染而来。未给出范围的下标变量遍历目标的有效区域；区域外的元素保持不变。",
+    },
+    "definitions": {"en": "Definitions", "zh": "定义"},
+    "as_written": {"en": "As written in the spec", "zh": "规格原文"},
+    "dtypes": {"en": "Data types per profile", "zh": "各配置的数据类型"},
+    "basis": {"en": "Basis", "zh": "依据"},
+    "sources": {"en": "Sources", "zh": "来源"},
+    "notes": {"en": "Notes", "zh": "备注"},
+    "all_modes": {"en": "all", "zh": "全部"},
+    "any": {"en": "any", "zh": "任意"},
+    "layout_rules": {"en": "Tile types and layouts", "zh": "Tile 类型与布局"},
+    "rule": {"en": "Rule", "zh": "规则"},
+    "allowed": {"en": "Allowed", "zh": "允许"},
+    "profiles": {"en": "Profiles", "zh": "配置"},
+    "profile": {"en": "Profile", "zh": "配置"},
+    "message": {"en": "Message", "zh": "说明"},
+    "static_checks": {"en": "Static checks", "zh": "静态检查"},
+    "runtime_checks": {"en": "Runtime checks", "zh": "运行时检查"},
+    "check": {"en": "Check", "zh": "检查"},
+    "when": {"en": "only when", "zh": "仅当"},
+    "where": {"en": "where", "zh": "其中"},
+    "tmp": {"en": "Scratch (tmp) tiles", "zh": "临时（tmp）Tile"},
+    "usage": {"en": "Usage", "zh": "用法"},
+    "sizing": {"en": "Sizing rules", "zh": "容量规则"},
+    "assembly": {"en": "Assembly forms", "zh": "汇编形式"},
+    "form_sync": {"en": "PTO-AS (synchronous)", "zh": "PTO-AS（同步）"},
+    "form_ssa": {"en": "AS level 1 (SSA)", "zh": "AS 第 1 级（SSA）"},
+    "form_dps": {"en": "AS level 2 (DPS)", "zh": "AS 第 2 级（DPS）"},
+    "cpp": {"en": "C++ intrinsic", "zh": "C++ 内建函数"},
+    "examples": {"en": "Examples", "zh": "示例"},
+    "example_intro": {
+        "en": "Generated from the spec's example invocation on profile",
+        "zh": "由规格中的示例调用生成，配置为",
+    },
+    "auto": {"en": "C++, auto (addresses assigned by the compiler)", "zh": "C++，自动模式（由编译器分配地址）"},
+    "manual": {"en": "C++, manual (TASSIGN)", "zh": "C++，手动模式（TASSIGN）"},
+    "asm_lines": {"en": "Assembly", "zh": "汇编"},
+    "numerics": {"en": "Numerics", "zh": "数值行为"},
+    "exact": {"en": "Exact dtypes", "zh": "精确比较的类型"},
+    "tolerance": {"en": "Tolerance", "zh": "容差"},
+    "performance": {"en": "Performance", "zh": "性能"},
+    "source": {"en": "Source", "zh": "来源"},
+    "differences": {"en": "Recorded differences between sources", "zh": "已记录的来源差异"},
+    "differences_page": {"en": "All recorded differences", "zh": "全部来源差异"},
+    "differences_intro": {
+        "en": "Where upstream documents, implementations and the simulator disagree, the spec records each "
+              "claim and the resolution it adopts.",
+        "zh": "上游文档、实现与仿真器之间存在分歧时，规格记录每一方的说法以及所采用的结论。",
+    },
+    "claims": {"en": "Claims", "zh": "各方说法"},
+    "resolution": {"en": "Resolution", "zh": "结论"},
+    "kind": {"en": "Kind", "zh": "类别"},
+    "matrix": {"en": "Data type matrix", "zh": "数据类型矩阵"},
+    "matrix_intro": {
+        "en": "For every instruction, mode and type variable: the profiles on which each data type is allowed.",
+        "zh": "对每条指令、每种模式和每个类型变量：列出允许各数据类型的配置。",
+    },
+    "none": {"en": "none", "zh": "无"},
+    "form": {"en": "Form", "zh": "形式"},
+    "descriptor": {"en": "Tile descriptor", "zh": "Tile 描述"},
+    "value": {"en": "Value", "zh": "取值"},
+    "languages": {"en": "Languages", "zh": "语言"},
+    "no_ops": {"en": "No instructions in this family yet.", "zh": "该指令族暂无指令。"},
+    "count_differences": {"en": "differences", "zh": "条差异"},
+}
+
+
+def label(key: str, lang: str) -> str:
+    return LABELS[key][lang]
+
+
+def text(mapping: dict[str, str] | None, lang: str) -> str:
+    """Prose from the spec in ``lang``, falling back to English."""
+    if not mapping:
+        return ""
+    return mapping.get(lang) or mapping.get("en", "")

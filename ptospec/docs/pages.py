@@ -1,0 +1,255 @@
+"""One Markdown page per instruction, in one language."""
+
+from __future__ import annotations
+
+from ..asm.forms import FORMS, print_template
+from ..expr.ast import Attr, walk
+from ..expr.latex import binding_latex, statement_latex, to_latex
+from ..model import Database, DTypeTable, Mode, OpSpec, Rule
+from .examples import asm_examples, cpp_example
+from .labels import LANGS, label, text
+from .markdown import HEADER, code, fence, prose, table
+from .mathml import math_block, mathml
+
+
+def op_path(lang: str, op: str) -> str:
+    return f"{lang}/ops/{op}.md"
+
+
+def family_path(lang: str, family: str) -> str:
+    return f"{lang}/families/{family}.md"
+
+
+def _other(lang: str) -> str:
+    return next(x for x in LANGS if x != lang)
+
+
+def language_link(lang: str, rel: str) -> str:
+    """A link to the same page in the other language (``rel`` is relative to the language root)."""
+    depth = rel.count("/")
+    up = "../" * (depth + 1)
+    return f"[{label('other_language', lang)}]({up}{_other(lang)}/{rel})\n"
+
+
+def _math(latex: str) -> str:
+    return mathml(latex)
+
+
+def _operand_users(op: OpSpec, var: str) -> list[str]:
+    names: list[str] = []
+    for mode in op.modes:
+        for o in mode.operands:
+            if o.dtype == var and o.name not in names:
+                names.append(o.name)
+    return names
+
+
+def _dtype_cell(db: Database, profile: str, dtypes: tuple[str, ...], lang: str) -> str:
+    every = [n for n, dt in db.isa.dtypes.items() if dt.profiles is None or profile in dt.profiles]
+    if set(dtypes) == set(every):
+        return label("any", lang)
+    return ", ".join(code(d) for d in dtypes)
+
+
+def _dtype_section(db: Database, op: OpSpec, lang: str) -> list[str]:
+    out = [f"## {label('dtypes', lang)}\n"]
+    all_modes = tuple(m.name for m in op.modes)
+    variables: list[str] = []
+    for mode in op.modes:
+        variables += [v for v in mode.type_vars if v not in variables]
+    for prof in db.isa.profiles:
+        tbl: DTypeTable | None = op.dtypes.get(prof)
+        if tbl is None:
+            continue
+        title = text(db.isa.profiles[prof].title, lang)
+        out.append(f"### {prof} — {prose(title)}\n")
+        out.append(f"{label('basis', lang)}: **{tbl.basis}** · {label('sources', lang)}: "
+                   f"{', '.join(code(s) for s in tbl.sources)}\n")
+        if tbl.note:
+            out.append(prose(text(tbl.note, lang)) + "\n")
+        header = [label("modes", lang)] + [f"{v} ({', '.join(_operand_users(op, v))})" for v in variables]
+        header.append(label("notes", lang))
+        rows = []
+        for row in tbl.rows:
+            modes = label("all_modes", lang) if row.modes == all_modes else ", ".join(code(m) for m in row.modes)
+            cells = [_dtype_cell(db, prof, row.types[v], lang) if v in row.types else "—" for v in variables]
+            rows.append([modes, *cells, prose(text(row.note, lang))])
+        out.append(table(header, rows))
+    return out
+
+
+def _scope(rule: Rule, db: Database, op: OpSpec) -> tuple[str, str]:
+    profiles = ", ".join(code(p) for p in rule.profiles) if set(rule.profiles) != set(db.isa.profiles) else ""
+    modes = ", ".join(code(m) for m in rule.modes) if set(rule.modes) != {m.name for m in op.modes} else ""
+    return profiles, modes
+
+
+def _check_cell(rule: Rule, lang: str) -> str:
+    parts = [_math(to_latex(rule.check))] if rule.check is not None else []
+    if rule.let:
+        defs = ", ".join(_math(binding_latex(n, node)) for n, node, _ in rule.let)
+        parts.append(f"{label('where', lang)} {defs}")
+    if rule.when is not None:
+        parts.append(f"{label('when', lang)} {_math(to_latex(rule.when))}")
+    return "; ".join(parts)
+
+
+def _rules_sections(db: Database, op: OpSpec, lang: str) -> list[str]:
+    out: list[str] = []
+    every = label("all_modes", lang)
+    placement = [r for r in op.rules if r.kind in ("loc", "layout")]
+    if placement:
+        out.append(f"## {label('layout_rules', lang)}\n")
+        rows = []
+        for r in placement:
+            profiles, modes = _scope(r, db, op)
+            rows.append([code(r.id), ", ".join(code(o) for o in r.operands), ", ".join(code(a) for a in r.allow),
+                         profiles or every, modes or every, prose(text(r.message, lang))])
+        out.append(table([label("rule", lang), label("operands", lang), label("allowed", lang),
+                          label("profiles", lang), label("modes", lang), label("message", lang)], rows))
+    checks = [r for r in op.rules if r.kind == "check"]
+    for phase, key in (("static", "static_checks"), ("runtime", "runtime_checks")):
+        chosen = [r for r in checks if r.phase == phase]
+        if not chosen:
+            continue
+        out.append(f"## {label(key, lang)}\n")
+        rows = []
+        for r in chosen:
+            profiles, modes = _scope(r, db, op)
+            rows.append([code(r.id), prose(text(r.message, lang)), _check_cell(r, lang), profiles or every,
+                         modes or every])
+        out.append(table([label("rule", lang), label("message", lang), label("check", lang),
+                          label("profiles", lang), label("modes", lang)], rows))
+    return out
+
+
+def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
+    tmps: list[str] = []
+    for mode in op.modes:
+        tmps += [o.name for o in mode.operands if o.role == "tmp" and o.name not in tmps]
+    if not tmps:
+        return []
+    out = [f"## {label('tmp', lang)}\n"]
+    for mode in op.modes:
+        rows = []
+        for o in mode.operands:
+            if o.role != "tmp":
+                continue
+            for prof in db.isa.profiles:
+                if prof in o.usage:
+                    rows.append([code(o.name), code(prof), prose(text(o.usage[prof], lang))])
+        if rows:
+            if len(op.modes) > 1:
+                out.append(f"**{label('mode', lang)} {code(mode.name)}** — {prose(text(mode.title, lang))}\n")
+            out.append(table([label("operands", lang), label("profile", lang), label("usage", lang)], rows))
+    shape_fields = {"rows", "cols", "valid_row", "valid_col"}
+    sizing = [r for r in op.rules if r.check is not None and any(
+        isinstance(n, Attr) and n.obj in tmps and n.name in shape_fields
+        for node in (r.check, *(x[1] for x in r.let)) for n in walk(node))]
+    if sizing:
+        out.append(f"### {label('sizing', lang)}\n")
+        for r in sizing:
+            profiles, _ = _scope(r, db, op)
+            scope = f" ({profiles})" if profiles else ""
+            out.append(f"{code(r.id)}{scope}: {prose(text(r.message, lang))}\n")
+            for n, node, _ in r.let:
+                out.append(math_block(binding_latex(n, node)) + "\n")
+            if r.check is not None:
+                out.append(math_block(to_latex(r.check)) + "\n")
+    return out
+
+
+def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str) -> list[str]:
+    out: list[str] = []
+    if heading:
+        out.append(f"## {label('mode', lang)} {code(mode.name)}: {prose(text(mode.title, lang))}\n")
+    h = "###" if heading else "##"
+    out.append(f"{h} {label('operands', lang)}\n")
+    rows = [[code(o.name), o.role, code(o.dtype), prose(text(o.text, lang))] for o in mode.operands]
+    out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
+                     rows))
+    out.append(f"{h} {label('semantics', lang)}\n")
+    out.append(label("semantics_intro", lang) + "\n")
+    for stmt in mode.semantics:
+        out.append(math_block(statement_latex(stmt)) + "\n")
+    written = "\n".join(s.text + (f"    when {s.when_text}" if s.when is not None else "") for s in mode.semantics)
+    out.append(f"{label('as_written', lang)}:\n")
+    out.append(fence(written, "text"))
+    out.append(f"{h} {label('assembly', lang)}\n")
+    templates = [[label(f"form_{f}", lang), code(print_template(op, mode, f))] for f in FORMS]
+    out.append(table([label("form", lang), label("asm_lines", lang)], templates))
+    out.append(f"{h} {label('cpp', lang)}\n")
+    out.append(fence(mode.cpp_signature, "cpp"))
+    out.append(f"{h} {label('examples', lang)}\n")
+    out.append(f"{label('example_intro', lang)} {code(mode.example.profile)}:\n")
+    out.append(table([label("operands", lang), label("descriptor", lang)],
+                     [[code(n), code(t)] for n, t in mode.example.tiles.items()]))
+    out.append(f"**{label('auto', lang)}**\n")
+    out.append(fence(cpp_example(db, mode, manual=False), "cpp"))
+    out.append(f"**{label('manual', lang)}**\n")
+    out.append(fence(cpp_example(db, mode, manual=True), "cpp"))
+    out.append(f"**{label('asm_lines', lang)}**\n")
+    lines = asm_examples(db, op, mode)
+    out.append(fence("\n".join(f"// {label(f'form_{f}', 'en')}\n{lines[f]}" for f in FORMS), "text"))
+    return out
+
+
+def differences_block(op: OpSpec, lang: str, level: str = "###") -> list[str]:
+    out: list[str] = []
+    for d in op.differences:
+        out.append(f"{level} {prose(text(d.topic, lang))}\n")
+        out.append(f"{code(d.id)} · {label('kind', lang)}: {code(d.kind)}\n")
+        out.append(f"{label('claims', lang)}:\n")
+        for src, says in d.claims:
+            ref = op.sources.get(src)
+            where = f" ({ref.kind}: {code(ref.ref)})" if ref else ""
+            out.append(f"- **{prose(src)}**{where}: {prose(says)}")
+        out.append("")
+        out.append(f"**{label('resolution', lang)}:** {prose(d.resolution)}\n")
+    return out
+
+
+def op_page(db: Database, op: OpSpec, lang: str) -> str:
+    fam = db.isa.families.get(op.family)
+    fam_title = text(fam.title, lang) if fam else op.family
+    out = [HEADER, f"# {op.name.upper()}\n", language_link(lang, f"ops/{op.name}.md"),
+           f"{label('family', lang)}: [{prose(fam_title)}](../families/{op.family}.md)\n",
+           f"## {label('summary', lang)}\n", prose(text(op.summary, lang)) + "\n",
+           f"## {label('description', lang)}\n", prose(text(op.description, lang)) + "\n"]
+    if op.let:
+        out.append(f"## {label('definitions', lang)}\n")
+        out += [math_block(binding_latex(n, node)) + "\n" for n, node, _ in op.let]
+    multi = len(op.modes) > 1
+    if multi:
+        out.append(f"## {label('modes', lang)}\n")
+        out += [f"- {code(m.name)}: {prose(text(m.title, lang))}" for m in op.modes]
+        out.append("")
+    for mode in op.modes:
+        out += _mode_sections(db, op, mode, lang, "mode" if multi else "")
+    out += _dtype_section(db, op, lang)
+    out += _rules_sections(db, op, lang)
+    out += _tmp_section(db, op, lang)
+    n = op.numerics
+    out.append(f"## {label('numerics', lang)}\n")
+    rows = [["NaN", code(n.nan)], ["signed zero", code(n.signed_zero)], ["ties", code(n.ties)],
+            ["overflow", code(n.overflow)]]
+    if n.exact:
+        rows.append([label("exact", lang), ", ".join(code(d) for d in n.exact)])
+    rows += [[f"{label('tolerance', lang)} {code(d)}", f"rtol {t.rtol:g}, atol {t.atol:g}"]
+             for d, t in n.tolerance.items()]
+    out.append(table([label("name", lang), label("value", lang)], rows))
+    if n.notes:
+        out.append(prose(text(n.notes, lang)) + "\n")
+    if op.performance:
+        out.append(f"## {label('performance', lang)}\n")
+        for perf in op.performance:
+            out.append(f"### {code(perf.profile)}: {prose(text(perf.title, lang))}\n")
+            out.append(table([prose(c) for c in perf.columns], [[prose(c) for c in row] for row in perf.rows]))
+            out.append(f"{label('source', lang)}: {code(perf.source)}\n")
+    if op.differences:
+        out.append(f"## {label('differences', lang)}\n")
+        out += differences_block(op, lang)
+    out.append(f"## {label('sources', lang)}\n")
+    out.append(table([label("name", lang), label("kind", lang), label("source", lang)],
+                     [[code(s.id), s.kind, code(s.ref)] for s in op.sources.values()]))
+    return "\n".join(out)
