@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .asm.types import parse_descriptor
 from .errors import PtospecError, SpecError
-from .loader import DatabaseErrors, display_path, find_specs_root, load_isa, load_op, op_files
+from .loader import DatabaseErrors, display_path, find_specs_root, kind_files, load_isa, load_kinds, load_op, op_files
 from .model import Isa, OpSpec
 
 
@@ -17,7 +17,7 @@ def check_examples(op: OpSpec, isa: Isa) -> list[SpecError]:
     db = Database(isa=isa, ops={op.name: op}, root="")
     problems = []
     for mode in op.modes:
-        where = f"{op.file}:{mode.example.line}"
+        where = f"{mode.example.file or op.file}:{mode.example.line}"
         try:
             tiles = {n: parse_descriptor(t, isa) for n, t in mode.example.tiles.items()}
             report = validate(db, op.name, mode.name, mode.example.profile, tiles)
@@ -40,6 +40,11 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         return exc.errors, 1
     except SpecError as exc:
         return [exc], 1
+    try:
+        kinds = load_kinds(root)
+    except DatabaseErrors as exc:
+        return exc.errors, 1 + len(kind_files(root))
+    kind_paths = {k.resolve() for k in kind_files(root)}
     files: list[Path] = []
     if not paths:
         files = op_files(root)
@@ -50,10 +55,10 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
             files.append(p)
         else:
             problems.append(SpecError("no such file or directory", where=str(p), rule="lint.path"))
-    files = [f for f in files if f.resolve() != (root / "isa.yaml").resolve()]
+    files = [f for f in files if f.resolve() != (root / "isa.yaml").resolve() and f.resolve() not in kind_paths]
     for path in files:
         try:
-            op = load_op(path, isa, display_path(path))
+            op = load_op(path, isa, display_path(path), kinds)
         except DatabaseErrors as exc:
             problems.extend(exc.errors)
             continue
@@ -61,5 +66,5 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
             problems.append(exc)
             continue
         problems.extend(check_examples(op, isa))
-    return problems, len(files) + 1
+    return problems, len(files) + 1 + len(kind_paths)
 

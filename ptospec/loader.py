@@ -22,6 +22,7 @@ from .expr.ast import Attr, Call, Index, Name, Reduce, walk
 from .expr.functions import FUNCTIONS, REDUCTIONS
 from .expr.parser import parse_expr, parse_statement
 from .expr.vectorize import statement_vars
+from .kinds import Kind, expand, load_kind
 from .model import (
     AsmForm,
     Database,
@@ -110,6 +111,13 @@ def _schema_errors(src: Located, schema_name: str, issues: Issues) -> bool:
     return found
 
 
+def check_schema(src: Located, schema_name: str) -> None:
+    """Raise ``DatabaseErrors`` listing every schema violation of ``src``."""
+    issues = Issues()
+    if _schema_errors(src, schema_name, issues):
+        raise DatabaseErrors(issues.items)
+
+
 # --------------------------------------------------------------------------- ISA
 def load_isa(path: Path, display: str | None = None) -> Isa:
     issues = Issues()
@@ -186,12 +194,13 @@ def _parse(src: Located, path, text: str, issues: Issues, parser=parse_expr):
         return None
 
 
-def load_op(path: Path, isa: Isa, display: str | None = None) -> OpSpec:
-    """Load and check one op file; raises ``DatabaseErrors`` listing every problem."""
+def load_op(path: Path, isa: Isa, display: str | None = None, kinds: dict[str, Kind] | None = None) -> OpSpec:
+    """Load and check one op file (its kind expanded); raises ``DatabaseErrors`` listing every problem."""
     issues = Issues()
     src = read_yaml(path, display)
     if not isinstance(src.data, dict):
         raise SpecError("an op file must be a mapping", where=src.where(()), rule="schema.type")
+    src = expand(src, kinds or {})
     if _schema_errors(src, "op", issues):
         raise DatabaseErrors(issues.items)
     op = _build_op(src, isa, issues, path.stem)
@@ -221,7 +230,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     for mname, m in d["modes"].items():
         mp = ("modes", mname)
         operands = tuple(
-            Operand(o["name"], o["role"], o["dtype"], o["text"], dict(o.get("usage", {}))) for o in m["operands"]
+            Operand(o["name"], o["role"], o["dtype"], o["text"], dict(o.get("usage", {})),
+                    _domain(src, (*mp, "operands", i), o, isa, issues), o.get("domain", ""))
+            for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
         if len(set(names)) != len(names):
@@ -270,7 +281,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"])) for k, v in m["asm"].items()},
-                example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example"))),
+                example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example")),
+                                src.file_of((*mp, "example"))),
             )
         )
     mode_names = [m.name for m in modes]
@@ -375,7 +387,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             Rule(
                 id=rid, kind=kind, operands=operands, allow=allow, check=check, check_text=r.get("check", ""),
                 when=when, when_text=r.get("when", ""), let=rule_lets, profiles=rprofiles, modes=rmodes,
-                phase=phase, message=message, sources=tuple(r["sources"]), line=src.line(rp), file=src.file,
+                phase=phase, message=message, sources=tuple(r["sources"]), line=src.line(rp), file=src.file_of(rp),
             )
         )
 
@@ -388,6 +400,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     numerics = Numerics(
         exact=tuple(n for n in isa.dtypes if n not in tolerance), tolerance=tolerance, nan=num["nan"],
         signed_zero=num["signed_zero"], ties=num["ties"], overflow=num["overflow"], notes=num["notes"],
+        division_by_zero=num.get("division_by_zero", "not-applicable"),
+        shift_out_of_range=num.get("shift_out_of_range", "not-applicable"),
     )
     differences = []
     for i, diff in enumerate(d.get("differences", [])):
@@ -412,7 +426,20 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         name=name, file=src.file, family=d["family"], summary=d["summary"], description=d["description"],
         let=lets, modes=tuple(modes), dtypes=tables, rules=tuple(rules), numerics=numerics,
         differences=tuple(differences), sources=sources, performance=tuple(perf), raw=d,
+        kind=d.get("kind"), params=dict(d.get("params") or {}),
     )
+
+
+def _domain(src: Located, path, operand: dict, isa: Isa, issues: Issues):
+    """An operand's value domain: an expression over ``x`` and its type variable."""
+    if "domain" not in operand:
+        return None
+    node = _parse(src, (*path, "domain"), operand["domain"], issues)
+    if node is not None:
+        if operand["role"] not in ("in", "scalar"):
+            issues.add(src, (*path, "domain"), "only in and scalar operands have a value domain", "op.domain")
+        _check_names(src, (*path, "domain"), node, {"x", operand["dtype"]}, isa, issues)
+    return node
 
 
 def _referenced_tiles(nodes) -> list[str]:
@@ -476,6 +503,29 @@ def op_files(root: Path) -> list[Path]:
     return sorted((root / "ops").glob("*.yaml"))
 
 
+def kind_files(root: Path) -> list[Path]:
+    return sorted((root / "kinds").glob("*.yaml"))
+
+
+def load_kinds(root: Path) -> dict[str, Kind]:
+    """Every kind under ``root/kinds``; raises ``DatabaseErrors`` with every problem."""
+    kinds: dict[str, Kind] = {}
+    errors: list[SpecError] = []
+    for path in kind_files(root):
+        try:
+            kind = load_kind(path, display_path(path))
+        except DatabaseErrors as exc:
+            errors.extend(exc.errors)
+            continue
+        except SpecError as exc:
+            errors.append(exc)
+            continue
+        kinds[kind.name] = kind
+    if errors:
+        raise DatabaseErrors(errors)
+    return kinds
+
+
 def load_database(root: str | os.PathLike | None = None) -> Database:
     """Load every spec; raise ``DatabaseErrors`` with every problem found."""
     root_path = find_specs_root(root)
@@ -484,10 +534,14 @@ def load_database(root: str | os.PathLike | None = None) -> Database:
         isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
     except DatabaseErrors as exc:
         raise DatabaseErrors(exc.errors) from None
+    try:
+        kinds = load_kinds(root_path)
+    except DatabaseErrors as exc:
+        raise DatabaseErrors(exc.errors) from None
     ops: dict[str, OpSpec] = {}
     for path in op_files(root_path):
         try:
-            op = load_op(path, isa, display_path(path))
+            op = load_op(path, isa, display_path(path), kinds)
         except DatabaseErrors as exc:
             errors.extend(exc.errors)
             continue
@@ -497,7 +551,7 @@ def load_database(root: str | os.PathLike | None = None) -> Database:
         ops[op.name] = op
     if errors:
         raise DatabaseErrors(errors)
-    return Database(isa=isa, ops=ops, root=str(root_path))
+    return Database(isa=isa, ops=ops, root=str(root_path), kinds=kinds)
 
 
 def display_path(path: Path) -> str:

@@ -104,6 +104,8 @@ class Operand:
     dtype: str  # type variable
     text: Text
     usage: dict[str, Text]  # per-profile usage notes (tmp tiles)
+    domain: Node | None = None  # over ``x``: the input values with a defined result
+    domain_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class Example:
     profile: str
     tiles: dict[str, str]  # operand -> tile descriptor text
     line: int = 0
+    file: str = ""  # set when the example comes from a kind file
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,8 @@ class Numerics:
     ties: str  # first | unspecified | n/a
     overflow: str
     notes: Text
+    division_by_zero: str = "not-applicable"
+    shift_out_of_range: str = "not-applicable"
 
 
 @dataclass(frozen=True)
@@ -205,6 +210,8 @@ class OpSpec:
     sources: dict[str, Source]
     performance: tuple[PerfTable, ...]
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False, default_factory=dict)
+    kind: str | None = None  # the shared kind it expands (specs/kinds/<kind>.yaml), if any
+    params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def mnemonic(self) -> str:
@@ -245,6 +252,7 @@ class Database:
     isa: Isa
     ops: dict[str, OpSpec]
     root: str
+    kinds: dict[str, Any] = field(default_factory=dict)  # name -> kinds.Kind
 
     def op(self, name: str) -> OpSpec:
         return self.ops[name.lower()]

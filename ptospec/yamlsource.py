@@ -8,7 +8,7 @@ PyYAML silently collapses, are reported here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +24,23 @@ class Located:
     data: Any
     file: str
     lines: dict[PathKey, int]
+    files: dict[PathKey, str] = field(default_factory=dict)  # values that came from another file (a kind)
+
+    def _nearest(self, path: PathKey) -> PathKey:
+        path = tuple(path)
+        while path and path not in self.lines:
+            path = path[:-1]
+        return path
 
     def line(self, path: PathKey) -> int:
         """Line of ``path``, or of its closest ancestor that has one."""
-        path = tuple(path)
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            path = path[:-1]
-        return self.lines.get((), 1)
+        return self.lines.get(self._nearest(path), 1)
+
+    def file_of(self, path: PathKey) -> str:
+        return self.files.get(self._nearest(path), self.file)
 
     def where(self, path: PathKey) -> str:
-        return f"{self.file}:{self.line(path)}"
+        return f"{self.file_of(path)}:{self.line(path)}"
 
 
 def read_yaml(path: Path, display: str | None = None) -> Located:

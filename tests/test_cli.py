@@ -89,7 +89,7 @@ def test_broken_spec_dir_reports_file_line(capsys, tmp_path):
 
     shutil.copytree(ROOT / "specs", tmp_path / "specs")
     path = tmp_path / "specs/ops/tmax.yaml"
-    path.write_text(path.read_text().replace("role: in", "role: sideways", 1))
+    path.write_text(path.read_text().replace("overflow: not-applicable", "overflow: sideways", 1))
     code = main(["--specs", str(tmp_path / "specs"), "lint"])
     err = capsys.readouterr().err
     assert code == 1 and "tmax.yaml:" in err and "[schema.enum]" in err

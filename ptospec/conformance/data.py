@@ -14,6 +14,8 @@ import ml_dtypes
 import numpy as np
 
 from ..executor import numpy_dtype
+from ..expr.evaluate import Scope
+from ..expr.vectorize import element_mask
 from ..model import Database, Mode, OpSpec
 from ..tile import ScalarDesc, TileDesc
 
@@ -77,7 +79,7 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         rng = np.random.default_rng([seed, index])
         dt = numpy_dtype(db, desc.dtype)
         if isinstance(desc, ScalarDesc):
-            data[o.name] = _random(rng, dt, (1, 1), pattern, nan)[0, 0]
+            data[o.name] = _in_domain(db, mode, o, tiles, _random(rng, dt, (1, 1), pattern, nan))[0, 0]
             continue
         assert isinstance(desc, TileDesc)
         if o.role == "out":
@@ -85,6 +87,17 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         elif o.role == "in":
             arr = poison(dt, desc.shape)
             vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
-            arr[:vr, :vc] = _random(rng, dt, (vr, vc), pattern, nan)
+            arr[:vr, :vc] = _in_domain(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan))
             data[o.name] = arr
     return data
+
+
+def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray) -> np.ndarray:
+    """``values`` with every element outside the operand's value domain replaced by 1."""
+    if operand.domain is None or values.size == 0:
+        return values
+    type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands}
+    scope = Scope(db.isa, type_vars=type_vars)
+    with np.errstate(all="ignore"):
+        ok = element_mask(operand.domain, values, scope)
+    return np.where(ok, values, np.ones_like(values)).astype(values.dtype)

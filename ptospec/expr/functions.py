@@ -70,6 +70,27 @@ def _exp(x):
         return np.exp(x)
 
 
+def floor_mod(a, b):
+    """Remainder with the sign of the divisor (Python/NumPy ``%``); x % 0 is NaN for floats, 0 for integers."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.mod(a, b)
+
+
+def _pow(a, b):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.power(a, b)
+
+
+def _shift(op):
+    """Shift whose count is taken as a plain integer; counts outside [0, bits) give 0 (NumPy's rule)."""
+
+    def shift(a, b):
+        a_arr = np.asarray(a)
+        return op(a_arr, np.asarray(b).astype(a_arr.dtype, copy=False))
+
+    return shift
+
+
 @dataclass(frozen=True)
 class Function:
     name: str
@@ -102,6 +123,16 @@ FUNCTIONS: dict[str, Function] = {
         Function("select", 3, select, r"\begin{{cases}}{1} & {0} \\ {2} & \text{{otherwise}}\end{{cases}}",
                  "select(cond, a, b): a where cond holds, else b"),
         Function("fmod", 2, c_mod, r"\operatorname{{fmod}}({0}, {1})", "C remainder, sign of the dividend"),
+        Function("floor_mod", 2, floor_mod, r"{0} \bmod {1}",
+                 "remainder with the sign of the divisor (floor division)"),
+        Function("pow", 2, _pow, r"{{{0}}}^{{{1}}}", "power"),
+        Function("band", 2, np.bitwise_and, r"{0} \mathbin{{\&}} {1}", "bitwise and"),
+        Function("bor", 2, np.bitwise_or, r"{0} \mathbin{{|}} {1}", "bitwise or"),
+        Function("bxor", 2, np.bitwise_xor, r"{0} \oplus {1}", "bitwise exclusive or"),
+        Function("bnot", 1, np.invert, r"\lnot {0}", "bitwise complement"),
+        Function("shl", 2, _shift(np.left_shift), r"{0} \ll {1}", "shift left, filling with zeros"),
+        Function("shr", 2, _shift(np.right_shift), r"{0} \gg {1}",
+                 "shift right: arithmetic for signed types, logical for unsigned"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("bytes", 1, lambda t: t, r"\operatorname{{sizeof}}({0})", "size of a dtype in bytes",

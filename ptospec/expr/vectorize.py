@@ -114,9 +114,11 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
                         f"semantics read {base} outside its valid region {vr}x{vc}", rule="exec.read-outside-valid"
                     )
             return data[base][rows, cols]
+        case Call(func=func) if func in FUNCTIONS and FUNCTIONS[func].type_level:
+            return evaluate(node, scope)
         case Call(func=func, args=args):
             fn = FUNCTIONS.get(func)
-            if fn is None or fn.type_level:
+            if fn is None:
                 raise ExprError(f"unknown element function {func!r}", rule="expr.unknown-function")
             return fn.impl(*(_eval(a, grid, scope, data) for a in args))
         case Reduce(func=func, var=var, body=body):
@@ -170,3 +172,11 @@ def _binary(op: str, a, b):
     if op == "%":
         return c_mod(a, b)
     return _NUMPY_BINARY[op](a, b)
+
+
+def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
+    """Where ``node`` (an operand's value domain, over ``x``) holds for each of ``values``."""
+    inner = Scope(scope.isa, scope.tiles, scope.type_vars, scope.profile_constants, {**scope.values, "x": values},
+                  scope.attrs)
+    mask = _eval(node, _Grid([], {}), inner, {})
+    return np.broadcast_to(np.asarray(mask, dtype=bool), values.shape)
