@@ -18,7 +18,7 @@ from .errors import InvocationError, TileError
 from .expr.evaluate import evaluate
 from .expr.vectorize import execute_statement
 from .model import Database
-from .tile import ScalarDesc, TileDesc
+from .tile import AttrDesc, ScalarDesc, TileDesc
 from .validator import make_scope, require_legal, resolve, validate
 
 
@@ -75,6 +75,8 @@ def execute(
     scope = make_scope(db, op, mode, profile, operands)
     for o in mode.operands:
         desc = operands[o.name]
+        if isinstance(desc, AttrDesc):
+            continue  # in scope.attrs
         if isinstance(desc, ScalarDesc):
             if o.name not in data:
                 raise InvocationError(f"missing value for scalar operand {o.name}", rule="run.missing-input")

@@ -30,6 +30,7 @@ from .model import (
     DType,
     DTypeRow,
     DTypeTable,
+    Enum,
     Example,
     Family,
     Isa,
@@ -172,6 +173,8 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         tile_rules=tuple(tile_rules),
         tile_defaults=dict(d["tile_defaults"]),
         raw=d,
+        enums={n: Enum(n, v["cpp"], v["asm"], tuple(v["values"]), v["text"], dict(v["values"]))
+               for n, v in d.get("enums", {}).items()},
     )
 
 
@@ -230,8 +233,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     for mname, m in d["modes"].items():
         mp = ("modes", mname)
         operands = tuple(
-            Operand(o["name"], o["role"], o["dtype"], o["text"], dict(o.get("usage", {})),
-                    _domain(src, (*mp, "operands", i), o, isa, issues), o.get("domain", ""))
+            Operand(o["name"], o["role"], o.get("dtype", ""), o["text"], dict(o.get("usage", {})),
+                    _domain(src, (*mp, "operands", i), o, isa, issues), o.get("domain", ""),
+                    o.get("enum", ""), o.get("asm_key", ""))
             for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
@@ -243,6 +247,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             for prof in o.usage:
                 if prof not in isa.profiles:
                     issues.add(src, (*mp, "operands"), f"usage for unknown profile {prof!r}", "op.profile")
+        for i, o in enumerate(operands):
+            if o.is_attr and o.enum not in isa.enums:
+                issues.add(src, (*mp, "operands", i), f"unknown enum {o.enum!r} (known: {', '.join(isa.enums)})",
+                           "op.enum")
         roles = {o.name: o.role for o in operands}
         for form, f in m["asm"].items():
             for n in f["ins"] + f["outs"]:
@@ -252,10 +260,13 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if roles.get(n) != "out":
                     issues.add(src, (*mp, "asm", form), f"{n!r} is listed in outs but is not an out operand", "op.asm")
             for n in f["ins"]:
+                if roles.get(n) == "attr":
+                    issues.add(src, (*mp, "asm", form), f"{n!r} is an attribute: it is printed in the attribute "
+                               "dictionary, not listed in ins", "op.asm")
                 if roles.get(n) == "out":
                     issues.add(src, (*mp, "asm", form), f"{n!r} is an out operand listed in ins", "op.asm")
         dps = m["asm"]["dps"]
-        missing = [n for n in names if n not in dps["ins"] + dps["outs"]]
+        missing = [o.name for o in operands if not o.is_attr and o.name not in dps["ins"] + dps["outs"]]
         if missing:
             issues.add(src, (*mp, "asm", "dps"), f"the DPS form must name every operand; missing {missing}", "op.asm")
         if sorted(m["cpp"]["args"]) != sorted(names):
@@ -377,11 +388,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             for node in (check, when, *(n for _, n, _ in rule_lets)):
                 if node is not None:
                     _check_names(src, rp, node, names_ok, isa, issues)
-        phase = "runtime" if any(
-            isinstance(n, Attr) and n.name in ("valid_row", "valid_col")
-            for node in [check, when, *(x for _, x, _ in rule_lets), *(x for _, x, _ in lets)] if node is not None
-            for n in walk(node)
-        ) else "static"
+        phase = _phase([n for n in (check, when) if n is not None], rule_lets + lets)
         message = r.get("message") or _default_message(kind, operands, allow)
         rules.append(
             Rule(
@@ -430,6 +437,20 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     )
 
 
+def _phase(nodes: list, lets) -> str:
+    """``runtime`` when the check reads a valid shape, directly or through the lets it uses."""
+    bound = {name: node for name, node, _ in lets}
+    pending, seen = list(nodes), set()
+    while pending:
+        for n in walk(pending.pop()):
+            if isinstance(n, Attr) and n.name in ("valid_row", "valid_col"):
+                return "runtime"
+            if isinstance(n, Name) and n.id in bound and n.id not in seen:
+                seen.add(n.id)
+                pending.append(bound[n.id])
+    return "static"
+
+
 def _domain(src: Located, path, operand: dict, isa: Isa, issues: Issues):
     """An operand's value domain: an expression over ``x`` and its type variable."""
     if "domain" not in operand:
@@ -453,7 +474,7 @@ def _referenced_tiles(nodes) -> list[str]:
 
 def _check_names(src, path, node, known: set[str], isa: Isa, issues: Issues) -> None:
     consts = set(isa.tile_types) | set(isa.blayouts) | set(isa.slayouts) | set(isa.pad_values)
-    consts |= set(isa.layouts) | set(isa.dtypes)
+    consts |= set(isa.layouts) | set(isa.dtypes) | {v for e in isa.enums.values() for v in e.values}
     for n in walk(node):
         if isinstance(n, Name) and n.id not in known and n.id not in consts:
             issues.add(src, path, f"unknown name {n.id!r}", "expr.unknown-name")
@@ -485,7 +506,8 @@ def _check_statement(src, path, stmt, roles: dict[str, str], let_names: set[str]
             issues.add(src, path, f"unknown reduction {n.func!r} (known: {known})", "expr.unknown-function")
         elif isinstance(n, Call) and (n.func not in FUNCTIONS or FUNCTIONS[n.func].type_level):
             issues.add(src, path, f"unknown element function {n.func!r}", "expr.unknown-function")
-        elif isinstance(n, Name) and n.id not in variables and n.id not in let_names and roles.get(n.id) != "scalar":
+        elif (isinstance(n, Name) and n.id not in variables and n.id not in let_names
+              and roles.get(n.id) not in ("scalar", "attr")):
             issues.add(src, path, f"unknown name {n.id!r} in semantics", "expr.unknown-name")
         elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in roles:
             issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")

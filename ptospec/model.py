@@ -100,12 +100,18 @@ class DTypeTable:
 @dataclass(frozen=True)
 class Operand:
     name: str
-    role: str  # in | out | tmp | scalar
-    dtype: str  # type variable
+    role: str  # in | out | tmp | scalar | attr
+    dtype: str  # type variable ("" for an attr)
     text: Text
     usage: dict[str, Text]  # per-profile usage notes (tmp tiles)
     domain: Node | None = None  # over ``x``: the input values with a defined result
     domain_text: str = ""
+    enum: str = ""  # attr operands: the ISA enum whose value they take
+    asm_key: str = ""  # attr operands: the attribute's name in assembly ({key = #pto...<VALUE>})
+
+    @property
+    def is_attr(self) -> bool:
+        return self.role == "attr"
 
 
 @dataclass(frozen=True)
@@ -134,6 +140,10 @@ class Mode:
     asm: dict[str, AsmForm]  # sync | ssa | dps
     example: Example
 
+    @property
+    def attrs(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.is_attr)
+
     def operand(self, name: str) -> Operand:
         for op in self.operands:
             if op.name == name:
@@ -144,7 +154,7 @@ class Mode:
     def type_vars(self) -> tuple[str, ...]:
         seen: list[str] = []
         for op in self.operands:
-            if op.dtype not in seen:
+            if op.dtype and op.dtype not in seen:
                 seen.append(op.dtype)
         return tuple(seen)
 
@@ -227,6 +237,18 @@ class OpSpec:
 
 
 @dataclass(frozen=True)
+class Enum:
+    """A C++ enumeration passed to intrinsics as a plain argument (a comparison or rounding mode)."""
+
+    name: str
+    cpp: str  # qualified C++ type, e.g. pto::CmpMode
+    asm: str  # assembly attribute spelling with {} for the value, e.g. #pto.cmp<{}>
+    values: tuple[str, ...]
+    text: Text
+    value_text: dict[str, Text] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Isa:
     dtypes: dict[str, DType]
     tile_types: dict[str, str]  # C++ name -> assembly name
@@ -239,6 +261,13 @@ class Isa:
     tile_rules: tuple[Rule, ...]
     tile_defaults: dict[str, Any]
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False, default_factory=dict)
+    enums: dict[str, Enum] = field(default_factory=dict)
+
+    def enum_of_value(self, value: str) -> Enum | None:
+        for enum in self.enums.values():
+            if value in enum.values:
+                return enum
+        return None
 
     def layout_name(self, blayout: str, slayout: str) -> str | None:
         for lay in self.layouts.values():

@@ -63,3 +63,18 @@ class ScalarDesc:
             raise KeyError(name)
         return self.dtype
 
+
+
+@dataclass(frozen=True)
+class AttrDesc:
+    """An enumerated attribute operand (a comparison or rounding mode): just its value, e.g. ``LT``."""
+
+    value: str
+
+    FIELDS = ("value",)
+    dtype = None  # attributes have no element type
+
+    def field(self, name: str):
+        if name != "value":
+            raise KeyError(name)
+        return self.value

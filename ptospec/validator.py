@@ -16,7 +16,7 @@ from .errors import ExprError, InvocationError, UnknownValue
 from .expr.ast import Attr, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
-from .tile import ScalarDesc, TileDesc
+from .tile import AttrDesc, ScalarDesc, TileDesc
 
 
 @dataclass(frozen=True)
@@ -87,13 +87,14 @@ def rules_for(op: OpSpec, mode: str, profile: str) -> list[Rule]:
 def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> Scope:
     type_vars = {}
     for o in mode.operands:
-        if o.name in operands and o.dtype not in type_vars:
+        if o.name in operands and o.dtype and o.dtype not in type_vars:
             type_vars[o.dtype] = operands[o.name].dtype
     scope = Scope(
         isa=db.isa,
         tiles={n: t for n, t in operands.items() if isinstance(t, TileDesc)},
         type_vars=type_vars,
         profile_constants=db.isa.profiles[profile].constants,
+        attrs={n: t.value for n, t in operands.items() if isinstance(t, AttrDesc)},
     )
     bind_lets(op.let, scope)
     return scope
@@ -122,10 +123,17 @@ def validate(
         o = declared.get(name)
         if o is None:
             continue
+        if o.is_attr:
+            enum = db.isa.enums[o.enum]
+            if not isinstance(desc, AttrDesc) or desc.value not in enum.values:
+                got = desc.value if isinstance(desc, AttrDesc) else "a tile or scalar"
+                out.append(Violation("invocation.attr", (name,), f"{name} must be one of {', '.join(enum.values)} "
+                                     f"({enum.name}); got {got}", "invocation"))
+            continue
         if (o.role == "scalar") != isinstance(desc, ScalarDesc):
             want = "a scalar (a dtype name)" if o.role == "scalar" else "a tile"
             out.append(Violation("invocation.operand-kind", (name,), f"{name} must be {want}", "invocation"))
-        if desc.dtype not in db.isa.dtypes:
+        elif desc.dtype not in db.isa.dtypes:
             out.append(Violation("invocation.dtype", (name,), f"unknown dtype {desc.dtype!r}", "invocation"))
     if out:
         return Report(op.name, mode.name, profile, tuple(out), ())
@@ -161,7 +169,7 @@ def validate(
     base = make_scope(db, op, mode, profile, operands)
     for rule in rules_for(op, mode.name, profile):
         scope = Scope(isa=base.isa, tiles=base.tiles, type_vars=base.type_vars,
-                      profile_constants=base.profile_constants, values=dict(base.values))
+                      profile_constants=base.profile_constants, values=dict(base.values), attrs=base.attrs)
         try:
             bind_lets(rule.let, scope)
             if rule.when is not None and not evaluate(rule.when, scope):
@@ -236,7 +244,7 @@ def _dtype_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operan
     if not rows:
         return [Violation("profile.unsupported-mode", (),
                           f"{op.name} {mode.name} mode is not available on profile {profile}", "static")]
-    ordered = sorted(mode.operands, key=lambda o: ROLE_PRIORITY[o.role])
+    ordered = sorted((o for o in mode.operands if not o.is_attr), key=lambda o: ROLE_PRIORITY[o.role])
     binding: dict[str, str] = {}
     for o in ordered:
         binding.setdefault(o.dtype, operands[o.name].dtype)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import AsmError, PtospecError
 from ..model import Database, Mode, OpSpec
-from ..tile import ScalarDesc, TileDesc
+from ..tile import AttrDesc, ScalarDesc, TileDesc
 from .types import format_type, parse_type
 
 FORMS = ("sync", "ssa", "dps")
@@ -50,7 +50,7 @@ def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, nam
     def ty(n: str) -> str:
         return format_type(tiles[n], db.isa, _kind(form))
 
-    ins = ", ".join(value(n) for n in spec.ins)
+    ins = ", ".join(value(n) for n in spec.ins) + attr_dict(db, mode, tiles)
     in_types = ", ".join(ty(n) for n in spec.ins)
     outs = ", ".join(value(n) for n in spec.outs)
     out_types = ", ".join(ty(n) for n in spec.outs)
@@ -68,7 +68,7 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
     spec = mode.asm[form]
     kind = _kind(form)
     t = f"!pto.{kind}<...>"
-    ins = ", ".join(f"%{n}" for n in spec.ins)
+    ins = ", ".join(f"%{n}" for n in spec.ins) + attr_dict(None, mode, None)
     outs = ", ".join(f"%{n}" for n in spec.outs)
     in_types = ", ".join(t for _ in spec.ins)
     out_types = ", ".join(t for _ in spec.outs)
@@ -78,6 +78,49 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
         return f"{outs} = {op.name} {ins} : {in_types} -> {out_types}"
     results = f"({out_types})" if len(spec.outs) > 1 else out_types
     return f"{outs} = pto.{op.name} {ins} : ({in_types}) -> {results}"
+
+
+def attr_dict(db: Database | None, mode: Mode, tiles: dict | None) -> str:
+    """`` {key = #pto.x<VALUE>, ...}`` for the mode's attribute operands ('...' for a template), or ''."""
+    if not mode.attrs:
+        return ""
+    items = []
+    for o in mode.attrs:
+        if db is None or tiles is None:
+            items.append(f"{o.asm_key} = {o.enum}")
+        else:
+            items.append(f"{o.asm_key} = {db.isa.enums[o.enum].asm.format(tiles[o.name].value)}")
+    return " {" + ", ".join(items) + "}"
+
+
+_ATTRS = re.compile(r"\{([^{}]*)\}")
+
+
+def _take_attrs(text: str, line: str) -> tuple[str, dict[str, str]]:
+    """Remove the attribute dictionary from ``text``; return the rest and {key: spelled value}."""
+    found = _ATTRS.findall(text)
+    if len(found) > 1:
+        raise AsmError(f"more than one attribute dictionary in {line!r}", rule="asm.syntax")
+    if not found:
+        return text, {}
+    attrs: dict[str, str] = {}
+    for item in _split_top(found[0]):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise AsmError(f"expected 'name = value' in the attribute dictionary of {line!r}", rule="asm.syntax")
+        attrs[key.strip()] = value.strip()
+    return _ATTRS.sub(" ", text, count=1), attrs
+
+
+def _attr_value(db: Database, enum_name: str, spelled: str, line: str) -> str:
+    enum = db.isa.enums[enum_name]
+    prefix, _, suffix = enum.asm.partition("{}")
+    if spelled.startswith(prefix) and spelled.endswith(suffix):
+        value = spelled[len(prefix): len(spelled) - len(suffix)] if suffix else spelled[len(prefix):]
+        if value in enum.values:
+            return value
+    choices = ", ".join(enum.asm.format(v) for v in enum.values)
+    raise AsmError(f"{spelled!r} is not a {enum_name} (expected one of {choices}) in {line!r}", rule="asm.attr")
 
 
 def _split_top(text: str) -> list[str]:
@@ -123,17 +166,16 @@ def _find_op(db: Database, mnemonic: str, line: str) -> OpSpec:
 
 def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedLine:
     """Parse any of the three forms back to operand descriptors."""
-    text = line.strip()
-    if "#" in text:
-        text = text.split("#", 1)[0].strip()
+    text = re.split(r"//|#(?!pto)", line, maxsplit=1)[0].strip()  # comments; #pto... is an attribute value
     if not text:
         raise AsmError("empty assembly line", rule="asm.syntax")
+    text, attrs = _take_attrs(text, line)
     m = re.match(r"^(pto\.[a-z0-9_]+)\s+ins\((.*)\)\s*outs\((.*)\)\s*$", text, re.S)
     if m:
         op = _find_op(db, m.group(1), line)
         ins = _dps_group(m.group(2), line)
         outs = _dps_group(m.group(3), line)
-        return _bind(db, op, "dps", ins, outs, mode_name, line)
+        return _bind(db, op, "dps", ins, outs, mode_name, line, attrs)
     m = re.match(r"^(.*?)=\s*([a-z][a-z0-9_.]*)\s*(.*?)\s*:\s*(.*)$", text, re.S)
     if not m:
         raise AsmError(
@@ -162,7 +204,7 @@ def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedL
             rule="asm.arity",
         )
     return _bind(db, op, form, list(zip(in_vals, in_types, strict=True)),
-                 list(zip(out_vals, out_types, strict=True)), mode_name, line)
+                 list(zip(out_vals, out_types, strict=True)), mode_name, line, attrs)
 
 
 def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
@@ -178,7 +220,7 @@ def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
     return list(zip(values, type_list, strict=True))
 
 
-def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line) -> ParsedLine:
+def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str, str]) -> ParsedLine:
     candidates = [op.mode(mode_name)] if mode_name else list(op.modes)
     fitting = [m for m in candidates if len(m.asm[form].ins) == len(ins) and len(m.asm[form].outs) == len(outs)]
     if not fitting:
@@ -198,4 +240,14 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line) -> ParsedLine:
             except PtospecError as exc:
                 raise AsmError(f"{name}: {exc.message}", rule=exc.rule or "asm.type") from None
             values[name] = val
+    keys = {o.asm_key: o for o in mode.attrs}
+    for key in attrs:
+        if key not in keys:
+            expected = ", ".join(keys) or "none"
+            raise AsmError(f"{op.name} has no attribute {key!r} (its attributes: {expected}) in {line!r}",
+                           rule="asm.attr")
+    for key, o in keys.items():
+        if key not in attrs:
+            raise AsmError(f"{op.name} needs the attribute {{{key} = ...}} in {line!r}", rule="asm.attr")
+        operands[o.name] = AttrDesc(_attr_value(db, o.enum, attrs[key], line))
     return ParsedLine(op.name, mode.name, form, operands, values)

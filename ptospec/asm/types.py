@@ -25,7 +25,7 @@ import re
 
 from ..errors import TileError
 from ..model import Isa
-from ..tile import ScalarDesc, TileDesc
+from ..tile import AttrDesc, ScalarDesc, TileDesc
 
 _SHAPE = re.compile(r"^(\d+)x(\d+)x([a-z][a-z0-9]*)$")
 _VALID = re.compile(r"^(\?|\d+)x(\?|\d+)$")
@@ -62,6 +62,8 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc:
         raise TileError("empty tile descriptor", rule="tile.syntax")
     if raw in isa.dtypes:
         return ScalarDesc(raw)
+    if isa.enum_of_value(raw) is not None:
+        return AttrDesc(raw)
     params = [p.strip() for p in raw.split(",")]
     if any(not p for p in params):
         raise TileError(f"empty parameter in tile descriptor {raw!r}", rule="tile.syntax")
@@ -163,6 +165,8 @@ def format_descriptor(tile: TileDesc | ScalarDesc, isa: Isa) -> str:
     """Canonical descriptor text (the inside of the angle brackets)."""
     if isinstance(tile, ScalarDesc):
         return tile.dtype
+    if isinstance(tile, AttrDesc):
+        return tile.value
     vr = "?" if tile.valid_row is None else str(tile.valid_row)
     vc = "?" if tile.valid_col is None else str(tile.valid_col)
     return (

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..asm.types import format_descriptor, parse_descriptor
 from ..model import Database, Mode, OpSpec
-from ..tile import ScalarDesc, TileDesc
+from ..tile import AttrDesc, ScalarDesc, TileDesc
 from ..validator import Report, validate
 
 Tiles = dict[str, TileDesc | ScalarDesc]
@@ -67,7 +67,40 @@ def dtype_combos(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dic
             if values not in seen:
                 seen.add(values)
                 out.append(dict(zip(mode.type_vars, values, strict=True)))
+    return _with_attrs(db, op, mode, profile, out)
+
+
+def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
+                combos: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Give each binding a value for every attribute operand, rotating through the enum's values so that
+    every value appears (extra bindings are added when there are more values than dtype combinations).
+    A value the rules forbid with that binding is passed over for the next one."""
+    if not mode.attrs or not combos:
+        return combos
+    widest = max(len(db.isa.enums[a.enum].values) for a in mode.attrs)
+    out = []
+    for k in range(max(len(combos), widest)):
+        base = combos[k % len(combos)]
+        candidates = []
+        for shift in range(widest):
+            binding = dict(base)
+            for a in mode.attrs:
+                values = db.isa.enums[a.enum].values
+                binding[a.name] = values[(k + shift) % len(values)]
+            candidates.append(binding)
+        chosen = next((b for b in candidates if feasible(db, op, mode, profile, b)), candidates[0])
+        if chosen not in out:
+            out.append(chosen)
     return out
+
+
+def feasible(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str]) -> bool:
+    """Whether the binding is legal in at least one of the shape/layout variants cases are drawn from."""
+    key = (op.name, mode.name, profile, tuple(sorted(binding.items())))
+    if key not in _FEASIBLE:
+        _FEASIBLE[key] = any(configurations(db, op, mode, profile, binding, target, partial, layout) is not None
+                             for target, partial, layout in variant_space(db, op, mode))
+    return _FEASIBLE[key]
 
 
 def example_tiles(db: Database, mode: Mode) -> Tiles:
@@ -78,7 +111,11 @@ def with_dtypes(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> Tiles:
     out: Tiles = {}
     for o in mode.operands:
         t = tiles[o.name]
-        out[o.name] = ScalarDesc(binding[o.dtype]) if isinstance(t, ScalarDesc) else t.with_(dtype=binding[o.dtype])
+        if o.is_attr:
+            out[o.name] = AttrDesc(binding[o.name]) if o.name in binding else t
+        else:
+            out[o.name] = (ScalarDesc(binding[o.dtype]) if isinstance(t, ScalarDesc)
+                           else t.with_(dtype=binding[o.dtype]))
     return out
 
 
@@ -100,7 +137,7 @@ def _shaped(base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: in
     rows_t, cols_t = target
     tiles: Tiles = {}
     for name, t in base.items():
-        if isinstance(t, ScalarDesc):
+        if not isinstance(t, TileDesc):
             tiles[name] = t
             continue
         vr = 1 if t.valid_row == 1 else rows_t
@@ -140,7 +177,7 @@ def layout_variants(db: Database, base: Tiles) -> Iterator[Tiles]:
     """The base layouts, then each single tile switched to each other named layout."""
     yield base
     for name, t in base.items():
-        if isinstance(t, ScalarDesc):
+        if not isinstance(t, TileDesc):
             continue
         for lay in db.isa.layouts.values():
             if (lay.blayout, lay.slayout) != (t.blayout, t.slayout):
@@ -173,6 +210,7 @@ class Plan:
 
 _HINTS: dict[tuple, list[tuple[int, int]]] = {}
 _IMPOSSIBLE: set[tuple] = set()
+_FEASIBLE: dict[tuple, bool] = {}
 
 
 def configurations(
@@ -184,7 +222,7 @@ def configurations(
     variants = list(layout_variants(db, base))
     if layout >= len(variants):
         return None
-    sizes = tuple(db.isa.dtypes[d].bits for d in binding.values())
+    sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
     key = (op.name, mode.name, profile, target, partial, layout, sizes)
     exact = (*key, tuple(binding.values()))
     if exact in _IMPOSSIBLE:
@@ -249,7 +287,10 @@ def case_id(case: Case, db: Database) -> str:
     tiles = case.parsed(db)
     binding: dict[str, str] = {}
     for o in mode.operands:
-        binding.setdefault(o.dtype, tiles[o.name].dtype)
+        if o.is_attr:
+            binding[o.name] = tiles[o.name].value
+        else:
+            binding.setdefault(o.dtype, tiles[o.name].dtype)
     prefix = f"{case.mode}-{case.profile}-"
     if case.reject:
         return f"{prefix}{case.reject}-{short_id(mode, tiles, binding)}"
@@ -271,14 +312,20 @@ def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles)
                     t = tiles[u]
                     changed[u] = ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)
                 yield changed, True
+    for a in mode.attrs:
+        for value in db.isa.enums[a.enum].values:
+            if value != tiles[a.name].value:
+                yield {**tiles, a.name: AttrDesc(value)}, False
     for o in mode.operands:
         t = tiles[o.name]
+        if o.is_attr:
+            continue
         for d in dtypes:
             if d != t.dtype:
                 yield {**tiles, o.name: ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)}, True
     for o in mode.operands:
         t = tiles[o.name]
-        if isinstance(t, ScalarDesc):
+        if not isinstance(t, TileDesc):
             continue
         for loc in db.isa.tile_types:
             if loc != t.loc:
@@ -323,7 +370,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
             picked: list[Case] = []
             seen_types: set[tuple[str, ...]] = set()
             for c in bases:
-                key = tuple(sorted({t.split(",")[1].split("x")[-1] for t in c.tiles.values()}))
+                key = tuple(sorted({d.dtype for d in c.parsed(db).values() if d.dtype}))
                 if key not in seen_types and len(picked) < 6:
                     seen_types.add(key)
                     picked.append(c)
@@ -377,5 +424,6 @@ def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:
     # the rounding caches steer the search, so start from scratch for byte-identical output
     _HINTS.clear()
     _IMPOSSIBLE.clear()
+    _FEASIBLE.clear()
     positives = positive_cases(db, op)
     return positives, reject_cases(db, op, positives)

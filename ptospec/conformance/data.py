@@ -76,6 +76,8 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
     data: dict[str, object] = {}
     for index, o in enumerate(mode.operands):
         desc = tiles[o.name]
+        if o.is_attr:
+            continue
         rng = np.random.default_rng([seed, index])
         dt = numpy_dtype(db, desc.dtype)
         if isinstance(desc, ScalarDesc):
@@ -96,7 +98,7 @@ def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarra
     """``values`` with every element outside the operand's value domain replaced by 1."""
     if operand.domain is None or values.size == 0:
         return values
-    type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands}
+    type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands if not o.is_attr}
     scope = Scope(db.isa, type_vars=type_vars)
     with np.errstate(all="ignore"):
         ok = element_mask(operand.domain, values, scope)

@@ -29,6 +29,7 @@ class Index:
 
     base: str
     indices: tuple[Node, ...]
+    view: str = ""  # "bit": index the tile's packed bits instead of its elements
 
 
 @dataclass(frozen=True)

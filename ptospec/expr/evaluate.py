@@ -47,6 +47,9 @@ class Scope:
             table[name] = name
         for name in isa.dtypes:
             table[name] = name
+        for enum in isa.enums.values():
+            for value in enum.values:
+                table[value] = value
         _CONSTANTS[id(isa)] = (isa, table)
         return table
 

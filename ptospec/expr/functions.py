@@ -91,6 +91,15 @@ def _shift(op):
     return shift
 
 
+_RELATIONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
+              "GE": np.greater_equal}
+
+
+def compare(a, b, relation):
+    """IEEE comparison under a CmpMode value (any comparison with NaN is false, except NE)."""
+    return _RELATIONS[str(relation)](a, b)
+
+
 @dataclass(frozen=True)
 class Function:
     name: str
@@ -133,8 +142,16 @@ FUNCTIONS: dict[str, Function] = {
         Function("shl", 2, _shift(np.left_shift), r"{0} \ll {1}", "shift left, filling with zeros"),
         Function("shr", 2, _shift(np.right_shift), r"{0} \gg {1}",
                  "shift right: arithmetic for signed types, logical for unsigned"),
+        Function("compare", 3, compare, r"{0} \mathrel{{\mathrm{{cmp}}_{{{2}}}}} {1}",
+                 "compare(a, b, mode): a EQ|NE|LT|LE|GT|GE b for a CmpMode value"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
+        Function("wide", 1,
+                 lambda x: np.asarray(x).astype({"u": np.uint64, "i": np.int64, "b": np.int64}.get(
+                     np.asarray(x).dtype.kind, np.float64)),
+                 r"{0}",
+                 "x widened to 64 bits (float64 for floating types, int64/uint64 for integers): a sum or product "
+                 "over widened values rounds or wraps once, when the result is stored in the destination type"),
         Function("bytes", 1, lambda t: t, r"\operatorname{{sizeof}}({0})", "size of a dtype in bytes",
                  type_level=True),
         Function("bits", 1, lambda t: t, r"\operatorname{{bits}}({0})", "width of a dtype in bits",

@@ -62,8 +62,9 @@ def to_latex(node: Node) -> str:
             return identifier(name)
         case Attr(obj=obj, name=name):
             return f"{identifier(obj)}.{identifier(name)}"
-        case Index(base=base, indices=idx):
-            return identifier(base) + "_{" + ",".join(to_latex(i) for i in idx) + "}"
+        case Index(base=base, indices=idx, view=view):
+            sup = r"^{\mathrm{" + view + "}}" if view else ""
+            return identifier(base) + sup + "_{" + ",".join(to_latex(i) for i in idx) + "}"
         case Call(func=func, args=args):
             rendered = [to_latex(a) for a in args]
             fn = FUNCTIONS.get(func)

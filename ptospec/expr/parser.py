@@ -28,6 +28,9 @@ _TOKEN = re.compile(
 )
 
 KEYWORDS = {"and", "or", "not", "in", "for"}
+# ``tile.bit[r, c]``: the tile's elements as packed bits, least significant bit first
+# (bit c of a row is bit c % w of element c // w, w = the element width).
+VIEWS = {"bit"}
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,10 @@ class _Parser:
             raise self.error("expected a value")
         name = self.name()
         if self.accept("."):
-            return Attr(name, self.name())
+            field = self.name()
+            if field in VIEWS and self.accept("["):
+                return Index(name, tuple(self.arguments("]")), field)
+            return Attr(name, field)
         if self.accept("["):
             return Index(name, tuple(self.arguments("]")))
         if self.accept("("):

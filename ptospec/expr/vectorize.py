@@ -59,11 +59,13 @@ def execute_statement(
     if target.base not in out:
         raise ExprError(f"statement writes {target.base!r}, which is not an output", rule="exec.target")
     target_tile = scope.tiles[target.base]
+    dest = out[target.base]
+    valid_rows, valid_cols = _valid_shape(target_tile, target.view, dest)
     extents: dict[str, int] = {}
     domain = dict(stmt.domain)
     for pos, idx in enumerate(target.indices):
         if isinstance(idx, Name) and idx.id not in domain:
-            extents[idx.id] = target_tile.valid_shape[pos]
+            extents[idx.id] = (valid_rows, valid_cols)[pos]
     for var, bound in stmt.domain:
         extents[var] = _extent(bound, scope, var)
     for node in walk(stmt.value):
@@ -77,14 +79,36 @@ def execute_statement(
     rows, cols, value = np.broadcast_arrays(*index_arrays, value)
     if rows.size == 0:
         return
-    valid_rows, valid_cols = target_tile.valid_shape
     if rows.min() < 0 or cols.min() < 0 or rows.max() >= valid_rows or cols.max() >= valid_cols:
         raise ExprError(
             f"{stmt.text!r} writes outside the valid region of {target.base}", rule="exec.write-outside-valid"
         )
-    dest = out[target.base]
+    if target.view == "bit":
+        bits = unpack_bits(dest)
+        bits[rows, cols] = value.astype(bool)
+        dest[...] = pack_bits(bits, dest)
+        return
     with np.errstate(all="ignore"):
         dest[rows, cols] = value.astype(dest.dtype)
+
+
+def _valid_shape(tile, view: str, array: np.ndarray) -> tuple[int, int]:
+    rows, cols = tile.valid_shape
+    if view == "bit":
+        return rows, cols * array.dtype.itemsize * 8
+    return rows, cols
+
+
+def unpack_bits(array: np.ndarray) -> np.ndarray:
+    """A tile's elements as bits, least significant first: shape (rows, cols * element bits)."""
+    raw = np.ascontiguousarray(array).view(np.uint8).reshape(array.shape[0], -1)
+    return np.unpackbits(raw, axis=1, bitorder="little")
+
+
+def pack_bits(bits: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """The inverse of ``unpack_bits`` for an array shaped and typed like ``like``."""
+    raw = np.packbits(bits.astype(np.uint8), axis=1, bitorder="little")
+    return raw.view(like.dtype).reshape(like.shape)
 
 
 def _extent(bound: Node, scope: Scope, var: str) -> int:
@@ -102,18 +126,19 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             return grid.arange(name)
         case Name() | Attr():
             return evaluate(node, scope)
-        case Index(base=base, indices=indices):
+        case Index(base=base, indices=indices, view=view):
             if base not in data:
                 raise ExprError(f"{base!r} is not an operand tile", rule="exec.unknown-tile")
             rows, cols = (np.asarray(_eval(i, grid, scope, data)) for i in indices)
             rows, cols = np.broadcast_arrays(rows, cols)
+            source = unpack_bits(data[base]) if view == "bit" else data[base]
             if rows.size:
-                vr, vc = scope.tiles[base].valid_shape
+                vr, vc = _valid_shape(scope.tiles[base], view, data[base])
                 if rows.min() < 0 or cols.min() < 0 or rows.max() >= vr or cols.max() >= vc:
                     raise ExprError(
                         f"semantics read {base} outside its valid region {vr}x{vc}", rule="exec.read-outside-valid"
                     )
-            return data[base][rows, cols]
+            return source[rows, cols]
         case Call(func=func) if func in FUNCTIONS and FUNCTIONS[func].type_level:
             return evaluate(node, scope)
         case Call(func=func, args=args):
