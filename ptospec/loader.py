@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import fastjsonschema
 import jsonschema
 
 from .errors import ExprError, SpecError
@@ -98,7 +99,20 @@ class DatabaseErrors(SpecError):
         self.errors = errors
 
 
+@cache
+def _fast_validator(name: str):
+    """A compiled validator (fastjsonschema) for the common case: files that are valid."""
+    compiled = dict(schema(name))
+    compiled["$schema"] = "http://json-schema.org/draft-07/schema#"  # the subset our schemas use
+    return fastjsonschema.compile(compiled)
+
+
 def _schema_errors(src: Located, schema_name: str, issues: Issues) -> bool:
+    try:
+        _fast_validator(schema_name)(src.data)
+        return False
+    except fastjsonschema.JsonSchemaException:
+        pass  # collect every problem, with paths, from the reference validator
     validator = jsonschema.Draft202012Validator(schema(schema_name))
     found = False
     for err in sorted(validator.iter_errors(src.data), key=lambda e: list(map(str, e.absolute_path))):
@@ -280,7 +294,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             when = None
             if isinstance(item, dict) and "when" in item:
                 when = _parse(src, (*mp, "semantics", i), item["when"], issues)
-            _check_statement(src, (*mp, "semantics", i), stmt, roles, let_names, isa, issues)
+            type_vars = {o.dtype for o in operands if o.dtype}
+            _check_statement(src, (*mp, "semantics", i), stmt, roles, let_names | type_vars, isa, issues)
             semantics.append(stmt if when is None else replace(stmt, when=when, when_text=item["when"]))
         ex = m["example"]
         if ex["profile"] not in isa.profiles:
@@ -507,7 +522,7 @@ def _check_statement(src, path, stmt, roles: dict[str, str], let_names: set[str]
         elif isinstance(n, Call) and (n.func not in FUNCTIONS or FUNCTIONS[n.func].type_level):
             issues.add(src, path, f"unknown element function {n.func!r}", "expr.unknown-function")
         elif (isinstance(n, Name) and n.id not in variables and n.id not in let_names
-              and roles.get(n.id) not in ("scalar", "attr")):
+              and roles.get(n.id) not in ("scalar", "attr") and isa.enum_of_value(n.id) is None):
             issues.add(src, path, f"unknown name {n.id!r} in semantics", "expr.unknown-name")
         elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in roles:
             issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")

@@ -17,6 +17,8 @@ import yaml
 from .errors import SpecError
 
 PathKey = tuple[str | int, ...]
+# The safe loader only (never the full one); libyaml's C implementation when PyYAML has it.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,10 @@ def read_yaml(path: Path, display: str | None = None) -> Located:
 
 
 def parse_yaml(text: str, display: str) -> Located:
+    loader = _LOADER(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()  # one parse: positions from the nodes, data constructed from them
+        data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -65,6 +68,8 @@ def parse_yaml(text: str, display: str) -> Located:
         raise SpecError(f"YAML syntax error: {problem}", where=f"{display}:{line}", rule="yaml.syntax") from exc
     except yaml.YAMLError as exc:
         raise SpecError(f"YAML error: {exc}", where=display, rule="yaml.syntax") from exc
+    finally:
+        loader.dispose()
     lines: dict[PathKey, int] = {}
     if node is not None:
         _index(node, (), lines, display)

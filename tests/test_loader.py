@@ -68,7 +68,7 @@ def test_bad_expression_in_rule(specs):
 
 def test_unknown_references(specs):
     break_file(specs / "ops/tplain.yaml", "allow: [Vec]", "allow: [Vector]")
-    break_file(specs / "ops/tcolargmax.yaml", "T: [f16, f32, u16, u32], I: [u32, i32]", "T: [f16, f99], I: [u32, i32]")
+    break_file(specs / "ops/tplain.yaml", "{T: [f16, f32, i16, i32]}", "{T: [f16, f99]}")
     break_file(specs / "ops/tplain.yaml", 'sources: [seed]\n', "sources: [nowhere]\n")
     out = "\n".join(problems(specs))
     assert "unknown tile type 'Vector'" in out

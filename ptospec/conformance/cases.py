@@ -54,16 +54,26 @@ def roundup(value: int, unit: int) -> int:
 
 
 def dtype_combos(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dict[str, str]]:
-    """Every legal type-variable binding of the mode on the profile, in table order."""
+    """Every legal binding of the mode's type variables on the profile, in table order (one value for a
+    variable only scratch tiles use), each with attribute values (see ``_with_attrs``)."""
     table = op.dtypes.get(profile)
     if table is None:
         return []
     out: list[dict[str, str]] = []
     seen: set[tuple[str, ...]] = set()
+    # A type variable only scratch tiles use does not change any result: one value of it is enough,
+    # preferably one another variable already has (scratch tiles often must match the source).
+    scratch = {v for v in mode.type_vars if all(o.role == "tmp" for o in mode.operands if o.dtype == v)}
     for row in table.rows:
         if mode.name not in row.modes:
             continue
-        for values in itertools.product(*(row.types[v] for v in mode.type_vars)):
+        data_vars = [v for v in mode.type_vars if v not in scratch]
+        for data_values in itertools.product(*(row.types[v] for v in data_vars)):
+            chosen = dict(zip(data_vars, data_values, strict=True))
+            for v in scratch:
+                allowed = row.types[v]
+                chosen[v] = next((d for d in data_values if d in allowed), allowed[0])
+            values = tuple(chosen[v] for v in mode.type_vars)
             if values not in seen:
                 seen.add(values)
                 out.append(dict(zip(mode.type_vars, values, strict=True)))

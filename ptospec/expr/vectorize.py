@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import ml_dtypes
 import numpy as np
 
 from ..errors import ExprError
@@ -124,6 +125,8 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             return v
         case Name(id=name) if name in grid.axes:
             return grid.arange(name)
+        case Name(id=name) if name in scope.type_vars:
+            return numpy_dtype_of(scope.isa, scope.type_vars[name])  # a type variable names a NumPy dtype here
         case Name() | Attr():
             return evaluate(node, scope)
         case Index(base=base, indices=indices, view=view):
@@ -205,3 +208,9 @@ def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
                   scope.attrs)
     mask = _eval(node, _Grid([], {}), inner, {})
     return np.broadcast_to(np.asarray(mask, dtype=bool), values.shape)
+
+
+def numpy_dtype_of(isa, dtype: str) -> np.dtype:
+    """The NumPy dtype of an ISA dtype name (ml_dtypes for bfloat16 and the fp8 types)."""
+    name = isa.dtypes[dtype].numpy
+    return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
