@@ -54,7 +54,8 @@ def test_schema_violation_has_line(specs):
 
 
 def test_duplicate_key(specs):
-    line = break_file(specs / "ops/tplain.yaml", "family: elementwise-tile-tile", "family: elementwise-tile-tile\nfamily: x")
+    family = "family: elementwise-tile-tile"
+    line = break_file(specs / "ops/tplain.yaml", family, f"{family}\nfamily: x")
     out = problems(specs)
     assert any(f"tplain.yaml:{line + 1}" in p and "duplicate-key" in p for p in out), out
 
