@@ -15,10 +15,10 @@ from pathlib import Path
 
 from ..errors import PtospecError
 from ..model import Database
-from .indexes import differences_page, family_page, home_page, matrix_page, root_page
+from .indexes import differences_page, family_page, home_page, kind_page, matrix_page, root_page
 from .labels import LANG_NAMES, LANGS, label, text
 from .markdown import GENERATED
-from .pages import family_path, op_page, op_path
+from .pages import family_path, kind_path, op_page, op_path
 
 EXTRA_CSS = f"""/* {GENERATED} */
 .ptospec-math {{ overflow-x: auto; overflow-y: hidden; margin: 0.8em 0; }}
@@ -47,6 +47,7 @@ def _nav(db: Database, lang: str) -> list:
         {label("matrix", lang): f"{lang}/matrix.md"},
         {label("differences_page", lang): f"{lang}/differences.md"},
         {label("families", lang): fam_nav},
+        {label("kinds", lang): [{text(k.title, lang): kind_path(lang, k.name)} for k in db.kinds.values()]},
         {label("ops", lang): op_nav},
     ]
 
@@ -87,6 +88,8 @@ def generate(db: Database) -> dict[str, str]:
             files[f"docs/{family_path(lang, fam)}"] = family_page(db, fam, ops, lang)
         for name in sorted(db.ops):
             files[f"docs/{op_path(lang, name)}"] = op_page(db, db.ops[name], lang)
+        for kind in db.kinds.values():
+            files[f"docs/{kind_path(lang, kind.name)}"] = kind_page(db, kind, lang)
     return files
 
 

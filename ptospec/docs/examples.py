@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..asm.forms import FORMS, print_form
 from ..asm.types import parse_descriptor
 from ..model import Database, Mode, OpSpec
-from ..tile import ScalarDesc, TileDesc
+from ..tile import AttrDesc, ScalarDesc, TileDesc
 
 _ALIGN = 0x1000  # TASSIGN addresses: each tile starts on a 4 KiB boundary after the previous one
 
@@ -20,7 +20,7 @@ def _type_name(operand: str) -> str:
 
 def _declaration_order(mode: Mode) -> list[str]:
     """Inputs, then outputs, then scratch tiles, then scalars (as upstream examples declare them)."""
-    order = {"in": 0, "out": 1, "tmp": 2, "scalar": 3}
+    order = {"in": 0, "out": 1, "tmp": 2, "scalar": 3, "attr": 4}
     return [o.name for o in sorted(mode.operands, key=lambda o: order.get(o.role, 4))]
 
 
@@ -54,12 +54,14 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
     body: list[str] = []
     for name in order:
         tile = tiles[name]
-        if isinstance(tile, ScalarDesc):
+        if not isinstance(tile, TileDesc):
             continue
         spelled, _ = tile_type(db, tile)
         lines.append(f"    using {_type_name(name)} = {spelled};")
     for name in order:
         tile = tiles[name]
+        if isinstance(tile, AttrDesc):
+            continue  # passed as an enumerator in the call
         if isinstance(tile, ScalarDesc):
             body.append(f"    {db.isa.dtypes[tile.dtype].cpp} {name}{{}};")
             continue
@@ -71,13 +73,21 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
         address = 0
         for name in order:
             tile = tiles[name]
-            if isinstance(tile, ScalarDesc):
+            if not isinstance(tile, TileDesc):
                 continue
             lines.append(f"    TASSIGN({name}, {address:#x});")
             address += -(-_tile_bytes(db, tile) // _ALIGN) * _ALIGN
-    lines.append(f"    {mode.cpp_name}({', '.join(mode.cpp_args)});")
+    lines.append(f"    {mode.cpp_name}({', '.join(_argument(db, mode, tiles, a) for a in mode.cpp_args)});")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
+    """A call argument: the operand's variable, or ``Enum::VALUE`` for an attribute."""
+    tile = tiles[name]
+    if isinstance(tile, AttrDesc):
+        return f"{mode.operand(name).enum}::{tile.value}"
+    return name
 
 
 def asm_examples(db: Database, op: OpSpec, mode: Mode) -> dict[str, str]:

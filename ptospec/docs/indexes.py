@@ -76,13 +76,44 @@ def matrix_page(db: Database, lang: str) -> str:
     return "\n".join(out)
 
 
+def kind_page(db: Database, kind, lang: str) -> str:
+    """A shared instruction shape: what it fixes, its params, and the instructions that use it."""
+    users = [db.ops[n] for n in sorted(db.ops) if db.ops[n].kind == kind.name]
+    out = [HEADER, f"# {prose(text(kind.title, lang))}\n", language_link(lang, f"kinds/{kind.name}.md"),
+           f"{code(kind.name)} · `specs/kinds/{kind.name}.yaml`\n", prose(text(kind.description, lang)) + "\n"]
+    if kind.params:
+        out.append(f"## {label('params', lang)}\n")
+        out.append(table([label("name", lang), label("meaning", lang), label("default", lang)],
+                         [[code(p.name + (f"({', '.join(p.args)})" if p.args else "")), prose(text(p.text, lang)),
+                           (code(str(p.default)) if p.default not in ("", None) else '""') if not p.required else ""] for p in kind.params.values()]))
+    out.append(f"## {label('ops', lang)}\n")
+    rows = []
+    for op in users:
+        params = "; ".join(f"{code(k)} = {code(v)}" for k, v in op.params.items() if isinstance(v, str))
+        rows.append([f"[{op.name.upper()}](../ops/{op.name}.md)", params, prose(text(op.summary, lang))])
+    out.append(table([label("op", lang), label("params", lang), label("summary", lang)], rows))
+    return "\n".join(out)
+
+
 def differences_page(db: Database, lang: str) -> str:
     out = [HEADER, f"# {label('differences_page', lang)}\n", language_link(lang, "differences.md"),
            label("differences_intro", lang) + "\n"]
+    counts: dict[str, int] = {}
+    for op in db.ops.values():
+        for d in op.differences:
+            counts[d.kind] = counts.get(d.kind, 0) + 1
+    total = sum(counts.values())
+    out.append(table([label("kind", lang), label("count", lang)],
+                     [[code(k), str(v)] for k, v in sorted(counts.items())] + [[label("total", lang), str(total)]]))
+    out.append(table([label("op", lang), label("count", lang), label("kind", lang)],
+                     [[f"[{name.upper()}](#{name})", str(len(db.ops[name].differences)),
+                       ", ".join(sorted({code(d.kind) for d in db.ops[name].differences}))]
+                      for name in sorted(db.ops) if db.ops[name].differences]))
     for name in sorted(db.ops):
         op = db.ops[name]
         if not op.differences:
             continue
-        out.append(f"## [{op.name.upper()}](ops/{op.name}.md)\n")
+        out.append(f"## {op.name.upper()} {{#{op.name}}}\n")
+        out.append(f"[{label('op_page', lang)}](ops/{op.name}.md)\n")
         out += differences_block(op, lang)
     return "\n".join(out)

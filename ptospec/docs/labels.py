@@ -27,6 +27,13 @@ LABELS: dict[str, dict[str, str]] = {
     "role": {"en": "Role", "zh": "角色"},
     "type_var": {"en": "Type variable", "zh": "类型变量"},
     "meaning": {"en": "Meaning", "zh": "含义"},
+    "kinds": {"en": "Kinds", "zh": "指令形态"},
+    "params": {"en": "Parameters", "zh": "参数"},
+    "default": {"en": "Default", "zh": "默认值"},
+    "count": {"en": "Count", "zh": "数量"},
+    "total": {"en": "Total", "zh": "合计"},
+    "op_page": {"en": "Instruction page", "zh": "指令页面"},
+    "domain": {"en": "defined for inputs x with", "zh": "输入 x 的定义域"},
     "semantics": {"en": "Semantics", "zh": "语义"},
     "semantics_intro": {
         "en": "Rendered from the statements the reference executor runs. Index variables without a range "

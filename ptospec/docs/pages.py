@@ -159,13 +159,25 @@ def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
     return out
 
 
+def _operand_text(db: Database, operand, lang: str) -> str:
+    """An operand's meaning; attributes list their enum's values, inputs their value domain."""
+    meaning = text(operand.text, lang)
+    if operand.is_attr:
+        enum = db.isa.enums[operand.enum]
+        values = ", ".join(f"{v} ({text(enum.value_text[v], lang)})" for v in enum.values)
+        meaning += f" — {enum.cpp}: {values}"
+    if operand.domain_text:
+        meaning += f" — {label('domain', lang)}: {operand.domain_text}"
+    return meaning
+
+
 def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str) -> list[str]:
     out: list[str] = []
     if heading:
         out.append(f"## {label('mode', lang)} {code(mode.name)}: {prose(text(mode.title, lang))}\n")
     h = "###" if heading else "##"
     out.append(f"{h} {label('operands', lang)}\n")
-    rows = [[code(o.name), o.role, code(o.dtype), prose(text(o.text, lang))] for o in mode.operands]
+    rows = [[code(o.name), o.role, code(o.dtype or o.enum), prose(_operand_text(db, o, lang))] for o in mode.operands]
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
@@ -209,11 +221,26 @@ def differences_block(op: OpSpec, lang: str, level: str = "###") -> list[str]:
     return out
 
 
+def kind_path(lang: str, kind: str) -> str:
+    return f"{lang}/kinds/{kind}.md"
+
+
+def _kind_line(db: Database, op: OpSpec, lang: str) -> list[str]:
+    kind = db.kinds.get(op.kind) if op.kind else None
+    if kind is None:
+        return []
+    params = ", ".join(f"{code(k)} = {code(v if isinstance(v, str) else text(v, lang))}"
+                       for k, v in op.params.items())
+    line = f"{label('kind', lang)}: [{prose(text(kind.title, lang))}](../kinds/{kind.name}.md)"
+    return [line + (f" ({params})" if params else "") + "\n"]
+
+
 def op_page(db: Database, op: OpSpec, lang: str) -> str:
     fam = db.isa.families.get(op.family)
     fam_title = text(fam.title, lang) if fam else op.family
     out = [HEADER, f"# {op.name.upper()}\n", language_link(lang, f"ops/{op.name}.md"),
            f"{label('family', lang)}: [{prose(fam_title)}](../families/{op.family}.md)\n",
+           *_kind_line(db, op, lang),
            f"## {label('summary', lang)}\n", prose(text(op.summary, lang)) + "\n",
            f"## {label('description', lang)}\n", prose(text(op.description, lang)) + "\n"]
     if op.let:
@@ -233,6 +260,9 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
     out.append(f"## {label('numerics', lang)}\n")
     rows = [["NaN", code(n.nan)], ["signed zero", code(n.signed_zero)], ["ties", code(n.ties)],
             ["overflow", code(n.overflow)]]
+    rows += [[name, code(value)] for name, value in (("division by zero", n.division_by_zero),
+                                                     ("shift out of range", n.shift_out_of_range))
+             if value != "not-applicable"]
     if n.exact:
         rows.append([label("exact", lang), ", ".join(code(d) for d in n.exact)])
     rows += [[f"{label('tolerance', lang)} {code(d)}", f"rtol {t.rtol:g}, atol {t.atol:g}"]
