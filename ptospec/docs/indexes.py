@@ -83,9 +83,12 @@ def kind_page(db: Database, kind, lang: str) -> str:
            f"{code(kind.name)} · `specs/kinds/{kind.name}.yaml`\n", prose(text(kind.description, lang)) + "\n"]
     if kind.params:
         out.append(f"## {label('params', lang)}\n")
-        out.append(table([label("name", lang), label("meaning", lang), label("default", lang)],
-                         [[code(p.name + (f"({', '.join(p.args)})" if p.args else "")), prose(text(p.text, lang)),
-                           (code(str(p.default)) if p.default not in ("", None) else '""') if not p.required else ""] for p in kind.params.values()]))
+        rows = []
+        for p in kind.params.values():
+            default = "" if p.required else code(str(p.default)) if p.default not in ("", None) else '""'
+            rows.append([code(p.name + (f"({', '.join(p.args)})" if p.args else "")), prose(text(p.text, lang)),
+                         default])
+        out.append(table([label("name", lang), label("meaning", lang), label("default", lang)], rows))
     out.append(f"## {label('ops', lang)}\n")
     rows = []
     for op in users:
