@@ -150,7 +150,8 @@ def test_tcvt_default_saturation_wraps_only_the_narrowing_pairs(db):
     to_i32 = tiles(db, src="vec, 1x16xf32", dst="vec, 1x16xi32", rmode="CAST_RINT")
     assert execute(db, "tcvt", "round", "a2a3", to_i32, {"src": floats})["dst"][0, 0] == 1_000_000
     to_i16 = tiles(db, src="vec, 1x16xf32", dst="vec, 1x16xi16", rmode="CAST_RINT")
-    assert execute(db, "tcvt", "round", "a2a3", to_i16, {"src": floats})["dst"][0, 0] == (1_000_000 + 32768) % 65536 - 32768
+    wrapped = (1_000_000 + 32768) % 65536 - 32768
+    assert execute(db, "tcvt", "round", "a2a3", to_i16, {"src": floats})["dst"][0, 0] == wrapped
 
 
 def test_tcvt_pairs_and_tmp_modes_per_profile(db):
