@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from ptospec.asm.forms import FORMS, parse_line, print_form
 from ptospec.asm.types import format_descriptor, parse_descriptor
 from ptospec.errors import PtospecError
-from ptospec.tile import TileDesc
+from ptospec.tile import AttrDesc, ScalarDesc, TileDesc
 
 
 @st.composite
@@ -28,6 +28,15 @@ def tile_descs(draw, isa):
     )
 
 
+def operand_descs(isa, operand):
+    """A descriptor of the operand's kind: an enumerator, a scalar dtype, or a tile."""
+    if operand.is_attr:
+        return st.sampled_from(isa.enums[operand.enum].values).map(AttrDesc)
+    if operand.role == "scalar":
+        return st.sampled_from(list(isa.dtypes)).map(ScalarDesc)
+    return tile_descs(isa)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_round_trip_every_op_mode_form(db, data):
@@ -35,11 +44,11 @@ def test_round_trip_every_op_mode_form(db, data):
     spec = db.ops[op]
     mode = data.draw(st.sampled_from(spec.modes))
     form = data.draw(st.sampled_from(FORMS))
-    tiles = {o.name: data.draw(tile_descs(db.isa)) for o in mode.operands}
+    tiles = {o.name: data.draw(operand_descs(db.isa, o)) for o in mode.operands}
     line = print_form(db, spec, mode, form, tiles)
     parsed = parse_line(db, line, mode.name)
     assert parsed.op == op and parsed.mode == mode.name and parsed.form == form
-    shown = set(mode.asm[form].ins) | set(mode.asm[form].outs)
+    shown = set(mode.asm[form].ins) | set(mode.asm[form].outs) | {o.name for o in mode.attrs}
     assert parsed.operands == {n: tiles[n] for n in shown}
     assert print_form(db, spec, mode, form, {**tiles, **parsed.operands}) == line
 
