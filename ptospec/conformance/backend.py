@@ -9,6 +9,7 @@ configuration (as a compiler or a runtime check would), or "unsupported".
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +35,7 @@ class Capabilities:
         if self.modes is not None and op in self.modes and mode not in self.modes[op]:
             return f"{op} mode {mode} not implemented"
         if self.dtypes is not None:
-            missing = sorted({t.dtype for t in tiles.values()} - set(self.dtypes))
+            missing = sorted({t.dtype for t in tiles.values() if t.dtype} - set(self.dtypes))
             if missing:
                 return f"dtype(s) {', '.join(missing)} not implemented"
         return None
@@ -59,10 +60,16 @@ class Result:
     rules: tuple[str, ...] = ()  # rule ids the backend names for a rejection, if it knows them
     message: str = ""
     unsupported: str | None = None
+    error: str | None = None  # the backend itself failed (a harness problem, not a verdict on the case)
+    stray: tuple[str, ...] = ()  # writes outside every output tile the backend noticed itself
 
     @classmethod
     def ok(cls, outputs: dict[str, np.ndarray]) -> Result:
         return cls(outputs=outputs)
+
+    @classmethod
+    def harness_error(cls, message: str) -> Result:
+        return cls(error=message, message=message)
 
     @classmethod
     def reject(cls, message: str, rules: tuple[str, ...] = ()) -> Result:
@@ -83,3 +90,19 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def run(self, case: Invocation) -> Result: ...
+
+    # Optional hooks (the defaults do nothing).
+
+    def prepare(self, cases: Sequence[Invocation], progress: Callable[[str, int, int], None] | None = None) -> None:
+        """Called once with every case of the session before the first ``run`` (batch compiles here).
+
+        ``progress(stage, done, total)`` may be called to report long preparation steps."""
+        return None
+
+    def artifacts(self, case: Invocation) -> dict[str, str]:
+        """Backend-specific repro material for a failing case (e.g. ``{"cpp": source}``)."""
+        return {}
+
+    def stats(self) -> dict[str, float]:
+        """Counters worth reporting (compiles, cache hits, ...)."""
+        return {}

@@ -24,19 +24,29 @@ def compare_output(name: str, desc: TileDesc, expected: np.ndarray, actual: obje
     Inside the valid region: within ``numerics.tolerance[dtype]`` when given, exact otherwise; NaN
     equals NaN; -0 equals +0 unless signed zeros are significant.  Outside it: bit-identical to the
     initial contents (the sentinel)."""
+    outside, inside = compare_detail(name, desc, expected, actual, numerics)
+    return outside + inside
+
+
+def compare_detail(name: str, desc: TileDesc, expected: np.ndarray, actual: object, numerics: Numerics
+                   ) -> tuple[list[str], list[str]]:
+    """``compare_output``'s problems split into (writes outside the valid region, wrong values)."""
     arr = np.asarray(actual)
     if arr.shape != expected.shape:
-        return [f"{name}: shape {arr.shape}, expected {expected.shape}"]
+        return [], [f"{name}: shape {arr.shape}, expected {expected.shape}"]
     if arr.dtype != expected.dtype:
-        return [f"{name}: dtype {arr.dtype}, expected {expected.dtype}"]
+        return [], [f"{name}: dtype {arr.dtype}, expected {expected.dtype}"]
     vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
     inside = np.zeros(expected.shape, dtype=bool)
     inside[:vr, :vc] = True
-    problems: list[str] = []
+    outside: list[str] = []
     outside_bad = (_bits(arr) != _bits(expected)) & ~inside
     for i, j in list(zip(*np.nonzero(outside_bad), strict=True))[:MAX_REPORTED]:
-        problems.append(f"{name}[{i}, {j}] is outside the valid region {vr}x{vc} but changed: "
-                        f"{arr[i, j]!r} (initial {expected[i, j]!r})")
+        outside.append(f"{name}[{i}, {j}] is outside the valid region {vr}x{vc} but changed: "
+                       f"{arr[i, j]!r} (initial {expected[i, j]!r})")
+    if int(outside_bad.sum()) > MAX_REPORTED:
+        outside.append(f"{name}: {int(outside_bad.sum())} changed elements outside the valid region in all")
+    problems: list[str] = []
     e, a = _as_float(expected), _as_float(arr)
     if arr.dtype.kind in "iu":
         bad = e != a
@@ -54,4 +64,4 @@ def compare_output(name: str, desc: TileDesc, expected: np.ndarray, actual: obje
         problems.append(f"{name}[{i}, {j}]: expected {expected[i, j]!r}, got {arr[i, j]!r}")
     if count > MAX_REPORTED:
         problems.append(f"{name}: {count} mismatching elements in the valid region in all")
-    return problems
+    return outside, problems

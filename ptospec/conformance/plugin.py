@@ -4,6 +4,11 @@
 
 Registered as the ``ptospec`` entry point in group ``pytest11``; it only acts on tests that use
 the ``pto_runner`` fixture (the generated modules), so it is inert in other projects.
+
+Before the first case runs, every collected fixed case is handed to the backend's ``prepare`` hook
+(batch compiles).  Other plugins can follow a run through two hooks: ``pytest_pto_runner(config,
+runner)`` (the session's ``Runner``; its ``divergences`` list fills as cases fail) and
+``pytest_pto_progress(config, stage, done, total)`` (long preparation steps of the backend).
 """
 
 from __future__ import annotations
@@ -27,6 +32,27 @@ except ImportError:  # pragma: no cover - hypothesis is only needed for the prop
 
 _MATRIX = pytest.StashKey[Matrix]()
 _KEYS = pytest.StashKey[dict[str, tuple[str, str, str]]]()
+
+
+class PtoHooks:
+    """Hooks this plugin calls (implement them in another plugin to follow a run)."""
+
+    @pytest.hookspec
+    def pytest_pto_runner(self, config: pytest.Config, runner) -> None:
+        """The session's ``Runner`` was created (``runner.divergences`` fills as cases fail)."""
+
+    @pytest.hookspec
+    def pytest_pto_progress(self, config: pytest.Config, stage: str, done: int, total: int) -> None:
+        """The backend's ``prepare`` reports progress of a long step (e.g. ``compile``, ``run``)."""
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(PtoHooks)
+
+
+def matrix(config: pytest.Config) -> Matrix | None:
+    """The op x dtype x profile matrix of this session (None before configuration)."""
+    return config.stash.get(_MATRIX, None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -143,26 +169,50 @@ def pto_runner(request: pytest.FixtureRequest):
     try:
         db = load_database(specs)
         backend = load_backend(name, db)
+        runner = Runner(db, backend, name)
     except PtospecError as exc:
         raise pytest.UsageError(f"ptospec: {exc.one_line()}") from None
-    return Runner(db, backend, name)
+    config.hook.pytest_pto_runner(config=config, runner=runner)
+    cases = [case for item in request.session.items
+             for case in [getattr(item, "callspec", None) and item.callspec.params.get("case")]
+             if isinstance(case, Case)]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        config.hook.pytest_pto_progress(config=config, stage=stage, done=done, total=total)
+
+    try:
+        runner.prepare(cases, progress)
+    except PtospecError as exc:
+        raise pytest.UsageError(f"ptospec: {exc.one_line()}") from None
+    return runner
+
+
+def _fail(exc: BaseException) -> None:
+    """Report a conformance failure by its message (which carries the repro), without a traceback:
+    pytest would otherwise parse the large generated module for every failure."""
+    notes = "\n".join(getattr(exc, "__notes__", ()))
+    pytest.fail(f"{exc}\n{notes}" if notes else str(exc), pytrace=False)
 
 
 def run_case(runner, case: Case) -> None:
     """Body of every generated fixed-case test."""
-    from .runner import Unsupported
+    from .runner import ConformanceFailure, Unsupported
 
     try:
         runner.check(case)
     except Unsupported as exc:
         pytest.skip(str(exc))
+    except ConformanceFailure as exc:
+        _fail(exc)
 
 
 def run_property(runner, op: str, mode: str, profile: str) -> None:
     """Body of every generated property test."""
-    from .runner import Unsupported
+    from .runner import ConformanceFailure, Unsupported
 
     try:
         runner.check_property(op, mode, profile)
     except Unsupported as exc:
         pytest.skip(str(exc))
+    except ConformanceFailure as exc:
+        _fail(exc)

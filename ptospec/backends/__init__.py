@@ -1,0 +1,1 @@
+"""Conformance backends shipped with ptospec (selected by name with ``--pto-backend``)."""

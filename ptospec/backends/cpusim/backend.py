@@ -1,0 +1,276 @@
+"""The ``cpusim`` backend: the upstream CPU simulator, compiled per case batch with clang++.
+
+``prepare`` (called once with every case of the session) plans one driver variant per static shape
+group, packs the variants of each op mode into translation units, builds them (``-j`` parallel,
+cached by content) and runs each binary once over all its cases.  ``run`` then only looks the result
+up; a case that was not prepared (a property-test example) is prepared on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...conformance.backend import Backend, Capabilities, Invocation, Result
+from ...executor import numpy_dtype
+from ...model import Database
+from ...tile import TileDesc
+from . import cppgen, outcome
+from .build import Builder, Built, Stats
+from .execute import CaseFiles, run_cases
+from .toolchain import cache_dir, find_checkout, find_compiler, jobs
+
+MAX_VARIANTS_PER_UNIT = 40  # ~0.4 s + ~55 ms per variant at -O0 with the PCH (measured: 40 in ~2.5 s)
+CASE_TIMEOUT = 20  # seconds per case
+
+Progress = Callable[[str, int, int], None]
+
+
+def case_key(case: Invocation) -> tuple:
+    """Identity of a case: op, mode, profile, tiles and the exact input bytes."""
+    digest = hashlib.sha256()
+    for name in sorted(case.inputs):
+        value = np.asarray(case.inputs[name])
+        digest.update(f"{name}:{value.dtype.str}:{value.shape}".encode())
+        digest.update(np.ascontiguousarray(value).tobytes())
+    return case.op, case.mode, case.profile, tuple(case.tiles.items()), digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Planned:
+    case: Invocation
+    key: tuple
+    plan: cppgen.VariantPlan
+    suspect: bool  # the spec rejects it statically: it will probably not compile (scheduling only)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One translation unit: (variant name, plan, cases) triples; ``suspect``: probably rejections."""
+
+    variants: list[tuple[str, cppgen.VariantPlan, list[_Planned]]]
+    suspect: bool
+
+
+class CpuSimBackend(Backend):
+    name = "cpusim"
+
+    def __init__(self, db: Database | None = None, root: str | os.PathLike | None = None, cxx: str | None = None,
+                 cache: str | os.PathLike | None = None, parallel: int | None = None) -> None:
+        if db is None:
+            from ...loader import load_database
+
+            db = load_database()
+        self.db = db
+        self.checkout = find_checkout(root)
+        self.compiler = find_compiler(cxx)
+        self.cache = cache_dir(cache)
+        self.jobs = jobs(parallel)
+        self._stats = Stats()
+        self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats)
+        self.profiles = tuple(p for p, spec in db.isa.profiles.items() if spec.basis == "simulator")
+        self._results: dict[tuple, Result] = {}
+        self._outcomes: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._caps: Capabilities | None = None
+        self.unsupported_dtypes: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ manifest
+    def capabilities(self) -> Capabilities:
+        if self._caps is None:
+            names = [d for d, spec in self.db.isa.dtypes.items()
+                     if spec.profiles is None or any(p in spec.profiles for p in self.profiles)]
+            self.unsupported_dtypes = self._aliased(names)
+            dtypes = tuple(d for d in names if d not in self.unsupported_dtypes)
+            self._caps = Capabilities(profiles=self.profiles, dtypes=dtypes)
+        return self._caps
+
+    def _aliased(self, names: list[str]) -> dict[str, str]:
+        """dtypes whose C++ type is the same type as an earlier dtype's with this toolchain.
+
+        Such a dtype cannot be run faithfully (e.g. bfloat16_t is _Float16 with clang 19), so its
+        cases are skipped with the reason."""
+        spec = self.db.isa.dtypes
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if spec[a].bits == spec[b].bits]
+        lines = [f"#include \"{cppgen.HEADER_NAME}\"", "#include <type_traits>"]
+        lines += [f"static_assert(!std::is_same_v<{spec[a].cpp}, {spec[b].cpp}>, \"same-type {a} {b}\");"
+                  for a, b in pairs]
+        output = self.builder.probe("aliases", "\n".join(lines) + "\n")
+        out: dict[str, str] = {}
+        for a, b in re.findall(r"same-type (\w+) (\w+)", output):
+            out.setdefault(b, f"its C++ type {spec[b].cpp} is the same type as {spec[a].cpp} ({a}) with "
+                              f"{self.compiler.banner}, so {b} results would not be {b}")
+        return out
+
+    # ------------------------------------------------------------------ batch
+    def prepare(self, cases: Sequence[Invocation], progress: Progress | None = None) -> None:
+        caps = self.capabilities()
+        planned: list[_Planned] = []
+        for case in cases:
+            key = case_key(case)
+            if key in self._results:
+                continue
+            reason = caps.unsupported(case.op, case.mode, case.profile, case.tiles)
+            if reason:
+                continue  # the runner skips it before calling run()
+            try:
+                planned.append(_Planned(case, key, cppgen.plan_variant(self.db, case), self._suspect(case)))
+            except cppgen.Unplannable as exc:
+                self._store(key, Result.skip(str(exc)))
+        if not planned:
+            return
+        units = self._units(planned)
+        built = self._build_all(units, progress)
+        self._run_all(units, built, progress)
+
+    def _suspect(self, case: Invocation) -> bool:
+        """Whether the spec rejects the case statically (so its variant will likely fail to compile).
+
+        Only used to schedule builds: such variants go to their own units, which are checked with
+        -fsyntax-only first instead of failing a whole unit's full compile."""
+        from ...validator import validate
+
+        try:
+            report = validate(self.db, case.op, case.mode, case.profile, case.tiles)
+        except Exception:  # scheduling must never fail a case
+            return False
+        return any(v.phase == "static" for v in report.violations)
+
+    def _units(self, planned: list[_Planned]) -> list[Unit]:
+        """Group cases by variant, variants by op mode (likely rejections apart), and cut into units."""
+        by_mode: dict[tuple[str, str, bool], dict[str, list[_Planned]]] = defaultdict(dict)
+        for p in planned:
+            by_mode[(p.plan.op, p.plan.mode, p.suspect)].setdefault(p.plan.signature, []).append(p)
+        units = []
+        for (_op, _mode, suspect), variants in sorted(by_mode.items()):
+            ordered = sorted(variants.items(), key=lambda kv: (kv[1][0].plan.dtypes, kv[0]))
+            for start in range(0, len(ordered), MAX_VARIANTS_PER_UNIT):
+                chunk = ordered[start:start + MAX_VARIANTS_PER_UNIT]
+                units.append(Unit([(cppgen.variant_name(i), ps[0].plan, ps) for i, (_sig, ps) in enumerate(chunk)],
+                                  suspect))
+        return units
+
+    def _build_all(self, units: list[Unit], progress: Progress | None) -> list[Built]:
+        done = 0
+        total = len(units)
+        lock = threading.Lock()
+
+        def one(unit: Unit) -> Built:
+            nonlocal done
+            plans = {name: plan for name, plan, _ in unit.variants}
+            result = self.builder.build([name for name, _, _ in unit.variants],
+                                        lambda names: cppgen.render_unit([plans[n] for n in names], names),
+                                        check_first=unit.suspect)
+            with lock:
+                done += 1
+                if progress:
+                    progress("compile", done, total)
+            return result
+
+        if progress:
+            progress("compile", 0, total)
+        self.builder.pch()
+        order = sorted(range(total), key=lambda i: -len(units[i].variants))  # big units first: better packing on -j
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {i: pool.submit(one, units[i]) for i in order}
+        return [futures[i].result() for i in range(total)]
+
+    def _run_all(self, units: list[Unit], built: list[Built], progress: Progress | None) -> None:
+        jobs_list = []
+        for unit, b in zip(units, built, strict=True):
+            runnable = []
+            for name, plan, members in unit.variants:
+                status = b.variants.get(name)
+                early = outcome.from_build(status) if status is not None else \
+                    Result.harness_error("the variant is missing from the build manifest")
+                if early is not None:
+                    for p in members:
+                        self._store(p.key, early)
+                    continue
+                runnable += [(name, plan, p) for p in members]
+            if runnable and b.binary is not None:
+                jobs_list.append((b.binary, runnable))
+        total = sum(len(r) for _, r in jobs_list)
+        done = 0
+        lock = threading.Lock()
+        if progress:
+            progress("run", 0, total)
+
+        def one(binary: Path, runnable) -> None:
+            nonlocal done
+            files = [CaseFiles(cppgen.params_text(plan, name, p.case), cppgen.operand_bytes(self.db, plan, p.case),
+                               tuple(o.name for o in plan.operands if o.role == "out"))
+                     for name, plan, p in runnable]
+            start = time.perf_counter()
+            records, own = run_cases(binary, files, self.cache / "tmp", CASE_TIMEOUT)
+            self._stats.add(binaries_run=1, cases_run=len(files), run_seconds=time.perf_counter() - start)
+            for (_name, plan, p), record in zip(runnable, records, strict=True):
+                result = outcome.from_run(record, self._output_shapes(plan, p.case), str(self.checkout.root),
+                                          CASE_TIMEOUT)
+                if result.error and own:
+                    result = Result.harness_error(f"{result.error}; {own[-300:]}")
+                self._store(p.key, result)
+            with lock:
+                done += len(runnable)
+                if progress:
+                    progress("run", done, total)
+
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            for future in [pool.submit(one, b, r) for b, r in jobs_list]:
+                future.result()
+
+    def _output_shapes(self, plan: cppgen.VariantPlan, case: Invocation) -> dict[str, tuple[np.dtype, tuple[int, int]]]:
+        out = {}
+        for o in plan.operands:
+            desc = case.tiles[o.name]
+            if o.role == "out" and isinstance(desc, TileDesc):
+                out[o.name] = (numpy_dtype(self.db, desc.dtype), desc.shape)
+        return out
+
+    def _store(self, key: tuple, result: Result) -> None:
+        with self._lock:
+            self._results[key] = result
+            kind = outcome.kind(result)
+            self._outcomes[kind] = self._outcomes.get(kind, 0) + 1
+
+    # ------------------------------------------------------------------ one case
+    def run(self, case: Invocation) -> Result:
+        key = case_key(case)
+        if key not in self._results:
+            self.prepare([case])
+        result = self._results.get(key)
+        if result is None:
+            reason = self.capabilities().unsupported(case.op, case.mode, case.profile, case.tiles)
+            return Result.skip(reason or "the case could not be prepared")
+        return result
+
+    def artifacts(self, case: Invocation) -> dict[str, str]:
+        try:
+            plan = cppgen.plan_variant(self.db, case)
+        except cppgen.Unplannable:
+            return {}
+        return {"cpp_core": cppgen.repro_core(plan, case),
+                "cpp": cppgen.repro_program(self.db, plan, case, self.builder.repro_command()),
+                "build": self.builder.repro_command()}
+
+    def stats(self) -> dict[str, float]:
+        data: dict[str, float] = dict(self._stats.as_dict())
+        data.update({f"cases {k}": v for k, v in sorted(self._outcomes.items())})
+        return data
+
+    def describe(self) -> dict[str, str]:
+        """Where the simulator and compiler came from (for the report)."""
+        return {"checkout": str(self.checkout.root), "checkout_fingerprint": self.checkout.fingerprint[:16],
+                "compiler": f"{self.compiler.path} ({self.compiler.banner})", "cache": str(self.cache),
+                "jobs": str(self.jobs),
+                **{f"unsupported dtype {d}": why for d, why in self.unsupported_dtypes.items()}}

@@ -1,0 +1,275 @@
+"""Compile translation units into driver binaries, behind a content-hash cache.
+
+Every build is keyed by a SHA-256 over: the harness protocol version, the compiler (path and
+``--version`` banner), the flags, the checkout's header fingerprint, the harness header and the
+unit's text.  A cache entry holds the binary and ``manifest.json`` (per variant: ``ok``,
+``rejected`` with the ``static_assert`` message, or ``error`` with the compiler's message), so a
+second identical run compiles nothing.
+
+A unit is first compiled whole.  When that fails, the diagnostics name the variants whose
+``static_assert`` fired (rejected) or that failed otherwise (harness error); those are dropped and
+the rest is re-checked with ``-fsyntax-only`` until it is clean, then compiled.  The precompiled
+header (the harness header with ``<pto/pto-inst.hpp>``) is built once per toolchain/checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from . import diagnostics
+from .cppgen import UnitSource
+from .harness import HEADER, HEADER_NAME
+from .toolchain import Checkout, Compiler, ToolchainError
+
+FORMAT = "ptospec-cpusim-1"  # bump when the driver protocol changes
+UNIT_FILE = "unit.cpp"
+BINARY = "driver"
+COMPILE_TIMEOUT = 900
+
+
+def base_flags(checkout: Checkout) -> list[str]:
+    """Flags of every compile: the simulator build (as upstream's CPU CMake) plus runtime checks."""
+    return [
+        "-std=c++20", "-D__CPU_SIM", "-DPTO_CPU_MAX_THREADS=1", "-D_DEBUG",
+        "-include", "stdint.h", "-include", "stddef.h", f"-I{checkout.include}",
+        "-O0", "-pthread", "-w",
+    ]
+
+
+DIAGNOSTIC_FLAGS = ["-ferror-limit=0", "-ftemplate-backtrace-limit=0", "-fno-color-diagnostics",
+                    "-fno-caret-diagnostics"]
+
+
+@dataclass
+class Stats:
+    """Counters of one backend instance (exposed in the report and the benchmark)."""
+
+    compiles: int = 0  # full compile + link of a unit
+    syntax_checks: int = 0  # -fsyntax-only rounds isolating static_assert rejections
+    pch_builds: int = 0
+    probes: int = 0
+    cache_hits: int = 0  # units found in the cache
+    units: int = 0
+    variants: int = 0
+    compile_seconds: float = 0.0
+    binaries_run: int = 0
+    cases_run: int = 0
+    run_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **deltas: float) -> None:
+        with self._lock:
+            for name, value in deltas.items():
+                setattr(self, name, getattr(self, name) + value)
+
+    def as_dict(self) -> dict[str, float]:
+        with self._lock:
+            data = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        data["compile_seconds"] = round(self.compile_seconds, 2)
+        data["run_seconds"] = round(self.run_seconds, 2)
+        return data
+
+
+@dataclass(frozen=True)
+class VariantStatus:
+    kind: str  # ok | rejected | error
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Built:
+    key: str
+    binary: Path | None
+    variants: dict[str, VariantStatus]
+    cached: bool
+
+
+def content_key(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+class Builder:
+    def __init__(self, compiler: Compiler, checkout: Checkout, cache: Path, stats: Stats) -> None:
+        self.compiler = compiler
+        self.checkout = checkout
+        self.cache = cache
+        self.stats = stats
+        self.flags = base_flags(checkout)
+        self._pch_lock = threading.Lock()
+        self._pch: Path | None = None
+        self._pch_error: str | None = None
+
+    # ------------------------------------------------------------------ keys and commands
+    def key(self, *parts: str) -> str:
+        return content_key(FORMAT, self.compiler.path, self.compiler.banner, " ".join(self.flags),
+                           self.checkout.fingerprint, HEADER, *parts)
+
+    def command(self, source: str, output: str | None, pch: Path | None) -> list[str]:
+        cmd = [self.compiler.path, *self.flags, *DIAGNOSTIC_FLAGS]
+        if pch is not None:
+            cmd += ["-include-pch", str(pch), f"-I{pch.parent}"]
+        cmd.append(source)
+        cmd += ["-o", output] if output else ["-fsyntax-only"]
+        return cmd
+
+    def repro_command(self) -> str:
+        """How to build a standalone repro program by hand."""
+        flags = [f for f in self.flags if f != "-w"]
+        return f"{Path(self.compiler.path).name} {' '.join(flags)} repro.cpp -o repro && ./repro"
+
+    def _run(self, cmd: list[str], cwd: Path, counter: str) -> tuple[bool, str]:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+            ok, output = proc.returncode == 0, proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired:
+            ok, output = False, f"error: the compiler did not finish within {COMPILE_TIMEOUT} s"
+        except OSError as exc:
+            ok, output = False, f"error: cannot run {cmd[0]}: {exc}"
+        self.stats.add(**{counter: 1, "compile_seconds": time.perf_counter() - start})
+        return ok, output
+
+    def _scratch(self) -> Path:
+        (self.cache / "tmp").mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="build-", dir=self.cache / "tmp"))
+
+    # ------------------------------------------------------------------ precompiled header
+    def pch(self) -> Path | None:
+        """The precompiled harness header (built once, cached); None when it cannot be built.
+
+        A PCH remembers the absolute path of its header, so both live at their final, content-addressed
+        place; the PCH is written under a temporary name and renamed."""
+        with self._pch_lock:
+            if self._pch is not None or self._pch_error is not None:
+                return self._pch
+            entry = self.cache / "pch" / self.key("pch")
+            target = entry / f"{HEADER_NAME}.pch"
+            if not target.is_file():
+                entry.mkdir(parents=True, exist_ok=True)
+                header = entry / HEADER_NAME
+                if not header.is_file() or header.read_text() != HEADER:
+                    tmp = entry / f"{HEADER_NAME}.{os.getpid()}.tmp"
+                    tmp.write_text(HEADER)
+                    os.replace(tmp, header)
+                partial = entry / f"{HEADER_NAME}.{os.getpid()}.pch"
+                cmd = [self.compiler.path, *self.flags, *DIAGNOSTIC_FLAGS, "-x", "c++-header", str(header),
+                       "-o", str(partial)]
+                ok, output = self._run(cmd, entry, "pch_builds")
+                if not ok:
+                    self._pch_error = output.strip()[-2000:]
+                    partial.unlink(missing_ok=True)
+                    return None
+                os.replace(partial, target)
+            self._pch = target
+            return target
+
+    @property
+    def pch_error(self) -> str | None:
+        return self._pch_error
+
+    # ------------------------------------------------------------------ probes
+    def probe(self, name: str, source: str) -> str:
+        """Compiler output of a small syntax-only check (cached by content); '' when it compiles.
+
+        Raises ``ToolchainError`` when the harness header itself does not compile."""
+        key = self.key("probe", source)
+        entry = self.cache / "probe" / key
+        result = entry / "output.txt"
+        if result.is_file():
+            return result.read_text()
+        pch = self.pch()
+        if pch is None:
+            raise ToolchainError(f"the cpusim harness does not compile with this checkout and compiler: "
+                                 f"{' '.join((self._pch_error or '').splitlines()[-3:])[-600:]}",
+                                 rule="cpusim.harness")
+        work = self._scratch()
+        (work / f"{name}.cpp").write_text(source)
+        ok, output = self._run(self.command(f"{name}.cpp", None, pch), work, "probes")
+        (work / "output.txt").write_text("" if ok else output)
+        _publish(work, entry)
+        return result.read_text()
+
+    # ------------------------------------------------------------------ units
+    def build(self, names: Sequence[str], render: Callable[[Sequence[str]], UnitSource], check_first: bool = False
+              ) -> Built:
+        """Binary and per-variant status of the unit ``render(names)``; from the cache when possible.
+
+        ``check_first``: start with a -fsyntax-only round (for units that probably hold rejections)."""
+        full = render(names)
+        key = self.key("unit", full.text)
+        entry = self.cache / "units" / key[:2] / key
+        manifest = entry / "manifest.json"
+        self.stats.add(units=1, variants=len(names))
+        if manifest.is_file():
+            data = json.loads(manifest.read_text())
+            self.stats.add(cache_hits=1)
+            statuses = {n: VariantStatus(**s) for n, s in data["variants"].items()}
+            binary = entry / BINARY if data["binary"] else None
+            return Built(key, binary, statuses, cached=True)
+        work = self._scratch()
+        statuses, has_binary = self._compile(work, list(names), render, check_first)
+        if (work / UNIT_FILE).read_text() != full.text:  # unit.cpp holds the variants compiled last
+            (work / "unit.all.cpp").write_text(full.text)
+        data = {"variants": {n: asdict(s) for n, s in statuses.items()}, "binary": has_binary}
+        (work / "manifest.json").write_text(json.dumps(data, indent=1) + "\n")
+        _publish(work, entry)
+        return Built(key, entry / BINARY if has_binary else None, statuses, cached=False)
+
+    def _compile(self, work: Path, names: list[str], render: Callable[[Sequence[str]], UnitSource],
+                 check_first: bool) -> tuple[dict[str, VariantStatus], bool]:
+        pch = self.pch()
+        statuses: dict[str, VariantStatus] = {}
+        if pch is None:
+            msg = f"the harness header does not compile: {self._pch_error}"
+            return {n: VariantStatus("error", msg) for n in names}, False
+        remaining = list(names)
+        full = not check_first
+        root = str(self.checkout.root)
+        while remaining:
+            unit = render(remaining)
+            (work / UNIT_FILE).write_text(unit.text)
+            ok, output = self._run(self.command(UNIT_FILE, BINARY if full else None, pch), work,
+                                   "compiles" if full else "syntax_checks")
+            if ok and full:
+                statuses.update({n: VariantStatus("ok") for n in remaining})
+                return statuses, True
+            if ok:
+                full = True
+                continue
+            verdict = diagnostics.classify(output, UNIT_FILE, unit.spans, root)
+            if verdict.clean:
+                tail = " ".join(output.strip().splitlines()[-3:])[-600:]
+                statuses.update({n: VariantStatus("error", f"compile failed: {tail}") for n in remaining})
+                break
+            statuses.update({n: VariantStatus("rejected", m) for n, m in verdict.rejected.items()})
+            statuses.update({n: VariantStatus("error", m) for n, m in verdict.failed.items()})
+            if verdict.unattributed and not verdict.rejected:
+                msg = verdict.unattributed[0]
+                statuses.update({n: VariantStatus("error", msg) for n in remaining if n not in statuses})
+                break
+            remaining = [n for n in remaining if n not in statuses]
+            full = False
+        return statuses, False
+
+
+def _publish(work: Path, entry: Path) -> None:
+    """Move a finished build directory into place (another process may have been faster)."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.replace(work, entry)
+    except OSError:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,337 @@
+"""C++ generated from the spec alone: tile types, one driver function per static shape group
+("variant"), translation units holding many variants behind a dispatch table, per-case parameter
+files, and standalone repro programs.
+
+Nothing here knows any op: the call is ``mode.cpp_name`` applied to ``mode.cpp_args``; each operand's
+role (``in``/``out``/``tmp``/``scalar``/``attr``) says how it is set up (an ``attr`` is its ISA enum's
+enumerator, a compile-time constant of the variant); each tile descriptor becomes a
+``pto::Tile<Loc, DType, Rows, Cols, BLayout, DYNAMIC, DYNAMIC, SLayout, Fractal, PadValue>`` (valid
+shapes are always dynamic so that one compiled variant serves every valid region).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...conformance.backend import Invocation
+from ...model import Database
+from ...tile import AttrDesc, ScalarDesc, TileDesc
+from .harness import HEADER_NAME, TRAP_EXIT
+
+ROLES = ("in", "out", "tmp", "scalar", "attr")
+FILL_BYTE = 0x5A  # storage outside the logical tile, guard gaps and tmp tiles start with this byte
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# a constant argument written in cpp.args (e.g. isBinary = true): passed to the call as written
+_LITERAL = re.compile(r"true|false|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*")
+_CPP_KEYWORDS = frozenset({
+    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
+    "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export",
+    "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+    "namespace", "new", "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public",
+    "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this",
+    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+    "volatile", "while", "main",
+})
+
+
+class Unplannable(Exception):
+    """The case cannot be expressed as a driver (the backend skips it with this reason)."""
+
+
+@dataclass(frozen=True)
+class OperandPlan:
+    name: str  # spec operand name (file names, parameters)
+    ident: str  # C++ identifier of the variable
+    role: str  # in | out | tmp | scalar | attr
+    cpp: str  # C++ type: a Tile<...>, the scalar's element type or the attribute's enum type
+    dtype: str  # ISA dtype name ("" for an attr)
+    value: str = ""  # attr: the enumerator (e.g. GT)
+
+    @property
+    def is_tile(self) -> bool:
+        return self.role in ("in", "out", "tmp")
+
+
+@dataclass(frozen=True)
+class VariantPlan:
+    """One static shape group of one op mode: everything a compiled driver function fixes."""
+
+    op: str
+    mode: str
+    call: str  # C++ function name
+    args: tuple[str, ...]  # C++ identifiers, in call order
+    operands: tuple[OperandPlan, ...]  # in the mode's operand order
+
+    @property
+    def signature(self) -> str:
+        """Identity of the compiled code (same signature = same driver function)."""
+        parts = [f"{o.role}:{o.name}:{o.cpp}{'=' + o.value if o.value else ''}" for o in self.operands]
+        return f"{self.op}/{self.mode}/{self.call}({','.join(self.args)})|" + "|".join(parts)
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return tuple(o.dtype or o.value for o in self.operands)
+
+    def operand(self, name: str) -> OperandPlan:
+        for o in self.operands:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+
+def cpp_identifier(name: str) -> str:
+    """The operand's name when it is a usable C++ identifier, else a sanitised one."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if not _IDENT.match(ident):
+        ident = f"o_{ident}"
+    if ident in _CPP_KEYWORDS:
+        ident = f"{ident}_"
+    return ident
+
+
+def tile_type(db: Database, desc: TileDesc) -> str:
+    """``Tile<...>`` spelling of a descriptor, with dynamic valid shape."""
+    cpp = db.isa.dtypes[desc.dtype].cpp
+    return (f"Tile<TileType::{desc.loc}, {cpp}, {desc.rows}, {desc.cols}, BLayout::{desc.blayout}, DYNAMIC, DYNAMIC, "
+            f"SLayout::{desc.slayout}, {desc.fractal}, PadValue::{desc.pad}>")
+
+
+def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
+    """The driver variant for one invocation; ``Unplannable`` says why there is none."""
+    mode = db.op(inv.op).mode(inv.mode)
+    if not mode.cpp_name:
+        raise Unplannable(f"{inv.op} mode {inv.mode} has no C++ intrinsic in the spec")
+    operands: list[OperandPlan] = []
+    idents: dict[str, str] = {}
+    for o in mode.operands:
+        if o.role not in ROLES:
+            raise Unplannable(f"operand {o.name} has role {o.role!r}, which the cpusim driver does not handle")
+        desc = inv.tiles.get(o.name)
+        if desc is None:
+            raise Unplannable(f"operand {o.name} has no descriptor")
+        ident = cpp_identifier(o.name)
+        if ident in idents.values():
+            ident = f"{ident}_{len(idents)}"
+        idents[o.name] = ident
+        if o.role == "attr":
+            enum = db.isa.enums.get(o.enum) if hasattr(db.isa, "enums") else None
+            if not isinstance(desc, AttrDesc) or enum is None or desc.value not in enum.values:
+                raise Unplannable(f"attribute {o.name} has no value of enum {o.enum!r}")
+            operands.append(OperandPlan(o.name, ident, o.role, enum.cpp, "", desc.value))
+            continue
+        if o.role == "scalar":
+            if not isinstance(desc, ScalarDesc):
+                raise Unplannable(f"scalar operand {o.name} was given a tile")
+            operands.append(OperandPlan(o.name, ident, o.role, db.isa.dtypes[desc.dtype].cpp, desc.dtype))
+            continue
+        if not isinstance(desc, TileDesc):
+            raise Unplannable(f"tile operand {o.name} was given a scalar")
+        if desc.valid_row is None or desc.valid_col is None:
+            raise Unplannable(f"operand {o.name} has an unknown (dynamic) valid shape")
+        operands.append(OperandPlan(o.name, ident, o.role, tile_type(db, desc), desc.dtype))
+    missing = [a for a in mode.cpp_args if a not in idents and not _LITERAL.fullmatch(a)]
+    if missing:
+        raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
+    args = tuple(idents.get(a, a) for a in mode.cpp_args)  # operands by identifier, literals verbatim
+    return VariantPlan(inv.op, inv.mode, mode.cpp_name, args, tuple(operands))
+
+
+# ------------------------------------------------------------------ translation units
+
+
+def _variant_body(plan: VariantPlan) -> list[str]:
+    """Declarations, set-up, the call and the dump: the body of one driver function."""
+    lines: list[str] = []
+    for o in plan.operands:
+        if o.is_tile:
+            dims = f"ptocs_case.dim(\"{o.name}.vr\"), ptocs_case.dim(\"{o.name}.vc\")"
+            lines.append(f"    {o.ident}_t {o.ident}({dims});")
+            role = {"in": "In", "out": "Out", "tmp": "Tmp"}[o.role]
+            lines.append(f"    ptocs_bench.tile({o.ident}, \"{o.name}\", ptocs::Role::{role});")
+        elif o.role == "attr":
+            lines.append(f"    const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
+        else:
+            lines.append(f"    const {o.cpp} {o.ident} = ptocs_bench.scalar<{o.cpp}>(\"{o.name}\");")
+    lines.append(f"    {plan.call}({', '.join(plan.args)});")
+    return lines
+
+
+def variant_block(name: str, plan: VariantPlan) -> list[str]:
+    mode_desc = ", ".join(f"{o.name}={o.dtype}" for o in plan.operands)
+    out = [f"// {name}: {plan.call} ({plan.op} {plan.mode}; {mode_desc})", f"namespace {name} {{",
+           "using namespace pto;"]
+    out += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.is_tile]
+    out += ["void run(const ptocs::Case& ptocs_case)", "{", "    ptocs::Bench ptocs_bench(ptocs_case);"]
+    out += _variant_body(plan)
+    out += ["    ptocs_bench.finish();", "}", f"}} // namespace {name}", ""]
+    return out
+
+
+@dataclass(frozen=True)
+class UnitSource:
+    text: str
+    names: tuple[str, ...]  # variant names, in the order of ``plans``
+    spans: dict[str, tuple[int, int]]  # variant name -> first and last line (1-based) of its code
+
+
+def variant_name(index: int) -> str:
+    return f"v{index}"
+
+
+def render_unit(plans: Sequence[VariantPlan], names: Sequence[str] | None = None) -> UnitSource:
+    """One translation unit: every variant in its own namespace, then the dispatch table and main."""
+    names = tuple(names) if names is not None else tuple(variant_name(i) for i in range(len(plans)))
+    lines = ["// generated by ptospec cpusim -- do not edit", f"#include \"{HEADER_NAME}\"", ""]
+    spans: dict[str, tuple[int, int]] = {}
+    for name, plan in zip(names, plans, strict=True):
+        first = len(lines) + 1
+        lines += variant_block(name, plan)
+        spans[name] = (first, len(lines))
+    lines.append("static const ptocs::Variant kVariants[] = {")
+    lines += [f"    {{\"{n}\", &{n}::run}}," for n in names]
+    lines += ["};", "PTOCS_MAIN(kVariants)", ""]
+    return UnitSource("\n".join(lines), names, spans)
+
+
+# ------------------------------------------------------------------ per-case files
+
+
+def params_text(plan: VariantPlan, variant: str, inv: Invocation) -> str:
+    lines = [f"variant {variant}", f"fill {FILL_BYTE}"]
+    for o in plan.operands:
+        desc = inv.tiles[o.name]
+        if isinstance(desc, TileDesc):
+            lines += [f"{o.name}.vr {desc.valid_row}", f"{o.name}.vc {desc.valid_col}"]
+    return "\n".join(lines) + "\n"
+
+
+def operand_bytes(db: Database, plan: VariantPlan, inv: Invocation) -> dict[str, bytes]:
+    """``<name>.bin`` contents: logical row-major tiles for inputs and output pre-fills, raw scalars."""
+    from ...executor import numpy_dtype
+
+    files: dict[str, bytes] = {}
+    for o in plan.operands:
+        if o.role in ("tmp", "attr"):
+            continue
+        value = inv.inputs.get(o.name)
+        if value is None:
+            raise Unplannable(f"no data for operand {o.name}")
+        dt = numpy_dtype(db, o.dtype)
+        arr = np.asarray(value)
+        if arr.dtype != dt:
+            arr = arr.astype(dt)
+        files[o.name] = np.ascontiguousarray(arr).tobytes()
+    return files
+
+
+# ------------------------------------------------------------------ standalone repro program
+
+
+def _bits_literal(arr: np.ndarray) -> tuple[str, str]:
+    """(C++ unsigned type, comma-separated hex literals) of the raw element bits."""
+    width = arr.dtype.itemsize
+    utype = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}[width]
+    raw = np.ascontiguousarray(arr).reshape(-1).view(np.dtype(f"u{width}"))
+    digits = width * 2
+    items = [f"0x{int(v):0{digits}x}" for v in raw]
+    rows = [", ".join(items[i:i + 8]) for i in range(0, len(items), 8)]
+    return utype, ",\n        ".join(rows)
+
+
+REPRO_PRELUDE = f"""#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+// PTO_ASSERT under -D_DEBUG needs these two before the library headers (see docs/cpusim.md).
+namespace cce {{
+template <typename... Args>
+inline int printf(const char* fmt, Args... args);
+}}
+[[noreturn]] inline void trap()
+{{
+    std::fflush(stdout);
+    std::_Exit({TRAP_EXIT});
+}}
+#include <pto/pto-inst.hpp>
+using namespace pto;
+
+// Logical (row-major) element bits -> the tile's storage, through the simulator's offset function.
+template <typename TileT, typename Bits>
+void load(TileT& t, const Bits* bits)
+{{
+    t.SetValidShape(t.GetValidRow(), t.GetValidCol());  // checks valid <= shape under _DEBUG, as the driver does
+    for (int r = 0; r < TileT::Rows; ++r)
+        for (int c = 0; c < TileT::Cols; ++c)
+            std::memcpy(t.data() + GetTileElementOffset<TileT>(r, c), &bits[r * TileT::Cols + c], sizeof(Bits));
+}}
+
+template <typename TileT>
+void show(const char* name, TileT& t)
+{{
+    std::printf("%s (valid %dx%d):\\n", name, (int)t.GetValidRow(), (int)t.GetValidCol());
+    for (int r = 0; r < TileT::Rows; ++r) {{
+        for (int c = 0; c < TileT::Cols; ++c)
+            std::printf(" %g", (double)t.data()[GetTileElementOffset<TileT>(r, c)]);
+        std::printf("\\n");
+    }}
+}}
+"""
+
+
+def repro_core(plan: VariantPlan, inv: Invocation) -> str:
+    """The part of a repro worth reading: tile types, valid shapes and the call."""
+    lines = []
+    for o in plan.operands:
+        desc = inv.tiles[o.name]
+        if isinstance(desc, TileDesc):
+            lines.append(f"using {o.ident}_t = {o.cpp};")
+            lines.append(f"{o.ident}_t {o.ident}({desc.valid_row}, {desc.valid_col});")
+        elif o.role == "attr":
+            lines.append(f"const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
+        else:
+            lines.append(f"{o.cpp} {o.ident};  // = {inv.inputs.get(o.name)!r}")
+    lines.append(f"{plan.call}({', '.join(plan.args)});")
+    return "\n".join(lines)
+
+
+def repro_program(db: Database, plan: VariantPlan, inv: Invocation, compile_hint: str) -> str:
+    """A self-contained C++ program that runs one case and prints the output tiles."""
+    from ...executor import numpy_dtype
+
+    body: list[str] = []
+    offsets: dict[str, int] = {}
+    for o in plan.operands:
+        desc = inv.tiles[o.name]
+        if o.role == "attr":
+            body.append(f"    const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
+            continue
+        if isinstance(desc, ScalarDesc):
+            dt = numpy_dtype(db, o.dtype)
+            utype, bits = _bits_literal(np.asarray([inv.inputs[o.name]], dtype=dt))
+            body.append(f"    {o.cpp} {o.ident};")
+            body.append(f"    {{ const {utype} bits = {bits}; std::memcpy(&{o.ident}, &bits, sizeof bits); }}")
+            continue
+        assert isinstance(desc, TileDesc)
+        size = desc.rows * desc.cols * db.isa.dtypes[desc.dtype].bytes
+        at = offsets.get(desc.loc, 0)
+        offsets[desc.loc] = at + -(-2 * size // 512) * 512 + 512
+        body.append(f"    using {o.ident}_t = {o.cpp};")
+        body.append(f"    {o.ident}_t {o.ident}({desc.valid_row}, {desc.valid_col});")
+        body.append(f"    TASSIGN({o.ident}, 0x{at:x});")
+        if o.role in ("in", "out"):
+            arr = np.asarray(inv.inputs[o.name], dtype=numpy_dtype(db, o.dtype))
+            utype, bits = _bits_literal(arr)
+            what = "input" if o.role == "in" else "initial contents (sentinel)"
+            body.append(f"    static const {utype} {o.ident}_bits[] = {{  // {what}, logical row-major")
+            body.append(f"        {bits}}};")
+            body.append(f"    load({o.ident}, {o.ident}_bits);")
+    body.append(f"    {plan.call}({', '.join(plan.args)});")
+    body += [f"    show(\"{o.name}\", {o.ident});" for o in plan.operands if o.role == "out"]
+    head = [f"// ptospec cpusim repro: {inv.op} mode={inv.mode} profile={inv.profile}",
+            f"// build and run: {compile_hint}"]
+    return "\n".join([*head, REPRO_PRELUDE, "int main()", "{", *body, "    return 0;", "}", ""])

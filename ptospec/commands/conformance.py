@@ -1,0 +1,262 @@
+"""``ptospec conformance``: run the generated suite against a backend and report every divergence."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shlex
+import sys
+import time
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TextIO
+
+from ..errors import InvocationError
+from ._common import database
+
+# backends shipped with ptospec, usable by name even when the package's entry points are not installed
+BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend"}
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "conformance", help="run the generated conformance suite against a backend and report divergences",
+        description="Run generated_tests through the ptospec pytest plugin with a progress line on stderr, then "
+        "write report.json and report.md: every divergence (wrong value, write outside the valid region, accepts "
+        "what the spec rejects, rejects what it accepts, harness error) grouped by op x mode x dtypes with the "
+        "smallest case as repro, and whether the spec already records it. Exit 0 when every divergence is "
+        "recorded in the spec, 1 otherwise, 2 on bad input.",
+    )
+    p.add_argument("--backend", default="reference",
+                   help="reference (default), cpusim, an installed backend name, module:Class or file.py:Class")
+    p.add_argument("--pto-isa-root", metavar="PATH", default=None,
+                   help="pto-isa checkout for the cpusim backend (default: $PTO_ISA_ROOT)")
+    p.add_argument("--ops", nargs="+", metavar="OP", default=None, help="only these ops (names or comma lists)")
+    p.add_argument("--profile", default=None,
+                   help="only cases of this profile (default for cpusim: the simulator profile, cpu)")
+    p.add_argument("--report-dir", metavar="DIR", default=None,
+                   help="where report.json, report.md and repros/ go (default: build/conformance/<backend>)")
+    p.add_argument("--property", action="store_true",
+                   help="also run the hypothesis property tests (cpusim: one compile per new shape)")
+    p.add_argument("-k", dest="keyword", default=None, metavar="EXPR", help="pytest -k expression to select cases")
+    p.add_argument("--tests", metavar="DIR", default=None, help="generated suite (default: generated_tests/)")
+    p.add_argument("--cxx", metavar="PATH", default=None, help="cpusim: clang++ to use (default: newest on PATH)")
+    p.add_argument("--cache-dir", metavar="DIR", default=None,
+                   help="cpusim: build cache (default: $PTOSPEC_CPUSIM_CACHE or ~/.cache/ptospec/cpusim)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="cpusim: parallel compiles/runs (default: CPUs)")
+    p.set_defaults(func=run)
+
+
+def _op_names(db, given: list[str] | None) -> list[str]:
+    if not given:
+        return sorted(db.ops)
+    names = [n.strip().lower() for item in given for n in item.split(",") if n.strip()]
+    unknown = [n for n in names if n not in db.ops]
+    if unknown:
+        raise InvocationError(f"unknown op(s): {', '.join(unknown)} (known: {', '.join(sorted(db.ops))})",
+                              rule="cli.ops", where="--ops")
+    return list(dict.fromkeys(names))
+
+
+def _backend_spec(name: str) -> str:
+    if name in BUILTIN and not any(ep.name == name for ep in entry_points(group="ptospec.backends")):
+        return BUILTIN[name]
+    return name
+
+
+def _prepare_cpusim(args) -> None:
+    """Check the checkout and compiler up front (one-line errors) and hand them to the backend."""
+    from ..backends.cpusim import toolchain
+
+    checkout = toolchain.find_checkout(args.pto_isa_root)
+    compiler = toolchain.find_compiler(args.cxx)
+    os.environ[toolchain.ENV_ROOT] = str(checkout.root)
+    os.environ[toolchain.ENV_CXX] = compiler.path
+    if args.cache_dir:
+        os.environ[toolchain.ENV_CACHE] = str(Path(args.cache_dir).resolve())
+    if args.jobs:
+        os.environ[toolchain.ENV_JOBS] = str(args.jobs)
+
+
+class Progress:
+    """pytest plugin: a one-line counter on stderr, plus what the report needs from the session."""
+
+    def __init__(self, stream: TextIO, backend: str = "") -> None:
+        self.stream = stream
+        self.backend = backend
+        self.tty = stream.isatty()
+        self.total = 0
+        self.counts = {"passed": 0, "failed": 0, "skipped": 0}
+        self.skips: dict[str, int] = {}
+        self.stage = ""
+        self.runner = None
+        self.matrix = None
+        self.collect_errors: list[str] = []
+        self._last = 0.0
+        self._printed = -1
+
+    # -- hooks
+    def pytest_collection_finish(self, session) -> None:
+        self.total = len(session.items)
+        self.draw(force=True)
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.collect_errors.append(f"{report.nodeid}: {str(report.longrepr)[-500:]}")
+
+    def pytest_pto_runner(self, config, runner) -> None:
+        self.runner = runner
+
+    def pytest_pto_progress(self, config, stage: str, done: int, total: int) -> None:
+        self.stage = f"{stage} {done}/{total}"
+        self.draw(force=done in (0, total))
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            outcome = "passed" if report.passed else "skipped" if report.skipped else "failed"
+            self.counts[outcome] += 1
+            if report.skipped and isinstance(report.longrepr, tuple):
+                reason = str(report.longrepr[2]).removeprefix("Skipped: ").removeprefix(f"{self.backend}: ")
+                self.skips[reason] = self.skips.get(reason, 0) + 1
+            self.stage = ""
+            self.draw()
+
+    def pytest_sessionfinish(self, session) -> None:
+        from ..conformance.plugin import matrix
+
+        self.matrix = matrix(session.config)
+        self.draw(force=True)
+        if self.tty:
+            self.stream.write("\n")
+        self.stream.flush()
+
+    # -- drawing
+    @property
+    def done(self) -> int:
+        return sum(self.counts.values())
+
+    def line(self) -> str:
+        c = self.counts
+        text = (f"[{self.done}/{self.total}] passed {c['passed']}  failed {c['failed']}  "
+                f"skipped {c['skipped']}")
+        return f"{text}  | {self.stage}" if self.stage else text
+
+    def draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self._last > 0.1:
+                self.stream.write("\r" + self.line().ljust(78))
+                self.stream.flush()
+                self._last = now
+            return
+        step = max(1, self.total // 10)
+        bucket = self.done // step
+        if force or bucket != self._printed or (self.stage and now - self._last > 5):
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+            self._printed, self._last = bucket, now
+
+
+def _progress_stream() -> TextIO:
+    """pytest captures file descriptors 1 and 2 while tests run: draw on a duplicate of stderr."""
+    try:
+        return os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+    except (OSError, ValueError, io.UnsupportedOperation):  # stderr is not a file (e.g. captured)
+        return sys.stderr
+
+
+def run(args) -> int:
+    import pytest
+
+    from ..conformance.divergence import KNOWN_BUG, RECORDED, ConformanceReport
+
+    db = database(args)
+    ops = _op_names(db, args.ops)
+    backend = args.backend
+    profile = args.profile
+    if backend == "cpusim":
+        _prepare_cpusim(args)
+        if profile is None:
+            sims = [p for p, spec in db.isa.profiles.items() if spec.basis == "simulator"]
+            profile = sims[0] if len(sims) == 1 else None
+    if profile is not None and profile not in db.isa.profiles:
+        raise InvocationError(f"unknown profile {profile!r} (known: {', '.join(db.isa.profiles)})",
+                              rule="cli.profile", where="--profile")
+    tests = Path(args.tests) if args.tests else Path(db.root).resolve().parent / "generated_tests"
+    missing = [op for op in ops if not (tests / f"test_{op}.py").is_file()]
+    if missing and (args.ops or len(missing) == len(ops)):
+        raise InvocationError(f"no generated tests for {', '.join(missing)} in {tests}; run `ptospec gen-tests`",
+                              rule="cli.tests", where="--tests")
+    if missing:
+        print(f"ptospec: note: no generated tests for {', '.join(missing)} (run `ptospec gen-tests`); "
+              "running the others", file=sys.stderr)
+        ops = [op for op in ops if op not in missing]
+    files = [tests / f"test_{op}.py" for op in ops]
+    report_dir = Path(args.report_dir or Path("build") / "conformance" / backend.replace(":", "_").replace("/", "_"))
+    report_dir.mkdir(parents=True, exist_ok=True)
+
+    pytest_args = [*map(str, files), f"--pto-backend={_backend_spec(backend)}", f"--pto-specs={db.root}",
+                   "-p", "no:cacheprovider", "-q", "--tb=short", "-o", "addopts="]
+    if profile:
+        pytest_args.append(f"--pto-profile={profile}")
+    selection = [] if args.property else ["not test_property"]
+    if args.keyword:
+        selection.append(f"({args.keyword})")
+    if selection:
+        pytest_args += ["-k", " and ".join(selection)]
+    if not any(ep.name == "ptospec" for ep in entry_points(group="pytest11")):
+        pytest_args += ["-p", "ptospec.conformance.plugin"]
+
+    stream = _progress_stream()
+    progress = Progress(stream, _backend_spec(backend))
+    start = time.perf_counter()
+    try:
+        with open(report_dir / "pytest.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+            code = pytest.main(pytest_args, plugins=[progress])
+    finally:
+        if stream is not sys.stderr:
+            stream.close()
+    wall = time.perf_counter() - start
+    if progress.runner is None:
+        print(f"ptospec: error: the conformance run did not start (pytest exit {int(code)}); "
+              f"see {report_dir / 'pytest.log'}", file=sys.stderr)
+        for err in progress.collect_errors[:3]:
+            print(f"ptospec: {err}", file=sys.stderr)
+        return 2
+
+    runner = progress.runner
+    verified = progress.counts["passed"] + progress.counts["failed"]
+    stats: dict[str, object] = {"wall_seconds": round(wall, 2),
+                                "cases_verified_per_second": round(verified / wall, 1) if wall else 0.0}
+    stats.update(runner.backend.stats())
+    environment = runner.backend.describe() if hasattr(runner.backend, "describe") else {}
+    totals = {"total": progress.total, **progress.counts}
+    command = "ptospec " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""
+    report = ConformanceReport(db, backend, list(runner.divergences), totals,
+                               matrix=progress.matrix.to_json(backend)["matrix"] if progress.matrix else [],
+                               stats=stats, environment=environment, command=command, skipped=progress.skips)
+    json_path, md_path = report.write(report_dir)
+    data = report.to_json()
+
+    where = f" on {profile}" if profile else ""
+    print(f"{backend}{where}: {progress.total} cases: {progress.counts['passed']} passed, "
+          f"{progress.counts['failed']} failed, {progress.counts['skipped']} skipped in {wall:.1f} s "
+          f"({stats['cases_verified_per_second']} cases verified/s)")
+    if "compiles" in stats:
+        print(f"compiles: {stats['compiles']} (+{stats.get('syntax_checks', 0)} syntax checks, "
+              f"{stats.get('pch_builds', 0)} PCH builds), cache hits: {stats.get('cache_hits', 0)} of "
+              f"{stats.get('units', 0)} units, {stats.get('cases_run', 0)} cases run")
+    entries = data["divergences"]
+    print(f"divergences: {sum(e['count'] for e in entries)} case(s) in {len(entries)} group(s)"
+          + "".join(f", {n} {v}" for v, n in sorted(data["by_verdict"].items())))
+    for e in entries:
+        spec = f" ({e['difference']})" if e["difference"] else f" ({e['cause'][:70]})"
+        print(f"  {e['category']:<20} {e['op']} {e['mode']}: {e['count']} case(s) over {len(e['by_dtypes'])} "
+              f"dtype binding(s), {e['verdict']}{spec}")
+    print(f"report: {md_path} and {json_path.name}")
+    attention = [e for e in entries if e["verdict"] not in (RECORDED, KNOWN_BUG)]
+    if int(code) not in (0, 1):  # interrupted, internal or usage error
+        print(f"ptospec: pytest exited with status {int(code)}; see {report_dir / 'pytest.log'}", file=sys.stderr)
+        return 2
+    return 1 if attention else 0

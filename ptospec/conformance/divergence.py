@@ -1,0 +1,357 @@
+"""Divergences between a backend and the spec: the record, whether the spec explains it, and the report.
+
+Categories:
+
+* ``wrong-value`` -- an output element inside the valid region differs from the reference;
+* ``write-outside-valid`` -- an output element outside the valid region (or memory past a tile, or an
+  input tile) changed;
+* ``accepts-rejected`` -- the spec rejects the configuration, the backend ran it;
+* ``rejects-accepted`` -- the spec accepts the configuration, the backend refused it (compile-time
+  or runtime check, crash);
+* ``harness-error`` -- the backend itself failed (driver does not compile, protocol error).
+
+Whether the spec already records a divergence is decided from the op's data alone: its
+``differences`` whose claims cite a source of the profile's dtype table (e.g. the simulator header)
+are searched for the rule id involved, or for every ``operand.field`` the failed check or rule
+mentions (C++ accessors such as ``GetValidRow()`` read as ``valid_row``).  A matching difference of
+kind ``simulator-bug`` marks the divergence as a known simulator bug, any other kind as a recorded
+property of the simulator; no match leaves it unrecorded (a possible simulator bug, or a fact the
+spec is missing).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..model import Database, Difference, OpSpec
+
+CATEGORIES = ("wrong-value", "write-outside-valid", "accepts-rejected", "rejects-accepted", "harness-error")
+
+RECORDED = "recorded in spec"
+KNOWN_BUG = "recorded in spec as a simulator bug"
+UNRECORDED = "possible simulator bug / unrecorded"
+HARNESS = "harness error"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    category: str
+    op: str
+    mode: str
+    profile: str
+    case: str  # test id part (or "<mode>-<profile>-property")
+    dtypes: dict[str, str]  # type variable -> dtype
+    descriptors: dict[str, str]  # operand -> canonical descriptor
+    inputs: dict[str, object] = field(repr=False)  # inputs and initial output contents
+    problems: tuple[str, ...] = ()
+    message: str = ""  # the backend's own words (rejection or error message)
+    rule: str | None = None  # must-reject cases: the rule the case breaks
+    violations: tuple[str, ...] = ()  # every rule id the validator reports for the configuration
+    artifacts: dict[str, str] = field(default_factory=dict, repr=False)  # backend repro material
+    size: int = 0  # elements over all tiles ("smallest case" = smallest size)
+
+    @property
+    def group(self) -> tuple[str, str, str, str, str]:
+        binding = ",".join(f"{k}={v}" for k, v in self.dtypes.items())
+        return self.category, self.op, self.mode, self.profile, binding
+
+
+@dataclass(frozen=True)
+class Explanation:
+    verdict: str  # RECORDED | KNOWN_BUG | UNRECORDED | HARNESS
+    difference: str | None = None  # id of the difference that explains it
+    kind: str | None = None
+    why: str = ""
+
+
+# ------------------------------------------------------------------ does the spec explain it?
+
+_ACCESSORS = {"GetValidRow()": "valid_row", "GetValidCol()": "valid_col", "GetValidRow": "valid_row",
+              "GetValidCol": "valid_col", "::Rows": ".rows", "::Cols": ".cols"}
+_REF = re.compile(r"\b([A-Za-z_]\w*)\.(valid_row|valid_col|rows|cols|dtype|blayout|slayout|loc|fractal|pad)\b")
+
+
+def normalise(text: str) -> str:
+    for accessor, name in _ACCESSORS.items():
+        text = text.replace(accessor, name)
+    return text
+
+
+def field_refs(text: str) -> set[str]:
+    """``operand.field`` references in a check, claim or C++ condition."""
+    return {f"{a}.{b}" for a, b in _REF.findall(normalise(text))}
+
+
+def _difference_text(diff: Difference) -> str:
+    return normalise(" ".join([*diff.topic.values(), *(says for _, says in diff.claims), diff.resolution]))
+
+
+def _profile_sources(op: OpSpec, profile: str) -> set[str]:
+    table = op.dtypes.get(profile)
+    return set(table.sources) if table is not None else set()
+
+
+def explain(db: Database, d: Divergence) -> Explanation:
+    if d.category == "harness-error":
+        return Explanation(HARNESS, why="the backend failed; not a verdict on the simulator")
+    op = db.op(d.op)
+    sources = _profile_sources(op, d.profile)
+    evidence: set[str] = set()
+    rule_ids: set[str] = set()
+    if d.category == "accepts-rejected":
+        rule_ids = {d.rule} if d.rule else set(d.violations)
+        for rule in op.rules:
+            if rule.id in rule_ids:
+                evidence |= field_refs(rule.check_text)
+    elif d.category == "rejects-accepted":
+        evidence = field_refs(d.message)
+    else:
+        evidence = {ref for p in d.problems for ref in field_refs(p)}
+    for diff in op.differences:
+        if not any(src in sources for src, _ in diff.claims):
+            continue
+        text = _difference_text(diff)
+        named = sorted(r for r in rule_ids if r and re.search(rf"(?<![\w.-]){re.escape(r)}(?![\w-])", text))
+        refs = field_refs(text)
+        if named or (len(evidence) >= 2 and evidence <= refs):
+            why = f"names rule {named[0]}" if named else f"mentions {', '.join(sorted(evidence))}"
+            verdict = KNOWN_BUG if diff.kind == "simulator-bug" else RECORDED
+            return Explanation(verdict, diff.id, diff.kind, why)
+    what = f"rule {', '.join(sorted(rule_ids))}" if rule_ids else \
+        (", ".join(sorted(evidence)) if evidence else "this behaviour")
+    hint = ""
+    uncited = [r.id for r in op.rules if r.id in rule_ids and not sources & set(r.sources)]
+    if uncited and sources:
+        hint = f" (rule {', '.join(uncited)} does not cite {', '.join(sorted(sources))} among its sources)"
+    return Explanation(UNRECORDED, why=f"no difference citing {', '.join(sorted(sources)) or 'the profile'} "
+                                       f"covers {what}{hint}")
+
+
+# ------------------------------------------------------------------ grouping
+
+
+def cause(db: Database, d: Divergence, ex: Explanation | None = None) -> str:
+    """What distinguishes one divergence from another of the same op mode and category."""
+    ex = ex or explain(db, d)
+    if ex.difference:
+        return f"difference {ex.difference}"
+    if d.category == "accepts-rejected":
+        return f"rule {d.rule or ', '.join(d.violations)}"
+    if d.category in ("rejects-accepted", "harness-error"):
+        return re.sub(r"\d+", "N", d.message) or "(no message)"
+    names = sorted({m.group(1) for p in d.problems for m in [re.match(r"([A-Za-z_]\w*)[\[:]", p)] if m})
+    return f"outputs {', '.join(names)}" if names else "outputs"
+
+
+def _smallest(members: list[Divergence]) -> Divergence:
+    return min(members, key=lambda d: (d.size, d.case))
+
+
+@dataclass(frozen=True)
+class Group:
+    """Divergences of one category, op, mode and profile that share a cause, over dtype bindings."""
+
+    category: str
+    op: str
+    mode: str
+    profile: str
+    cause: str
+    explanation: Explanation
+    smallest: Divergence
+    bindings: tuple[tuple[Divergence, int, tuple[str, ...]], ...]  # per dtype binding: smallest, count, ids
+
+    @property
+    def count(self) -> int:
+        return sum(n for _, n, _ in self.bindings)
+
+
+def group(db: Database, divergences: list[Divergence]) -> list[Group]:
+    """Group by (category, op, mode, profile, cause); inside, the smallest case per dtype binding."""
+    explained = [(d, explain(db, d)) for d in divergences]
+    groups: dict[tuple, list[tuple[Divergence, Explanation]]] = {}
+    for d, ex in explained:
+        groups.setdefault((d.category, d.op, d.mode, d.profile, cause(db, d, ex)), []).append((d, ex))
+    out = []
+    order = sorted(groups, key=lambda k: (CATEGORIES.index(k[0]) if k[0] in CATEGORIES else 99, *k[1:]))
+    for key in order:
+        members = [d for d, _ in groups[key]]
+        by_binding: dict[tuple, list[Divergence]] = {}
+        for d in members:
+            by_binding.setdefault(tuple(d.dtypes.items()), []).append(d)
+        bindings = tuple((_smallest(ms), len(ms), tuple(sorted({m.case for m in ms})))
+                         for _, ms in sorted(by_binding.items()))
+        best = _smallest(members)
+        ex = next(e for d, e in groups[key] if d is best)
+        out.append(Group(*key, explanation=ex, smallest=best, bindings=bindings))
+    return out
+
+
+def _jsonable(value: object) -> object:
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iub":
+        return arr.tolist()
+    return np.vectorize(_float, otypes=[object])(arr.astype(np.float64)).tolist() if arr.ndim else \
+        _float(float(arr))
+
+
+def _float(x: float) -> float | str:
+    if x != x:
+        return "nan"
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    return float(x)
+
+
+def slug(d: Divergence) -> str:
+    binding = "-".join(d.dtypes.values())
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{d.category}-{d.op}-{d.mode}-{d.profile}-{binding}")
+
+
+def _case_json(d: Divergence, with_inputs: bool) -> dict:
+    out: dict = {"case": d.case, "dtypes": d.dtypes, "tiles": d.descriptors, "problems": list(d.problems),
+                 "message": d.message, "rule": d.rule, "violations": list(d.violations),
+                 "cpp": d.artifacts.get("cpp_core", ""),
+                 "repro_file": f"repros/{slug(d)}.cpp" if d.artifacts.get("cpp") else "",
+                 "inputs_file": f"repros/{slug(d)}.npz"}
+    if with_inputs:
+        out["inputs"] = {n: _jsonable(v) for n, v in d.inputs.items()}
+        out["build"] = d.artifacts.get("build", "")
+    return out
+
+
+INLINE_ELEMENTS = 64  # inputs up to this many valid elements are printed in report.md
+
+
+def _inputs_markdown(d: Divergence) -> list[str]:
+    lines = []
+    for name, value in d.inputs.items():
+        arr = np.asarray(value)
+        if arr.ndim == 0:
+            lines.append(f"- input `{name}` = {arr.item()!r}")
+            continue
+        valid = _valid(d.descriptors.get(name, ""))
+        shown = arr[: valid[0], : valid[1]] if valid else arr
+        if shown.size and shown.size <= INLINE_ELEMENTS:
+            lines.append(f"- `{name}` valid region {shown.shape[0]}x{shown.shape[1]}: `{_jsonable(shown)}`")
+        else:
+            lines.append(f"- `{name}`: {arr.shape[0]}x{arr.shape[1]} {arr.dtype} (in the .npz)")
+    return lines
+
+
+def _valid(descriptor: str) -> tuple[int, int] | None:
+    m = re.search(r"valid=(\d+)x(\d+)", descriptor)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@dataclass
+class ConformanceReport:
+    """Everything a conformance run found, written as ``report.json`` and ``report.md``."""
+
+    db: Database
+    backend: str
+    divergences: list[Divergence]
+    totals: dict[str, int]
+    matrix: list[dict] = field(default_factory=list)
+    stats: dict[str, object] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)
+    command: str = ""
+    skipped: dict[str, int] = field(default_factory=dict)  # skip reason -> count
+
+    def groups(self) -> list[Group]:
+        return group(self.db, self.divergences)
+
+    def to_json(self) -> dict:
+        entries = []
+        for g in self.groups():
+            ex = g.explanation
+            entries.append({
+                "category": g.category, "op": g.op, "mode": g.mode, "profile": g.profile, "cause": g.cause,
+                "count": g.count, "verdict": ex.verdict, "difference": ex.difference, "difference_kind": ex.kind,
+                "why": ex.why, "smallest": _case_json(g.smallest, with_inputs=True),
+                "by_dtypes": [{"count": n, "cases": list(ids), "smallest": _case_json(d, with_inputs=False)}
+                              for d, n, ids in g.bindings],
+            })
+        verdicts: dict[str, int] = {}
+        for e in entries:
+            verdicts[e["verdict"]] = verdicts.get(e["verdict"], 0) + 1
+        return {"backend": self.backend, "command": self.command, "environment": self.environment,
+                "totals": self.totals, "stats": self.stats, "skipped": self.skipped,
+                "divergence_groups": len(entries), "by_verdict": verdicts,
+                "by_category": {c: sum(e["count"] for e in entries if e["category"] == c) for c in CATEGORIES},
+                "divergences": entries, "matrix": self.matrix}
+
+    def write(self, directory: str | Path) -> tuple[Path, Path]:
+        out = Path(directory)
+        repros = out / "repros"
+        repros.mkdir(parents=True, exist_ok=True)
+        for old in list(repros.glob("*.cpp")) + list(repros.glob("*.npz")):
+            old.unlink()
+        data = self.to_json()
+        for g in self.groups():
+            for d, _, _ in g.bindings:
+                if d.artifacts.get("cpp"):
+                    (repros / f"{slug(d)}.cpp").write_text(d.artifacts["cpp"])
+                arrays = {n: np.asarray(v) for n, v in d.inputs.items()}
+                np.savez(repros / f"{slug(d)}.npz", **arrays)  # type: ignore[arg-type]
+        json_path, md_path = out / "report.json", out / "report.md"
+        json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        md_path.write_text(self.markdown(), encoding="utf-8")
+        return json_path, md_path
+
+    def markdown(self) -> str:
+        t = self.totals
+        lines = [f"# Conformance report: backend `{self.backend}`", ""]
+        if self.command:
+            lines += [f"`{self.command}`", ""]
+        lines += [f"- cases: {t.get('total', 0)} ({t.get('passed', 0)} passed, {t.get('failed', 0)} failed, "
+                  f"{t.get('skipped', 0)} skipped)"]
+        lines += [f"- {k.replace('_', ' ')}: {v}" for k, v in self.stats.items()]
+        lines += [f"- {k}: {v}" for k, v in self.environment.items()]
+        if self.skipped:
+            lines += ["", "## Skipped", "", "| reason | cases |", "|---|---|"]
+            lines += [f"| {r} | {n} |" for r, n in sorted(self.skipped.items(), key=lambda x: -x[1])]
+        lines += ["", "## Divergences", ""]
+        groups = self.groups()
+        if not groups:
+            return "\n".join([*lines, "None.", ""])
+        lines += ["| # | category | op | mode | cases | dtype bindings | verdict | spec |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for i, g in enumerate(groups, 1):
+            spec = f"`{g.explanation.difference}` ({g.explanation.kind})" if g.explanation.difference else "-"
+            lines.append(f"| {i} | {g.category} | {g.op} | {g.mode} | {g.count} | {len(g.bindings)} | "
+                         f"{g.explanation.verdict} | {spec} |")
+        lines.append("")
+        for i, g in enumerate(groups, 1):
+            d, ex = g.smallest, g.explanation
+            lines += [f"### {i}. {g.category}: {g.op} {g.mode} -- {ex.verdict}", "", f"Cause: {g.cause}.", ""]
+            if ex.difference:
+                lines.append(f"Explained by difference `{ex.difference}` ({ex.kind}) of {g.op}: {ex.why}.")
+            else:
+                lines.append(f"Not explained by the spec: {ex.why}.")
+            binding = ", ".join(f"{k}={v}" for k, v in d.dtypes.items())
+            lines += ["", f"{g.count} case(s) over {len(g.bindings)} dtype binding(s); smallest: `{d.case}` "
+                          f"({binding})", ""]
+            lines += [f"- `{n}`: `{desc}`" for n, desc in d.descriptors.items()]
+            if d.rule:
+                lines.append(f"- must be rejected for rule `{d.rule}`")
+            if d.message:
+                lines.append(f"- backend: {d.message}")
+            lines += [f"- {p}" for p in d.problems[:6]]
+            lines += _inputs_markdown(d)
+            if d.artifacts.get("cpp_core"):
+                lines += ["", "```cpp", d.artifacts["cpp_core"], "```"]
+            if d.artifacts.get("cpp"):
+                lines.append(f"Whole program with these inputs: `repros/{slug(d)}.cpp` "
+                             f"(build: `{d.artifacts.get('build', '')}`); inputs: `repros/{slug(d)}.npz`.")
+            if len(g.bindings) > 1:
+                lines += ["", "| dtypes | cases | smallest case | repro |", "|---|---|---|---|"]
+                for bd, n, _ in g.bindings:
+                    b = ", ".join(f"{k}={v}" for k, v in bd.dtypes.items())
+                    lines.append(f"| {b} | {n} | `{bd.case}` | `repros/{slug(bd)}.cpp` |")
+            lines.append("")
+        return "\n".join(lines)

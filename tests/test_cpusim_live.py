@@ -1,0 +1,180 @@
+"""The cpusim backend against a real pto-isa checkout and clang++.
+
+Skipped (with the reason) unless ``PTO_ISA_ROOT`` names a checkout and clang++ 17 or newer is found
+(``PTOSPEC_CXX`` or ``clang++-NN`` on PATH).  Runs a small slice for real: two seed ops, the harness's
+own failure detection, a repro program, and the ``ptospec conformance`` command.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptospec.backends.cpusim import cppgen, outcome
+from ptospec.backends.cpusim.toolchain import ToolchainError, find_checkout, find_compiler
+from ptospec.conformance.data import make_inputs
+from ptospec.conformance.divergence import HARNESS, UNRECORDED, explain
+from ptospec.conformance.runner import ConformanceFailure, Runner, Unsupported
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _why_not() -> str | None:
+    if not os.environ.get("PTO_ISA_ROOT"):
+        return "PTO_ISA_ROOT is not set: point it at a pto-isa checkout to run the cpusim tests"
+    try:
+        find_checkout(None)
+        find_compiler(None)
+    except ToolchainError as exc:
+        return f"cpusim prerequisites missing: {exc.message}"
+    return None
+
+
+REASON = _why_not()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cpusim-cache")
+
+
+@pytest.fixture(scope="module")
+def backend(db, cache):
+    from ptospec.backends.cpusim import CpuSimBackend
+
+    return CpuSimBackend(db, cache=cache)
+
+
+def suite_cases(op: str, profile: str = "cpu") -> list:
+    spec = importlib.util.spec_from_file_location(f"live_{op}", ROOT / "generated_tests" / f"test_{op}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [p.values[0] for p in module.POSITIVE + module.MUST_REJECT if p.values[0].profile == profile]
+
+
+def test_capabilities_follow_the_toolchain(db, backend):
+    caps = backend.capabilities()
+    assert caps.profiles == ("cpu",)
+    cpu_dtypes = {d for d, s in db.isa.dtypes.items() if s.profiles is None or "cpu" in s.profiles}
+    assert set(caps.dtypes) | set(backend.unsupported_dtypes) == cpu_dtypes
+    for dtype, why in backend.unsupported_dtypes.items():
+        assert "same type" in why, (dtype, why)
+
+
+def test_slice_conforms_or_diverges_as_the_spec_records(db, backend, cache):
+    from ptospec.backends.cpusim import CpuSimBackend
+
+    cases = suite_cases("tmax") + suite_cases("tcolmin")
+    runner = Runner(db, backend, "cpusim")
+    runner.prepare(cases)
+    stats = backend.stats()
+    assert stats["compiles"] >= 1 and stats["cases_run"] > 20
+    outcomes = {"passed": 0, "failed": 0, "skipped": 0}
+    for case in cases:
+        try:
+            runner.check(case)
+            outcomes["passed"] += 1
+        except Unsupported:
+            outcomes["skipped"] += 1
+        except ConformanceFailure:
+            outcomes["failed"] += 1
+    assert outcomes["passed"] > 30, outcomes
+    for d in runner.divergences:
+        verdict = explain(db, d).verdict
+        assert verdict not in (UNRECORDED, HARNESS), (d.category, d.case, d.problems, d.message)
+
+    again = CpuSimBackend(db, cache=cache)
+    Runner(db, again, "cpusim").prepare(cases)
+    second = again.stats()
+    assert (second["compiles"], second["syntax_checks"], second["pch_builds"]) == (0, 0, 0)
+    assert second["cache_hits"] == second["units"] > 0
+
+
+def _helpers_unit(plans: dict[str, cppgen.VariantPlan]) -> cppgen.UnitSource:
+    """The plans' unit with test-only 'instructions' that misbehave on purpose."""
+    helpers = """
+template <typename D, typename S> void STRAY(D& dst, S& src) { dst.data()[D::Rows * D::Cols] = dst.data()[0]; }
+template <typename D, typename S> void POKE_INPUT(D& dst, S& src) { src.data()[0] = src.data()[1] + 1; }
+template <typename D, typename S> void CRASH(D& dst, S& src) { volatile int* p = nullptr; *p = 1; }
+template <typename D, typename S> void CHECK(D& dst, S& src) { PTO_ASSERT(dst.GetValidRow() == 99, "never"); }
+template <typename D, typename S> void FINE(D& dst, S& src) { dst.data()[0] = src.data()[0]; }
+"""
+    unit = cppgen.render_unit(list(plans.values()), list(plans))
+    head, _, rest = unit.text.partition("\n\n")
+    extra = helpers.count("\n") + 1
+    spans = {n: (a + extra, b + extra) for n, (a, b) in unit.spans.items()}
+    return cppgen.UnitSource(f"{head}\n{helpers}\n{rest}", unit.names, spans)
+
+
+def test_harness_notices_stray_writes_crashes_and_failed_checks(db, tiles, backend, cache):
+    from ptospec.backends.cpusim.execute import CaseFiles, run_cases
+
+    parsed = tiles(dst="vec, 2x8xf32, valid=1x3", src="vec, 4x8xf32, valid=2x3")
+    spec = db.op("tcolmin")
+    from ptospec.conformance.backend import Invocation
+
+    inv = Invocation("tcolmin", "default", "cpu", parsed, make_inputs(db, spec, spec.modes[0], parsed, 3, "random"))
+    base = cppgen.plan_variant(db, inv)
+    calls = ["STRAY", "POKE_INPUT", "CRASH", "CHECK", "FINE"]
+    plans = {f"v{i}": dataclasses.replace(base, call=c) for i, c in enumerate(calls)}
+    built = backend.builder.build(list(plans), lambda names: _helpers_unit({n: plans[n] for n in names}))
+    assert built.binary is not None, built.variants
+    files = [CaseFiles(cppgen.params_text(plans[n], n, inv), cppgen.operand_bytes(db, plans[n], inv), ("dst",))
+             for n in plans]
+    records, _ = run_cases(built.binary, files, cache / "tmp")
+    shapes = {"dst": (np.dtype(np.float32), (2, 8))}
+    results = dict(zip(calls, (outcome.from_run(r, shapes, str(backend.checkout.root), 20) for r in records),
+                       strict=True))
+    assert results["STRAY"].stray and "past the tile's storage" in results["STRAY"].stray[0]
+    assert results["POKE_INPUT"].stray == ("src: 1 element(s) of this input tile changed",)
+    assert results["CRASH"].rejected and "SIGSEGV" in results["CRASH"].message
+    assert results["CHECK"].rejected and "[dst.GetValidRow() == 99]" in results["CHECK"].message
+    fine = results["FINE"]
+    assert not fine.rejected and not fine.stray and fine.error is None
+    expected = np.asarray(inv.inputs["dst"]).copy()
+    expected[0, 0] = inv.inputs["src"][0, 0]
+    np.testing.assert_array_equal(fine.outputs["dst"].view(np.uint32), expected.view(np.uint32))
+
+
+def test_repro_program_builds_and_reproduces(db, tiles, backend, tmp_path):
+    from ptospec.conformance.backend import Invocation
+
+    parsed = tiles(dstVal="vec, 1x16xf32, valid=1x5", dstIdx="vec, 1x16xi32, valid=1x5",
+                   src="vec, 4x16xf32, valid=3x5", tmp="vec, 1x16xf32")
+    spec = db.op("tcolargmax")
+    data = make_inputs(db, spec, spec.mode("value_index"), parsed, 11, "random")
+    inv = Invocation("tcolargmax", "value_index", "cpu", parsed, data)
+    result = backend.run(inv)
+    source = backend.artifacts(inv)["cpp"]
+    (tmp_path / "repro.cpp").write_text(source)
+    cmd = [backend.compiler.path, *backend.builder.flags, "repro.cpp", "-o", "repro"]
+    subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True, timeout=600)
+    run = subprocess.run(["./repro"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    if result.rejected:  # the program must fail the same way the driver did
+        assert run.returncode != 0 and "[PTO][ASSERT]" in run.stdout
+    else:
+        assert run.returncode == 0 and "dstVal (valid 1x5)" in run.stdout
+
+
+def test_conformance_command_end_to_end(cache, tmp_path, capsys):
+    from ptospec.cli import main
+
+    args = ["--specs", str(ROOT / "specs"), "conformance", "--backend", "cpusim", "--ops", "tcolmin",
+            "--cache-dir", str(cache), "--report-dir", str(tmp_path), "--pto-isa-root", os.environ["PTO_ISA_ROOT"]]
+    assert main(args) in (0, 1)
+    first = json.loads((tmp_path / "report.json").read_text())
+    assert first["totals"]["passed"] > 5
+    assert (tmp_path / "report.md").read_text().startswith("# Conformance report")
+    assert main(args) in (0, 1)
+    second = json.loads((tmp_path / "report.json").read_text())
+    assert second["stats"]["compiles"] == 0 and second["stats"]["cache_hits"] == second["stats"]["units"]
+    assert second["totals"] == first["totals"]
+    assert "cases verified/s" in capsys.readouterr().out
