@@ -470,6 +470,8 @@ def test_simulator_bug_differences_mark_known_bugs(db):
     other = _difference("simulator-bug", "dstVal.valid_col must equal src.valid_col")
     assert explain(_db_with_differences(db, "tcolargmax", other), d).verdict == UNRECORDED
     assert explain(db, divergence("harness-error", message="x")).verdict == HARNESS
+    illegal = explain(db, divergence("harness-error", message="does not compile", rule="dtype.t"))
+    assert illegal.verdict == HARNESS and "spec rejects this configuration (dtype.t)" in illegal.why
 
 
 def test_report_groups_by_cause_and_keeps_the_smallest_case(tmp_path, db):
@@ -490,7 +492,7 @@ def test_report_groups_by_cause_and_keeps_the_smallest_case(tmp_path, db):
     assert json.loads(json_path.read_text())["stats"] == {"compiles": 3}
     md = md_path.read_text()
     assert "| 2 | accepts-rejected | tcolmin | default | 3 | 2 |" in md
-    assert "TCOLMIN(dst, src);" in md and "valid region 2x3" in md
+    assert "TCOLMIN(dst, src);" in md and "input `src`, valid region 2x3" in md
     assert (tmp_path / "repros" / f"{acc['smallest']['repro_file'].split('/')[-1]}").is_file()
     assert len(list((tmp_path / "repros").glob("*.npz"))) == 3
 

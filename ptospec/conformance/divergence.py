@@ -98,6 +98,11 @@ def _profile_sources(op: OpSpec, profile: str) -> set[str]:
 
 def explain(db: Database, d: Divergence) -> Explanation:
     if d.category == "harness-error":
+        if d.rule or d.violations:
+            broken = d.rule or ", ".join(d.violations)
+            return Explanation(HARNESS, why=f"the spec rejects this configuration ({broken}) and the backend failed on "
+                                            "it without a deliberate rejection (e.g. an ordinary compiler error "
+                                            "instead of a static_assert)")
         return Explanation(HARNESS, why="the backend failed; not a verdict on the simulator")
     op = db.op(d.op)
     sources = _profile_sources(op, d.profile)
@@ -143,7 +148,8 @@ def cause(db: Database, d: Divergence, ex: Explanation | None = None) -> str:
     if d.category == "accepts-rejected":
         return f"rule {d.rule or ', '.join(d.violations)}"
     if d.category in ("rejects-accepted", "harness-error"):
-        return re.sub(r"\d+", "N", d.message) or "(no message)"
+        # the same failure with other types or line numbers is the same cause
+        return re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'...'", d.message)) or "(no message)"
     names = sorted({m.group(1) for p in d.problems for m in [re.match(r"([A-Za-z_]\w*)[\[:]", p)] if m})
     return f"outputs {', '.join(names)}" if names else "outputs"
 
@@ -227,19 +233,23 @@ def _case_json(d: Divergence, with_inputs: bool) -> dict:
 INLINE_ELEMENTS = 64  # inputs up to this many valid elements are printed in report.md
 
 
-def _inputs_markdown(d: Divergence) -> list[str]:
+def _inputs_markdown(db: Database, d: Divergence) -> list[str]:
+    roles = {o.name: o.role for o in db.op(d.op).mode(d.mode).operands}
     lines = []
     for name, value in d.inputs.items():
         arr = np.asarray(value)
         if arr.ndim == 0:
             lines.append(f"- input `{name}` = {arr.item()!r}")
             continue
+        if roles.get(name) == "out":
+            lines.append(f"- `{name}` starts as the sentinel pattern ({arr.shape[0]}x{arr.shape[1]} {arr.dtype})")
+            continue
         valid = _valid(d.descriptors.get(name, ""))
         shown = arr[: valid[0], : valid[1]] if valid else arr
         if shown.size and shown.size <= INLINE_ELEMENTS:
-            lines.append(f"- `{name}` valid region {shown.shape[0]}x{shown.shape[1]}: `{_jsonable(shown)}`")
+            lines.append(f"- input `{name}`, valid region {shown.shape[0]}x{shown.shape[1]}: `{_jsonable(shown)}`")
         else:
-            lines.append(f"- `{name}`: {arr.shape[0]}x{arr.shape[1]} {arr.dtype} (in the .npz)")
+            lines.append(f"- input `{name}`: {arr.shape[0]}x{arr.shape[1]} {arr.dtype} (in the .npz)")
     return lines
 
 
@@ -342,7 +352,7 @@ class ConformanceReport:
             if d.message:
                 lines.append(f"- backend: {d.message}")
             lines += [f"- {p}" for p in d.problems[:6]]
-            lines += _inputs_markdown(d)
+            lines += _inputs_markdown(self.db, d)
             if d.artifacts.get("cpp_core"):
                 lines += ["", "```cpp", d.artifacts["cpp_core"], "```"]
             if d.artifacts.get("cpp"):

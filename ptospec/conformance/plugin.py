@@ -23,7 +23,7 @@ from .report import Matrix
 try:  # settings profiles for the property tests: --hypothesis-profile=ci|thorough
     from hypothesis import HealthCheck, settings
 
-    settings.register_profile("ci", max_examples=10, derandomize=True, deadline=None, database=None,
+    settings.register_profile("ci", max_examples=4, derandomize=True, deadline=None, database=None,
                               suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
     settings.register_profile("thorough", max_examples=500, deadline=None,
                               suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])

@@ -88,7 +88,7 @@ class Runner:
         descriptors = {n: format_descriptor(t, self.db.isa) for n, t in tiles.items()}
         problems = [p for _, ps in found for p in ps]
         violations: tuple[str, ...] = ()
-        if any(cat in ("accepts-rejected", "rejects-accepted") for cat, _ in found):
+        if rule or any(cat in ("accepts-rejected", "rejects-accepted") for cat, _ in found):
             violations = tuple(sorted(validate(self.db, op, mode, profile, tiles).rule_ids))
         try:
             artifacts = self.backend.artifacts(self._invocation(op, mode, profile, tiles, data))
