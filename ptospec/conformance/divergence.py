@@ -103,6 +103,12 @@ def explain(db: Database, d: Divergence) -> Explanation:
             return Explanation(HARNESS, why=f"the spec rejects this configuration ({broken}) and the backend failed on "
                                             "it without a deliberate rejection (e.g. an ordinary compiler error "
                                             "instead of a static_assert)")
+        if re.search(r"\binclude/", d.message):
+            return Explanation(HARNESS, why="the simulator's own headers fail to compile a configuration the spec "
+                                            "accepts: a simulator bug, or a rule the spec is missing")
+        if "does not compile" in d.message:
+            return Explanation(HARNESS, why="the generated call does not compile: check the op's cpp.name/cpp.args "
+                                            "against the intrinsic's signature, and the tile types it accepts")
         return Explanation(HARNESS, why="the backend failed; not a verdict on the simulator")
     op = db.op(d.op)
     sources = _profile_sources(op, d.profile)
