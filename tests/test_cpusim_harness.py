@@ -158,6 +158,7 @@ def test_literal_arguments_pass_through_and_unknown_names_are_skipped(db, tiles)
 
     plan = cppgen.plan_variant(with_args("dst", "src", "true", "2"), inv)
     assert plan.args == ("dst", "src", "true", "2")
+    assert cppgen.plan_variant(with_args("dst", "src", False), inv).args == ("dst", "src", "false")
     assert "TCOLMIN(dst, src, true, 2);" in cppgen.render_unit([plan]).text
     with pytest.raises(cppgen.Unplannable, match="isBinary"):
         cppgen.plan_variant(with_args("dst", "src", "isBinary"), inv)
@@ -459,6 +460,16 @@ def test_explanation_comes_from_differences_citing_the_simulator(db):
     assert explain(by_fields, d).verdict == RECORDED
     not_sim = _db_with_differences(db, "tcolmin", _difference("docs-conflict", f"{rule.id}", source="seed"))
     assert explain(not_sim, d).verdict == UNRECORDED  # a difference must cite the profile's own source
+
+
+def test_value_divergences_are_covered_by_differences_naming_category_and_operand(db):
+    d = divergence("write-outside-valid", problems=("dst[0, 5] is outside the valid region 1x3 but changed: 0",))
+    tagged = _difference("simulator-divergence", "write-outside-valid: the simulator clears the rest of dst's row")
+    assert explain(_db_with_differences(db, "tcolmin", tagged), d).verdict == RECORDED
+    other_operand = _difference("simulator-divergence", "write-outside-valid of tmp")
+    assert explain(_db_with_differences(db, "tcolmin", other_operand), d).verdict == UNRECORDED
+    untagged = _difference("simulator-divergence", "the simulator clears the rest of dst's row")
+    assert explain(_db_with_differences(db, "tcolmin", untagged), d).verdict == UNRECORDED
 
 
 def test_simulator_bug_differences_mark_known_bugs(db):

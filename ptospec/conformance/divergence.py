@@ -13,7 +13,9 @@ Categories:
 Whether the spec already records a divergence is decided from the op's data alone: its
 ``differences`` whose claims cite a source of the profile's dtype table (e.g. the simulator header)
 are searched for the rule id involved, or for every ``operand.field`` the failed check or rule
-mentions (C++ accessors such as ``GetValidRow()`` read as ``valid_row``).  A matching difference of
+mentions (C++ accessors such as ``GetValidRow()`` read as ``valid_row``); a value divergence is
+covered by a difference that names its category (``wrong-value`` / ``write-outside-valid``) and the
+output operands involved.  A matching difference of
 kind ``simulator-bug`` marks the divergence as a known simulator bug, any other kind as a recorded
 property of the simulator; no match leaves it unrecorded (a possible simulator bug, or a fact the
 spec is missing).
@@ -91,6 +93,11 @@ def _difference_text(diff: Difference) -> str:
     return normalise(" ".join([*diff.topic.values(), *(says for _, says in diff.claims), diff.resolution]))
 
 
+def _outputs_of(problems: tuple[str, ...]) -> list[str]:
+    """Output operands a value problem names (``dst[0, 1]: ...`` -> dst)."""
+    return sorted({m.group(1) for p in problems for m in [re.match(r"([A-Za-z_]\w*)[\[:]", p)] if m})
+
+
 def _profile_sources(op: OpSpec, profile: str) -> set[str]:
     table = op.dtypes.get(profile)
     return set(table.sources) if table is not None else set()
@@ -123,14 +130,18 @@ def explain(db: Database, d: Divergence) -> Explanation:
         evidence = field_refs(d.message)
     else:
         evidence = {ref for p in d.problems for ref in field_refs(p)}
+    outputs = _outputs_of(d.problems)
     for diff in op.differences:
         if not any(src in sources for src, _ in diff.claims):
             continue
         text = _difference_text(diff)
         named = sorted(r for r in rule_ids if r and re.search(rf"(?<![\w.-]){re.escape(r)}(?![\w-])", text))
         refs = field_refs(text)
-        if named or (len(evidence) >= 2 and evidence <= refs):
-            why = f"names rule {named[0]}" if named else f"mentions {', '.join(sorted(evidence))}"
+        tagged = d.category in ("wrong-value", "write-outside-valid") and d.category in text and outputs and all(
+            re.search(rf"(?<![\w.]){re.escape(o)}(?![\w])", text) for o in outputs)
+        if named or tagged or (len(evidence) >= 2 and evidence <= refs):
+            why = f"names rule {named[0]}" if named else \
+                f"names {d.category} of {', '.join(outputs)}" if tagged else f"mentions {', '.join(sorted(evidence))}"
             verdict = KNOWN_BUG if diff.kind == "simulator-bug" else RECORDED
             return Explanation(verdict, diff.id, diff.kind, why)
     what = f"rule {', '.join(sorted(rule_ids))}" if rule_ids else \

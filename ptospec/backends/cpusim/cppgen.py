@@ -134,10 +134,11 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
         if desc.valid_row is None or desc.valid_col is None:
             raise Unplannable(f"operand {o.name} has an unknown (dynamic) valid shape")
         operands.append(OperandPlan(o.name, ident, o.role, tile_type(db, desc), desc.dtype))
-    missing = [a for a in mode.cpp_args if a not in idents and not _LITERAL.fullmatch(a)]
+    written = [str(a).lower() if isinstance(a, bool) else str(a) for a in mode.cpp_args]  # YAML true -> "true"
+    missing = [a for a in written if a not in idents and not _LITERAL.fullmatch(a)]
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
-    args = tuple(idents.get(a, a) for a in mode.cpp_args)  # operands by identifier, literals verbatim
+    args = tuple(idents.get(a, a) for a in written)  # operands by identifier, literals verbatim
     return VariantPlan(inv.op, inv.mode, mode.cpp_name, args, tuple(operands))
 
 
