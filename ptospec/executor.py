@@ -9,29 +9,20 @@ refused.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
 
-import ml_dtypes
 import numpy as np
 
 from .errors import InvocationError, TileError
 from .expr.evaluate import evaluate
-from .expr.vectorize import execute_statement
+from .expr.vectorize import execute_statement, numpy_dtype_of
 from .model import Database
 from .tile import AttrDesc, ScalarDesc, TileDesc
 from .validator import make_scope, require_legal, resolve, validate
 
 
-@cache
-def _numpy_dtype(name: str) -> np.dtype:
-    if hasattr(ml_dtypes, name):
-        return np.dtype(getattr(ml_dtypes, name))
-    return np.dtype(name)
-
-
 def numpy_dtype(db: Database, dtype: str) -> np.dtype:
     """NumPy dtype (ml_dtypes for bfloat16 and fp8) of an ISA dtype name."""
-    return _numpy_dtype(db.isa.dtypes[dtype].numpy)
+    return numpy_dtype_of(db.isa, dtype)
 
 
 def coerce_array(db: Database, name: str, desc: TileDesc, array) -> np.ndarray:

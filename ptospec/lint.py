@@ -6,7 +6,17 @@ from pathlib import Path
 
 from .asm.types import parse_descriptor
 from .errors import PtospecError, SpecError
-from .loader import DatabaseErrors, display_path, find_specs_root, kind_files, load_isa, load_kinds, load_op, op_files
+from .loader import (
+    DatabaseErrors,
+    display_path,
+    find_specs_root,
+    kind_files,
+    load_each,
+    load_isa,
+    load_kinds,
+    load_op,
+    op_files,
+)
 from .model import Isa, OpSpec
 
 
@@ -56,15 +66,9 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         else:
             problems.append(SpecError("no such file or directory", where=str(p), rule="lint.path"))
     files = [f for f in files if f.resolve() != (root / "isa.yaml").resolve() and f.resolve() not in kind_paths]
-    for path in files:
-        try:
-            op = load_op(path, isa, display_path(path), kinds)
-        except DatabaseErrors as exc:
-            problems.extend(exc.errors)
-            continue
-        except SpecError as exc:
-            problems.append(exc)
-            continue
+    ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
+    problems.extend(errors)
+    for op in ops:
         problems.extend(check_examples(op, isa))
     return problems, len(files) + 1 + len(kind_paths)
 

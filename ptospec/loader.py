@@ -544,51 +544,37 @@ def kind_files(root: Path) -> list[Path]:
     return sorted((root / "kinds").glob("*.yaml"))
 
 
-def load_kinds(root: Path) -> dict[str, Kind]:
-    """Every kind under ``root/kinds``; raises ``DatabaseErrors`` with every problem."""
-    kinds: dict[str, Kind] = {}
+def load_each(paths: list[Path], load) -> tuple[list, list[SpecError]]:
+    """``load(path)`` for every path, collecting every problem instead of stopping at the first."""
+    loaded: list = []
     errors: list[SpecError] = []
-    for path in kind_files(root):
+    for path in paths:
         try:
-            kind = load_kind(path, display_path(path))
+            loaded.append(load(path))
         except DatabaseErrors as exc:
             errors.extend(exc.errors)
-            continue
         except SpecError as exc:
             errors.append(exc)
-            continue
-        kinds[kind.name] = kind
+    return loaded, errors
+
+
+def load_kinds(root: Path) -> dict[str, Kind]:
+    """Every kind under ``root/kinds``; raises ``DatabaseErrors`` with every problem."""
+    kinds, errors = load_each(kind_files(root), lambda path: load_kind(path, display_path(path)))
     if errors:
         raise DatabaseErrors(errors)
-    return kinds
+    return {kind.name: kind for kind in kinds}
 
 
 def load_database(root: str | os.PathLike | None = None) -> Database:
     """Load every spec; raise ``DatabaseErrors`` with every problem found."""
     root_path = find_specs_root(root)
-    errors: list[SpecError] = []
-    try:
-        isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
-    except DatabaseErrors as exc:
-        raise DatabaseErrors(exc.errors) from None
-    try:
-        kinds = load_kinds(root_path)
-    except DatabaseErrors as exc:
-        raise DatabaseErrors(exc.errors) from None
-    ops: dict[str, OpSpec] = {}
-    for path in op_files(root_path):
-        try:
-            op = load_op(path, isa, display_path(path), kinds)
-        except DatabaseErrors as exc:
-            errors.extend(exc.errors)
-            continue
-        except SpecError as exc:
-            errors.append(exc)
-            continue
-        ops[op.name] = op
+    isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
+    kinds = load_kinds(root_path)
+    ops, errors = load_each(op_files(root_path), lambda path: load_op(path, isa, display_path(path), kinds))
     if errors:
         raise DatabaseErrors(errors)
-    return Database(isa=isa, ops=ops, root=str(root_path), kinds=kinds)
+    return Database(isa=isa, ops={op.name: op for op in ops}, root=str(root_path), kinds=kinds)
 
 
 def display_path(path: Path) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conformance.generate import stderr_progress, sync
+from ..conformance.sync import stderr_progress, sync
 from ._common import database
 
 

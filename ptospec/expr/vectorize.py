@@ -11,6 +11,7 @@ says they never happen, so a statement that does it is a spec bug.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 
 import ml_dtypes
 import numpy as np
@@ -212,5 +213,9 @@ def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
 
 def numpy_dtype_of(isa, dtype: str) -> np.dtype:
     """The NumPy dtype of an ISA dtype name (ml_dtypes for bfloat16 and the fp8 types)."""
-    name = isa.dtypes[dtype].numpy
+    return _numpy_dtype(isa.dtypes[dtype].numpy)
+
+
+@cache
+def _numpy_dtype(name: str) -> np.dtype:
     return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
