@@ -25,6 +25,7 @@ from .expr.parser import parse_expr, parse_statement
 from .expr.vectorize import statement_vars
 from .kinds import Kind, expand, load_kind
 from .model import (
+    CPP_LITERAL,
     AsmForm,
     Database,
     Difference,
@@ -38,6 +39,7 @@ from .model import (
     Layout,
     Mode,
     Numerics,
+    Observation,
     Operand,
     OpSpec,
     PerfTable,
@@ -283,8 +285,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         missing = [o.name for o in operands if not o.is_attr and o.name not in dps["ins"] + dps["outs"]]
         if missing:
             issues.add(src, (*mp, "asm", "dps"), f"the DPS form must name every operand; missing {missing}", "op.asm")
-        if sorted(m["cpp"]["args"]) != sorted(names):
-            issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once", "op.cpp")
+        named = [a for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)]
+        if sorted(named) != sorted(names):
+            issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once (other entries "
+                       "must be C++ literals such as true or 0)", "op.cpp")
         semantics = []
         for i, item in enumerate(m["semantics"]):
             text = item if isinstance(item, str) else item["do"]
@@ -429,9 +433,27 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     for i, diff in enumerate(d.get("differences", [])):
         dp = ("differences", i)
         check_sources(dp, [c["source"] for c in diff["claims"]])
+        observed = []
+        for j, obs in enumerate(diff.get("observed", [])):
+            op_path = (*dp, "observed", j)
+            if obs["profile"] not in isa.profiles:
+                issues.add(src, op_path, f"unknown profile {obs['profile']!r}", "op.profile")
+            unknown = [m for m in obs.get("modes", []) if m not in mode_names]
+            if unknown:
+                issues.add(src, op_path, f"unknown mode(s) {', '.join(unknown)}", "op.mode")
+            when = _parse(src, (*op_path, "when"), obs["when"], issues) if "when" in obs else None
+            for mn in obs.get("modes") or mode_names:
+                if when is not None and mn in by_mode:
+                    known = {o.name for o in by_mode[mn].operands} | let_names | set(by_mode[mn].type_vars)
+                    _check_names(src, (*op_path, "when"), when, known, isa, issues)
+            unknown = [r for r in obs.get("rules", []) if r not in {x.id for x in rules} and not r.startswith("dtype.")]
+            if unknown:
+                issues.add(src, op_path, f"unknown rule(s) {', '.join(unknown)}", "op.rule")
+            observed.append(Observation(obs["profile"], obs["as"], tuple(obs.get("modes", [])),
+                                        tuple(obs.get("rules", [])), when, obs.get("when", "")))
         differences.append(
             Difference(diff["id"], diff["topic"], tuple((c["source"], c["says"]) for c in diff["claims"]),
-                       diff["resolution"], diff["kind"], src.line(dp))
+                       diff["resolution"], diff["kind"], src.line(dp), tuple(observed))
         )
     perf = []
     for i, p in enumerate(d.get("performance", [])):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .expr.ast import Node, Statement
 
 Text = dict[str, str]  # language code -> text ("en", "zh")
+
+# A constant argument written in cpp.args (e.g. isBinary = true): passed to the call as written.
+CPP_LITERAL = re.compile(r"true|false|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*")
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,20 @@ class Numerics:
 
 
 @dataclass(frozen=True)
+class Observation:
+    """How a difference shows in a conformance run: the divergence category a backend of ``profile``
+    produces, in ``modes`` (all when empty), for must-reject cases breaking one of ``rules`` (any when
+    empty), where ``when`` holds (always when None)."""
+
+    profile: str
+    category: str  # wrong-value | write-outside-valid | accepts-rejected | rejects-accepted | harness-error
+    modes: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    when: Node | None = None
+    when_text: str = ""
+
+
+@dataclass(frozen=True)
 class Difference:
     id: str
     topic: Text
@@ -186,6 +204,7 @@ class Difference:
     resolution: str
     kind: str  # docs-conflict | simulator-divergence | simulator-bug | ...
     line: int
+    observed: tuple[Observation, ...] = ()
 
 
 @dataclass(frozen=True)

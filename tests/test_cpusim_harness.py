@@ -29,7 +29,8 @@ from ptospec.conformance.divergence import (
     explain,
     field_refs,
 )
-from ptospec.model import Difference, Operand
+from ptospec.expr.parser import parse_expr
+from ptospec.model import Difference, Observation, Operand
 from ptospec.tile import ScalarDesc, TileDesc
 
 DATA = Path(__file__).resolve().parent / "data" / "cpusim"
@@ -483,6 +484,38 @@ def test_simulator_bug_differences_mark_known_bugs(db):
     assert explain(db, divergence("harness-error", message="x")).verdict == HARNESS
     illegal = explain(db, divergence("harness-error", message="does not compile", rule="dtype.t"))
     assert illegal.verdict == HARNESS and "spec rejects this configuration (dtype.t)" in illegal.why
+
+
+def _observed(*entries: Observation, kind: str = "simulator-bug") -> Difference:
+    return dataclasses.replace(_difference(kind, "see observed", source="page"), observed=entries)
+
+
+def test_observed_entries_predict_divergences_precisely(db):
+    mixed = {"dst": "vec, 16x16xf32, valid=4x5, blayout=col_major", "src0": "vec, 16x16xf32, valid=4x5",
+             "scalar": "f32"}
+    same = {**mixed, "dst": "vec, 16x16xf32, valid=4x5"}
+    when = "src0.blayout != dst.blayout"
+    layouts = _observed(Observation("cpu", "wrong-value", when=parse_expr(when), when_text=when))
+    spec_db = _db_with_differences(db, "tadds", layouts)
+
+    def verdict(category="wrong-value", descriptors=mixed, profile="cpu", the_db=spec_db, **kw):
+        d = divergence(category, op="tadds", descriptors=descriptors, profile=profile, problems=("dst[0, 1]: x",),
+                       **kw)
+        return explain(the_db, d)
+
+    hit = verdict()
+    assert (hit.verdict, hit.difference) == (KNOWN_BUG, "d1") and when in hit.why
+    assert verdict(descriptors=same).verdict == UNRECORDED  # the condition does not hold
+    assert verdict(profile="a5").verdict == UNRECORDED
+    assert verdict("write-outside-valid").verdict == UNRECORDED
+    property_kind = _db_with_differences(db, "tadds", dataclasses.replace(layouts, kind="simulator-divergence"))
+    assert verdict(the_db=property_kind).verdict == RECORDED
+    by_rule = _db_with_differences(db, "tadds", _observed(Observation("cpu", "accepts-rejected",
+                                                                       rules=("runtime.src0-valid-shape",))))
+    assert verdict("accepts-rejected", the_db=by_rule, rule="runtime.src0-valid-shape").verdict == KNOWN_BUG
+    assert verdict("accepts-rejected", the_db=by_rule, rule="dtype.same-t").verdict == UNRECORDED
+    by_mode = _db_with_differences(db, "tadds", _observed(Observation("cpu", "wrong-value", modes=("other",))))
+    assert verdict(the_db=by_mode).verdict == UNRECORDED
 
 
 def test_report_groups_by_cause_and_keeps_the_smallest_case(tmp_path, db):

@@ -190,8 +190,10 @@ def test_tdiv(db, tiles, dtype):
         same(out, expected)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: c_div takes abs() of the most negative integer, which overflows")
-@pytest.mark.parametrize("dividend,divisor,quotient", [(1, -(2**15), 0), (-(2**15), 2, -(2**14))])
+@pytest.mark.parametrize("dividend,divisor,quotient", [
+    (1, -(2**15), 0), (-(2**15), 2, -(2**14)), (-(2**15) + 1, -(2**15), 0), (-(2**15), 3, -10922),
+    (-(2**15), -(2**15), 1),
+])
 def test_tdiv_most_negative_integer(db, tiles, dividend, divisor, quotient):
     a = np.full((ROWS, 32), dividend, np.int16)
     b = np.full((ROWS, 32), divisor, np.int16)

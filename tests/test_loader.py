@@ -149,3 +149,15 @@ def test_bad_param_expression_is_reported_at_its_use(specs):
     break_file(specs / "ops/tmax.yaml", '  fn: "max(a, b)"', '  fn: "max(a, b"')
     out = "\n".join(problems(specs))
     assert "tmax.yaml" in out and "expr.syntax" in out
+
+
+def test_observed_entries_are_checked(specs):
+    path = specs / "ops/tsels.yaml"
+    break_file(path, "      - {profile: cpu, as: accepts-rejected, rules: [mask.shape]}",
+               "      - {profile: cpu, as: accepts-rejected, rules: [mask.nope]}\n"
+               "      - {profile: gpu, as: wrong-value, modes: [fancy]}\n"
+               "      - {profile: cpu, as: wrong-value, when: \"ghost.blayout == RowMajor\"}")
+    out = "\n".join(problems(specs))
+    for expected in ("unknown rule(s) mask.nope", "unknown profile 'gpu'", "unknown mode(s) fancy",
+                     "'ghost' is not an operand"):
+        assert expected in out, out

@@ -10,15 +10,17 @@ Categories:
   or runtime check, crash);
 * ``harness-error`` -- the backend itself failed (driver does not compile, protocol error).
 
-Whether the spec already records a divergence is decided from the op's data alone: its
-``differences`` whose claims cite a source of the profile's dtype table (e.g. the simulator header)
-are searched for the rule id involved, or for every ``operand.field`` the failed check or rule
-mentions (C++ accessors such as ``GetValidRow()`` read as ``valid_row``); a value divergence is
-covered by a difference that names its category (``wrong-value`` / ``write-outside-valid``) and the
-output operands involved.  A matching difference of
-kind ``simulator-bug`` marks the divergence as a known simulator bug, any other kind as a recorded
-property of the simulator; no match leaves it unrecorded (a possible simulator bug, or a fact the
-spec is missing).
+Whether the spec already records a divergence is decided from the op's data alone.  First, a
+difference may say exactly how it shows (``observed``: profile, category, modes, the rules a
+must-reject case breaks, and a ``when`` condition over the case's tiles, type variables and
+attributes); a divergence it predicts is recorded.  Otherwise the op's ``differences`` whose claims
+cite a source of the profile's dtype table (e.g. the simulator header) are searched for the rule id
+involved, or for every ``operand.field`` the failed check or rule mentions (C++ accessors such as
+``GetValidRow()`` read as ``valid_row``); a value divergence is covered by a difference that names
+its category (``wrong-value`` / ``write-outside-valid``) and the output operands involved.  A
+matching difference of kind ``simulator-bug`` marks the divergence as a known simulator bug, any
+other kind as a recorded property of the simulator; no match leaves it unrecorded (a possible
+simulator bug, or a fact the spec is missing).
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..asm.types import parse_descriptor
+from ..expr.evaluate import evaluate
 from ..model import Database, Difference, OpSpec
+from ..validator import make_scope
 
 CATEGORIES = ("wrong-value", "write-outside-valid", "accepts-rejected", "rejects-accepted", "harness-error")
 
@@ -103,7 +108,34 @@ def _profile_sources(op: OpSpec, profile: str) -> set[str]:
     return set(table.sources) if table is not None else set()
 
 
+def _observed(db: Database, op: OpSpec, d: Divergence) -> tuple[Difference, str] | None:
+    """The difference whose ``observed`` entry predicts this divergence: same profile and category, the
+    case's mode, and its ``when`` condition true for the case's tiles, type variables and attributes."""
+    operands = None
+    for diff in op.differences:
+        for obs in diff.observed:
+            if obs.profile != d.profile or obs.category != d.category or (obs.modes and d.mode not in obs.modes):
+                continue
+            if obs.rules and not ({d.rule} | set(d.violations)) & set(obs.rules):
+                continue
+            if obs.when is None:
+                return diff, f"observed on {obs.profile} as {obs.category}"
+            if operands is None:
+                operands = {n: parse_descriptor(text, db.isa) for n, text in d.descriptors.items()}
+            scope = make_scope(db, op, op.mode(d.mode), d.profile, operands)
+            if evaluate(obs.when, scope):
+                return diff, f"observed on {obs.profile} as {obs.category} when {obs.when_text}"
+    return None
+
+
 def explain(db: Database, d: Divergence) -> Explanation:
+    if d.category != "harness-error" or not (d.rule or d.violations):
+        op = db.op(d.op)
+        hit = _observed(db, op, d)
+        if hit is not None:
+            diff, why = hit
+            verdict = KNOWN_BUG if diff.kind == "simulator-bug" else RECORDED
+            return Explanation(verdict, diff.id, diff.kind, why)
     if d.category == "harness-error":
         if d.rule or d.violations:
             broken = d.rule or ", ".join(d.violations)

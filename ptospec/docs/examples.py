@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..asm.forms import FORMS, print_form
 from ..asm.types import parse_descriptor
-from ..model import Database, Mode, OpSpec
+from ..model import CPP_LITERAL, Database, Mode, OpSpec
 from ..tile import AttrDesc, ScalarDesc, TileDesc
 
 _ALIGN = 0x1000  # TASSIGN addresses: each tile starts on a 4 KiB boundary after the previous one
@@ -83,7 +83,9 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
 
 
 def _argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
-    """A call argument: the operand's variable, or ``Enum::VALUE`` for an attribute."""
+    """A call argument: the operand's variable, ``Enum::VALUE`` for an attribute, or a literal as written."""
+    if name not in tiles and CPP_LITERAL.fullmatch(name):
+        return name
     tile = tiles[name]
     if isinstance(tile, AttrDesc):
         return f"{mode.operand(name).enum}::{tile.value}"

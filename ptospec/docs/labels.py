@@ -89,6 +89,10 @@ LABELS: dict[str, dict[str, str]] = {
     },
     "claims": {"en": "Claims", "zh": "各方说法"},
     "resolution": {"en": "Resolution", "zh": "结论"},
+    "observed": {"en": "Shows in conformance runs on", "zh": "一致性测试中的表现"},
+    "observed_modes": {"en": "modes", "zh": "模式"},
+    "observed_rules": {"en": "for rules", "zh": "规则"},
+    "observed_when": {"en": "when", "zh": "条件"},
     "kind": {"en": "Kind", "zh": "类别"},
     "matrix": {"en": "Data type matrix", "zh": "数据类型矩阵"},
     "matrix_intro": {

@@ -218,6 +218,17 @@ def differences_block(op: OpSpec, lang: str, level: str = "###") -> list[str]:
             out.append(f"- **{prose(src)}**{where}: {prose(says)}")
         out.append("")
         out.append(f"**{label('resolution', lang)}:** {prose(d.resolution)}\n")
+        for obs in d.observed:
+            parts = [f"{label('observed', lang)}: {code(obs.profile)} → {code(obs.category)}"]
+            if obs.modes:
+                parts.append(f"{label('observed_modes', lang)} {', '.join(code(m) for m in obs.modes)}")
+            if obs.rules:
+                parts.append(f"{label('observed_rules', lang)} {', '.join(code(r) for r in obs.rules)}")
+            if obs.when_text:
+                parts.append(f"{label('observed_when', lang)} {code(obs.when_text)}")
+            out.append(f"- {'; '.join(parts)}")
+        if d.observed:
+            out.append("")
     return out
 
 

@@ -16,17 +16,26 @@ import numpy as np
 def c_div(a, b):
     """C semantics: truncating division for integers, true division for floats.
 
+    Integers: the floor quotient corrected toward zero, never ``abs()`` (which
+    overflows for the most negative value); a quotient that does not fit wraps.
     Integer division by zero yields 0 here; specs state what hardware does.
     """
     if isinstance(a, int) and isinstance(b, int):
-        q = abs(a) // abs(b)
-        return -q if (a < 0) != (b < 0) else q
+        if b == 0:
+            return 0
+        q = a // b
+        return q + 1 if q < 0 and q * b != a else q
     a_arr, b_arr = np.asarray(a), np.asarray(b)
     if np.issubdtype(a_arr.dtype, np.integer) and np.issubdtype(b_arr.dtype, np.integer):
-        safe = np.where(b_arr == 0, 1, b_arr)
-        q = np.abs(a_arr) // np.abs(safe)
-        q = np.where((a_arr < 0) != (b_arr < 0), -q, q)
-        return np.where(b_arr == 0, 0, q).astype(np.result_type(a_arr, b_arr), copy=False)
+        dtype = np.result_type(a_arr, b_arr)
+        a_arr, b_arr = a_arr.astype(dtype, copy=False), b_arr.astype(dtype, copy=False)
+        safe = np.where(b_arr == 0, np.ones_like(b_arr), b_arr)
+        with np.errstate(over="ignore", divide="ignore"):
+            q = np.floor_divide(a_arr, safe)
+            inexact = (q * safe) != a_arr
+        negative = (a_arr < 0) != (safe < 0)
+        q = np.where(inexact & negative, q + np.ones_like(q), q)
+        return np.where(b_arr == 0, np.zeros_like(q), q).astype(dtype, copy=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.true_divide(a, b)
 
@@ -245,5 +254,18 @@ def reduce_along(name: str, values: np.ndarray, axis: int) -> np.ndarray:
     if REDUCTIONS[name].returns_index:
         return np.expand_dims(impl(values, axis=axis), axis)
     if name in ("sum", "prod"):
-        return impl(values, axis=axis, keepdims=True, dtype=values.dtype)
+        if values.dtype.kind in "iub":
+            return impl(values, axis=axis, keepdims=True, dtype=values.dtype)  # wrapping is order-free
+        return _in_order(np.add if name == "sum" else np.multiply, values, axis)
     return impl(values, axis=axis, keepdims=True)
+
+
+def _in_order(step, values: np.ndarray, axis: int) -> np.ndarray:
+    """A floating-point sum or product in index order, rounded to the element type after every step
+    (NumPy's own reductions add pairwise and keep float16 partial results in float32)."""
+    moved = np.moveaxis(values, axis, 0)
+    acc = moved[0].copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for item in moved[1:]:
+            acc = step(acc, item).astype(values.dtype, copy=False)
+    return np.expand_dims(acc, axis)

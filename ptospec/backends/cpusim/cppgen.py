@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...conformance.backend import Invocation
-from ...model import Database
+from ...model import CPP_LITERAL, Database
 from ...tile import AttrDesc, ScalarDesc, TileDesc
 from .harness import HEADER_NAME, TRAP_EXIT
 
@@ -26,8 +26,6 @@ ROLES = ("in", "out", "tmp", "scalar", "attr")
 FILL_BYTE = 0x5A  # storage outside the logical tile, guard gaps and tmp tiles start with this byte
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# a constant argument written in cpp.args (e.g. isBinary = true): passed to the call as written
-_LITERAL = re.compile(r"true|false|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*")
 _CPP_KEYWORDS = frozenset({
     "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
     "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export",
@@ -135,7 +133,7 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             raise Unplannable(f"operand {o.name} has an unknown (dynamic) valid shape")
         operands.append(OperandPlan(o.name, ident, o.role, tile_type(db, desc), desc.dtype))
     written = [str(a).lower() if isinstance(a, bool) else str(a) for a in mode.cpp_args]  # YAML true -> "true"
-    missing = [a for a in written if a not in idents and not _LITERAL.fullmatch(a)]
+    missing = [a for a in written if a not in idents and not CPP_LITERAL.fullmatch(a)]
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
     args = tuple(idents.get(a, a) for a in written)  # operands by identifier, literals verbatim
