@@ -227,8 +227,8 @@ FUNCTIONS: dict[str, Function] = {
 REDUCTIONS: dict[str, Reduction] = {
     r.name: r
     for r in [
-        Reduction("sum", r"\sum", "sum over the range"),
-        Reduction("prod", r"\prod", "product over the range"),
+        Reduction("sum", r"\sum", "sum over the range in index order (floats round at every step)"),
+        Reduction("prod", r"\prod", "product over the range in index order (floats round at every step)"),
         Reduction("min", r"\min", "minimum over the range"),
         Reduction("max", r"\max", "maximum over the range"),
         Reduction("argmin", r"\operatorname*{argmin}",
