@@ -430,6 +430,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         shift_out_of_range=num.get("shift_out_of_range", "not-applicable"),
     )
     differences = []
+    rule_ids = {r.id for r in rules}
     for i, diff in enumerate(d.get("differences", [])):
         dp = ("differences", i)
         check_sources(dp, [c["source"] for c in diff["claims"]])
@@ -446,7 +447,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if when is not None and mn in by_mode:
                     known = {o.name for o in by_mode[mn].operands} | let_names | set(by_mode[mn].type_vars)
                     _check_names(src, (*op_path, "when"), when, known, isa, issues)
-            unknown = [r for r in obs.get("rules", []) if r not in {x.id for x in rules} and not r.startswith("dtype.")]
+            unknown = [r for r in obs.get("rules", []) if r not in rule_ids and not r.startswith("dtype.")]
             if unknown:
                 issues.add(src, op_path, f"unknown rule(s) {', '.join(unknown)}", "op.rule")
             observed.append(Observation(obs["profile"], obs["as"], tuple(obs.get("modes", [])),

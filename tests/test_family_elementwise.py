@@ -190,15 +190,14 @@ def test_tdiv(db, tiles, dtype):
         same(out, expected)
 
 
-@pytest.mark.parametrize("dividend,divisor,quotient", [
-    (1, -(2**15), 0), (-(2**15), 2, -(2**14)), (-(2**15) + 1, -(2**15), 0), (-(2**15), 3, -10922),
-    (-(2**15), -(2**15), 1),
+@pytest.mark.parametrize("dividend,divisor", [
+    (1, -(2**15)), (-(2**15), 2), (-(2**15) + 1, -(2**15)), (-(2**15), 3), (-(2**15), -(2**15)),
 ])
-def test_tdiv_most_negative_integer(db, tiles, dividend, divisor, quotient):
+def test_tdiv_most_negative_integer(db, tiles, dividend, divisor):
     a = np.full((ROWS, 32), dividend, np.int16)
     b = np.full((ROWS, 32), divisor, np.int16)
     out = run(db, tiles, "tdiv", "cpu", "i16", {"src0": a, "src1": b})
-    assert (out == quotient).all()  # C truncating division
+    assert (out == c_trunc_div(dividend, divisor)).all()  # C truncating division, on Python ints
 
 
 def c_fmod(a, b):

@@ -111,26 +111,27 @@ def _profile_sources(op: OpSpec, profile: str) -> set[str]:
 def _observed(db: Database, op: OpSpec, d: Divergence) -> tuple[Difference, str] | None:
     """The difference whose ``observed`` entry predicts this divergence: same profile and category, the
     case's mode, and its ``when`` condition true for the case's tiles, type variables and attributes."""
-    operands = None
+    broken = {d.rule} | set(d.violations)
+    scope = None  # built from the case's descriptors on first need
     for diff in op.differences:
         for obs in diff.observed:
             if obs.profile != d.profile or obs.category != d.category or (obs.modes and d.mode not in obs.modes):
                 continue
-            if obs.rules and not ({d.rule} | set(d.violations)) & set(obs.rules):
+            if obs.rules and not broken & set(obs.rules):
                 continue
             if obs.when is None:
                 return diff, f"observed on {obs.profile} as {obs.category}"
-            if operands is None:
+            if scope is None:
                 operands = {n: parse_descriptor(text, db.isa) for n, text in d.descriptors.items()}
-            scope = make_scope(db, op, op.mode(d.mode), d.profile, operands)
+                scope = make_scope(db, op, op.mode(d.mode), d.profile, operands)
             if evaluate(obs.when, scope):
                 return diff, f"observed on {obs.profile} as {obs.category} when {obs.when_text}"
     return None
 
 
 def explain(db: Database, d: Divergence) -> Explanation:
+    op = db.op(d.op)
     if d.category != "harness-error" or not (d.rule or d.violations):
-        op = db.op(d.op)
         hit = _observed(db, op, d)
         if hit is not None:
             diff, why = hit
@@ -149,7 +150,6 @@ def explain(db: Database, d: Divergence) -> Explanation:
             return Explanation(HARNESS, why="the generated call does not compile: check the op's cpp.name/cpp.args "
                                             "against the intrinsic's signature, and the tile types it accepts")
         return Explanation(HARNESS, why="the backend failed; not a verdict on the simulator")
-    op = db.op(d.op)
     sources = _profile_sources(op, d.profile)
     evidence: set[str] = set()
     rule_ids: set[str] = set()
