@@ -16,7 +16,7 @@ from .errors import InvocationError, TileError
 from .expr.evaluate import evaluate
 from .expr.vectorize import execute_statement, numpy_dtype_of
 from .model import Database
-from .tile import AttrDesc, ScalarDesc, TileDesc
+from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .validator import make_scope, require_legal, resolve, validate
 
 
@@ -43,16 +43,52 @@ def coerce_array(db: Database, name: str, desc: TileDesc, array) -> np.ndarray:
     return arr
 
 
+def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array) -> np.ndarray:
+    """The buffer behind a global view: ``array`` is either the whole buffer (1-D, ``desc.size`` elements)
+    or the view's elements (shaped like the view), placed into a zero buffer of ``desc.size`` elements."""
+    want = numpy_dtype(db, desc.dtype)
+    arr = np.asarray(array)
+    if arr.dtype != want:
+        if arr.dtype.kind == "V" and arr.dtype.itemsize == want.itemsize:
+            arr = arr.view(want)
+        else:
+            raise TileError(f"{name}: array dtype {arr.dtype} does not match the view's dtype {desc.dtype}",
+                            rule="run.dtype")
+    if arr.ndim == 1 and arr.shape[0] == desc.size:
+        return arr
+    if arr.shape == desc.shape:
+        buffer = np.zeros(desc.size, dtype=want)
+        buffer[view_offsets(desc)] = arr
+        return buffer
+    shape = "x".join(map(str, desc.shape))
+    raise TileError(f"{name}: array shape {arr.shape} is neither the view's shape {shape} nor its buffer "
+                    f"({desc.size} elements)", rule="run.shape")
+
+
+def view_offsets(desc: GlobalDesc) -> np.ndarray:
+    """Buffer offsets of every element of a (fully known) view, shaped like the view."""
+    grids = np.meshgrid(*(np.arange(d) for d in desc.shape), indexing="ij")
+    flat = desc.offset + sum(g * s for g, s in zip(grids, desc.strides, strict=True))
+    return np.asarray(flat, dtype=np.int64).reshape(desc.shape)
+
+
+def view_elements(desc: GlobalDesc, buffer: np.ndarray) -> np.ndarray:
+    """The elements a view sees in its buffer, shaped like the view."""
+    return buffer[view_offsets(desc)]
+
+
 def execute(
     db: Database,
     op_name: str,
     mode_name: str | None,
     profile: str,
-    operands: Mapping[str, TileDesc | ScalarDesc],
+    operands: Mapping[str, TileDesc | ScalarDesc | GlobalDesc],
     data: Mapping[str, object],
+    written: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Run the op; ``data`` holds arrays for tiles (outputs optional: their initial contents)
-    and numbers for scalars.  Returns the output tiles, whole."""
+    """Run the op; ``data`` holds arrays for tiles and global buffers (outputs optional: their initial
+    contents) and numbers for scalars.  Returns the output tiles and buffers, whole.  ``written``, when
+    given, receives a mask per output of the elements the semantics wrote."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     report = validate(db, op.name, mode.name, profile, operands)
     require_legal(report)
@@ -73,6 +109,19 @@ def execute(
                 raise InvocationError(f"missing value for scalar operand {o.name}", rule="run.missing-input")
             scope.values[o.name] = numpy_dtype(db, desc.dtype).type(data[o.name])
             continue
+        if isinstance(desc, GlobalDesc):
+            if not desc.known:
+                raise InvocationError(f"{o.name}: give the view's shape, strides, offset and buffer size to execute",
+                                      rule="run.dynamic")
+            initial = data.get(o.name)
+            if initial is None and o.role != "out":
+                raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
+            arr = (np.zeros(desc.size, numpy_dtype(db, desc.dtype)) if initial is None
+                   else coerce_buffer(db, o.name, desc, initial).copy())
+            arrays[o.name] = arr
+            if o.role == "out":
+                outputs[o.name] = arr
+            continue
         if o.role == "out":
             initial = data.get(o.name)
             arr = (np.zeros(desc.shape, numpy_dtype(db, desc.dtype)) if initial is None
@@ -90,5 +139,5 @@ def execute(
     for stmt in mode.semantics:
         if stmt.when is not None and not evaluate(stmt.when, scope):
             continue
-        execute_statement(stmt, scope, snapshot, outputs)
+        execute_statement(stmt, scope, snapshot, outputs, written)
     return outputs

@@ -35,6 +35,7 @@ from .model import (
     Enum,
     Example,
     Family,
+    GlobalLayout,
     Isa,
     Layout,
     Mode,
@@ -48,6 +49,7 @@ from .model import (
     Source,
     Tolerance,
 )
+from .tile import GLOBAL_RANK
 from .yamlsource import Located, read_yaml
 
 SPEC_ENV = "PTOSPEC_SPECS"
@@ -160,21 +162,42 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
             if p not in profiles:
                 issues.add(src, ("dtypes", name), f"dtype {name} names unknown profile {p!r}", "isa.profile")
     families = {n: Family(n, v["title"], v["description"]) for n, v in d["families"].items()}
-    tile_rules = []
-    for i, r in enumerate(d["tile_rules"]):
-        try:
-            check = parse_expr(r["check"])
-            when = parse_expr(r["when"]) if "when" in r else None
-        except ExprError as exc:
-            issues.add(src, ("tile_rules", i), exc.message, exc.rule or "expr.syntax")
-            continue
-        tile_rules.append(
-            Rule(
-                id=r["id"], kind="check", operands=("t",), allow=(), check=check, check_text=r["check"],
-                when=when, when_text=r.get("when", ""), let=(), profiles=tuple(profiles), modes=(),
-                phase="static", message=r["message"], sources=(), line=src.line(("tile_rules", i)), file=src.file,
+    def well_formedness(section: str, var: str) -> tuple[Rule, ...]:
+        rules = []
+        for i, r in enumerate(d[section]):
+            try:
+                check = parse_expr(r["check"])
+                when = parse_expr(r["when"]) if "when" in r else None
+            except ExprError as exc:
+                issues.add(src, (section, i), exc.message, exc.rule or "expr.syntax")
+                continue
+            rules.append(
+                Rule(
+                    id=r["id"], kind="check", operands=(var,), allow=(), check=check, check_text=r["check"],
+                    when=when, when_text=r.get("when", ""), let=(), profiles=tuple(profiles), modes=(),
+                    phase="static", message=r["message"], sources=(), line=src.line((section, i)), file=src.file,
+                )
             )
-        )
+        return tuple(rules)
+
+    tile_rules = well_formedness("tile_rules", "t")
+    global_rules = well_formedness("global_rules", "g")
+    global_layouts = {}
+    for n, v in d["global_layouts"].items():
+        tile_map = tuple(_parse(src, ("global_layouts", n, "tile_map"), t, issues) for t in v.get("tile_map", ()))
+        for node in tile_map:
+            if node is not None:
+                _check_names(src, ("global_layouts", n, "tile_map"), node, {"r", "c", "d0", "d1", "d2", "d3", "d4"},
+                             None, issues)
+        global_layouts[n] = GlobalLayout(n, v["asm"], tuple(v["order"]) if "order" in v else None, v["text"],
+                                         tuple(x for x in tile_map if x is not None))
+    pad_fill = {}
+    for pad, text in d["pad_fill"].items():
+        if pad not in d["pad_values"]:
+            issues.add(src, ("pad_fill", pad), f"unknown pad value {pad!r}", "isa.pad")
+        node = _parse(src, ("pad_fill", pad), text, issues)
+        if node is not None:
+            pad_fill[pad] = node
     if issues.items:
         raise DatabaseErrors(issues.items)
     return Isa(
@@ -186,8 +209,11 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         layouts=layouts,
         profiles=profiles,
         families=families,
-        tile_rules=tuple(tile_rules),
+        tile_rules=tile_rules,
         tile_defaults=dict(d["tile_defaults"]),
+        global_layouts=global_layouts,
+        global_rules=global_rules,
+        pad_fill=pad_fill,
         raw=d,
         enums={n: Enum(n, v["cpp"], v["asm"], tuple(v["values"]), v["text"], dict(v["values"]))
                for n, v in d.get("enums", {}).items()},
@@ -251,7 +277,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         operands = tuple(
             Operand(o["name"], o["role"], o.get("dtype", ""), o["text"], dict(o.get("usage", {})),
                     _domain(src, (*mp, "operands", i), o, isa, issues), o.get("domain", ""),
-                    o.get("enum", ""), o.get("asm_key", ""))
+                    o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"))
             for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
@@ -268,6 +294,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, (*mp, "operands", i), f"unknown enum {o.enum!r} (known: {', '.join(isa.enums)})",
                            "op.enum")
         roles = {o.name: o.role for o in operands}
+        kinds = {o.name: o.kind for o in operands}
+        for i, o in enumerate(operands):
+            if o.is_global and o.role not in ("in", "out"):
+                issues.add(src, (*mp, "operands", i), "a global operand must be an in or out operand", "op.operands")
         for form, f in m["asm"].items():
             for n in f["ins"] + f["outs"]:
                 if n not in roles:
@@ -279,8 +309,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if roles.get(n) == "attr":
                     issues.add(src, (*mp, "asm", form), f"{n!r} is an attribute: it is printed in the attribute "
                                "dictionary, not listed in ins", "op.asm")
-                if roles.get(n) == "out":
-                    issues.add(src, (*mp, "asm", form), f"{n!r} is an out operand listed in ins", "op.asm")
+                if roles.get(n) == "out" and kinds.get(n) != "global":
+                    issues.add(src, (*mp, "asm", form), f"{n!r} is an out operand listed in ins (only a global "
+                               "operand, written in place, may be)", "op.asm")
         dps = m["asm"]["dps"]
         missing = [o.name for o in operands if not o.is_attr and o.name not in dps["ins"] + dps["outs"]]
         if missing:
@@ -295,12 +326,16 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             stmt = _parse(src, (*mp, "semantics", i), text, issues, parse_statement)
             if stmt is None:
                 continue
-            when = None
-            if isinstance(item, dict) and "when" in item:
-                when = _parse(src, (*mp, "semantics", i), item["when"], issues)
+            extra: dict[str, Any] = {}
+            if isinstance(item, dict):
+                if "when" in item:
+                    extra.update(when=_parse(src, (*mp, "semantics", i), item["when"], issues),
+                                 when_text=item["when"])
+                extra.update({k: item[k] for k in ("writes", "combine") if k in item})
+            stmt = replace(stmt, **extra) if extra else stmt
             type_vars = {o.dtype for o in operands if o.dtype}
-            _check_statement(src, (*mp, "semantics", i), stmt, roles, let_names | type_vars, isa, issues)
-            semantics.append(stmt if when is None else replace(stmt, when=when, when_text=item["when"]))
+            _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
+            semantics.append(stmt)
         ex = m["example"]
         if ex["profile"] not in isa.profiles:
             issues.add(src, (*mp, "example"), f"unknown profile {ex['profile']!r}", "op.profile")
@@ -310,6 +345,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
+                cpp_template=tuple(m["cpp"].get("template", ())),
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"])) for k, v in m["asm"].items()},
                 example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example")),
                                 src.file_of((*mp, "example"))),
@@ -390,8 +426,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     issues.add(src, rp, f"unknown tile type {a!r}", "op.rule")
         if kind == "layout":
             for a in allow:
-                if a not in isa.layouts:
-                    issues.add(src, rp, f"unknown layout {a!r} (known: {', '.join(isa.layouts)})", "op.rule")
+                if a not in isa.layouts and a not in isa.global_layouts:
+                    known = ", ".join((*isa.layouts, *isa.global_layouts))
+                    issues.add(src, rp, f"unknown layout {a!r} (known: {known})", "op.rule")
         referenced = _referenced_tiles([n for n in (check, when) if n] + [n for _, n, _ in rule_lets + lets])
         if kind == "check" and not operands:
             operands = tuple(n for n in referenced if any(n in [o.name for o in by_mode[m].operands]
@@ -475,13 +512,18 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     )
 
 
+# Operand fields that may be known only at run time: valid shapes, and a global view's shape, strides and place.
+RUNTIME_FIELDS = frozenset({"valid_row", "valid_col", "offset", "size", "span",
+                            *(f"dim{k}" for k in range(GLOBAL_RANK)), *(f"stride{k}" for k in range(GLOBAL_RANK))})
+
+
 def _phase(nodes: list, lets) -> str:
-    """``runtime`` when the check reads a valid shape, directly or through the lets it uses."""
+    """``runtime`` when the check reads a value known only at run time, directly or through its lets."""
     bound = {name: node for name, node, _ in lets}
     pending, seen = list(nodes), set()
     while pending:
         for n in walk(pending.pop()):
-            if isinstance(n, Attr) and n.name in ("valid_row", "valid_col"):
+            if isinstance(n, Attr) and n.name in RUNTIME_FIELDS:
                 return "runtime"
             if isinstance(n, Name) and n.id in bound and n.id not in seen:
                 seen.add(n.id)
@@ -510,9 +552,12 @@ def _referenced_tiles(nodes) -> list[str]:
     return names
 
 
-def _check_names(src, path, node, known: set[str], isa: Isa, issues: Issues) -> None:
-    consts = set(isa.tile_types) | set(isa.blayouts) | set(isa.slayouts) | set(isa.pad_values)
-    consts |= set(isa.layouts) | set(isa.dtypes) | {v for e in isa.enums.values() for v in e.values}
+def _check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issues) -> None:
+    consts: set[str] = set()
+    if isa is not None:
+        consts = set(isa.tile_types) | set(isa.blayouts) | set(isa.slayouts) | set(isa.pad_values)
+        consts |= set(isa.layouts) | set(isa.global_layouts) | set(isa.dtypes)
+        consts |= {v for e in isa.enums.values() for v in e.values}
     for n in walk(node):
         if isinstance(n, Name) and n.id not in known and n.id not in consts:
             issues.add(src, path, f"unknown name {n.id!r}", "expr.unknown-name")
@@ -524,10 +569,30 @@ def _check_names(src, path, node, known: set[str], isa: Isa, issues: Issues) -> 
             issues.add(src, path, "tile elements and reductions belong in semantics, not in checks", "expr.context")
 
 
-def _check_statement(src, path, stmt, roles: dict[str, str], let_names: set[str], isa: Isa, issues: Issues):
+def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, str], let_names: set[str], isa: Isa,
+                     issues: Issues):
     if roles.get(stmt.target.base) != "out":
         issues.add(src, path, f"semantics must write an out operand, not {stmt.target.base!r}", "op.semantics")
     variables = set(statement_vars(stmt))
+    for n in (stmt.target, *(x for x in walk(stmt.value) if isinstance(x, Index))):
+        if n.base not in roles:
+            continue
+        if kinds.get(n.base) == "global":
+            want = {"flat": (1,), "": (2, GLOBAL_RANK)}.get(n.view, ())
+            shown = f"{n.base}.{n.view}[...]" if n.view else f"{n.base}[...]"
+            if len(n.indices) not in want:
+                issues.add(src, path, f"{shown} takes {' or '.join(map(str, want)) or 'no'} indices on a global "
+                           "operand", "op.semantics")
+        elif n.view == "flat" or len(n.indices) != 2:
+            issues.add(src, path, f"{n.base}[...] needs two indices (.flat is for global operands)", "op.semantics")
+    if kinds.get(stmt.target.base) == "global" or stmt.combine:
+        free = [i.id for i in stmt.target.indices if isinstance(i, Name)]
+        bound = {v for v, _ in stmt.domain}
+        if kinds.get(stmt.target.base) == "global" and any(v not in bound for v in free):
+            issues.add(src, path, "a statement writing global memory must bound every index variable with "
+                       "'for v < N'", "op.semantics")
+    if stmt.writes == "tile" and kinds.get(stmt.target.base) == "global":
+        issues.add(src, path, "writes: tile applies to tile targets only", "op.semantics")
     reduce_vars = [n.var for n in walk(stmt.value) if isinstance(n, Reduce)]
     if len(reduce_vars) != len(set(reduce_vars)) or set(reduce_vars) & {
         i.id for i in stmt.target.indices if isinstance(i, Name)
@@ -537,12 +602,10 @@ def _check_statement(src, path, stmt, roles: dict[str, str], let_names: set[str]
         if isinstance(n, Index):
             if n.base not in roles:
                 issues.add(src, path, f"semantics read unknown operand {n.base!r}", "op.semantics")
-            if len(n.indices) != 2:
-                issues.add(src, path, f"{n.base}[...] needs two indices", "op.semantics")
         elif isinstance(n, Reduce) and n.func not in REDUCTIONS:
             known = ", ".join(REDUCTIONS)
             issues.add(src, path, f"unknown reduction {n.func!r} (known: {known})", "expr.unknown-function")
-        elif isinstance(n, Call) and (n.func not in FUNCTIONS or FUNCTIONS[n.func].type_level):
+        elif isinstance(n, Call) and n.func not in FUNCTIONS:
             issues.add(src, path, f"unknown element function {n.func!r}", "expr.unknown-function")
         elif (isinstance(n, Name) and n.id not in variables and n.id not in let_names
               and roles.get(n.id) not in ("scalar", "attr") and isa.enum_of_value(n.id) is None):

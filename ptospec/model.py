@@ -45,6 +45,17 @@ class Layout:
 
 
 @dataclass(frozen=True)
+class GlobalLayout:
+    """A layout of global tensors (``pto::Layout``); ``order`` is None for a layout named but not modelled."""
+
+    name: str  # C++ enumerator: ND
+    asm: str  # assembly spelling: nd
+    order: tuple[int, ...] | None  # dimensions from fastest-varying to slowest in a packed view
+    text: Text
+    tile_map: tuple[Node, ...] = ()  # indices i0..i4 of the element at tile (r, c), over r, c, d0..d4
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     title: Text
@@ -112,10 +123,15 @@ class Operand:
     domain_text: str = ""
     enum: str = ""  # attr operands: the ISA enum whose value they take
     asm_key: str = ""  # attr operands: the attribute's name in assembly ({key = #pto...<VALUE>})
+    kind: str = "tile"  # in/out operands: "tile" (on-chip) or "global" (a view of global memory)
 
     @property
     def is_attr(self) -> bool:
         return self.role == "attr"
+
+    @property
+    def is_global(self) -> bool:
+        return self.kind == "global"
 
 
 @dataclass(frozen=True)
@@ -143,6 +159,7 @@ class Mode:
     cpp_signature: str
     asm: dict[str, AsmForm]  # sync | ssa | dps
     example: Example
+    cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
 
     @property
     def attrs(self) -> tuple[Operand, ...]:
@@ -281,6 +298,9 @@ class Isa:
     tile_defaults: dict[str, Any]
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False, default_factory=dict)
     enums: dict[str, Enum] = field(default_factory=dict)
+    global_layouts: dict[str, GlobalLayout] = field(default_factory=dict)
+    global_rules: tuple[Rule, ...] = ()
+    pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

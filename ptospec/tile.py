@@ -78,3 +78,71 @@ class AttrDesc:
         if name != "value":
             raise KeyError(name)
         return self.value
+
+
+GLOBAL_RANK = 5  # GlobalTensor<T, Shape<N1..N5>, Stride<S1..S5>, Layout>: always five dimensions in C++
+
+
+@dataclass(frozen=True)
+class GlobalDesc:
+    """A view of global memory (``GlobalTensor``, ``!pto.partition_tensor_view``): element type, a shape
+    and strides of one to five dimensions (in elements), a global layout, the view's origin in its buffer
+    and the buffer's length (elements).  ``None`` marks a value only known at run time (``?``).
+
+    Expressions see the C++ five-dimensional form: a shape of rank k is right-aligned, the missing
+    outer dimensions have extent 1 (``dim0`` .. ``dim4``, ``stride0`` .. ``stride4``).
+    """
+
+    dtype: str
+    shape: tuple[int | None, ...]
+    strides: tuple[int | None, ...]
+    layout: str = "ND"
+    offset: int | None = 0
+    size: int | None = None  # None: dynamic
+    view: str = "partition_tensor_view"  # the assembly type it is printed as
+
+    FIELDS = ("dtype", "rank", "layout", "offset", "size", "span",
+              *(f"dim{k}" for k in range(GLOBAL_RANK)), *(f"stride{k}" for k in range(GLOBAL_RANK)))
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dims5(self) -> tuple[int | None, ...]:
+        return (1,) * (GLOBAL_RANK - self.rank) + self.shape
+
+    @property
+    def strides5(self) -> tuple[int | None, ...]:
+        outer = self.strides[0] * self.shape[0] if self.strides[0] is not None and self.shape[0] is not None else 1
+        return (outer,) * (GLOBAL_RANK - self.rank) + self.strides
+
+    @property
+    def span(self) -> int | None:
+        """Elements from the view's origin to one past its last element (0 for an empty view)."""
+        if any(d is None for d in self.shape) or any(s is None for s in self.strides):
+            return None
+        if any(d == 0 for d in self.shape):
+            return 0
+        return 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=True))
+
+    @property
+    def known(self) -> bool:
+        return None not in self.shape and None not in self.strides and self.offset is not None \
+            and self.size is not None
+
+    def field(self, name: str):
+        if name not in self.FIELDS:
+            raise KeyError(name)
+        if name.startswith("dim"):
+            value = self.dims5[int(name[3:])]
+        elif name.startswith("stride"):
+            value = self.strides5[int(name[6:])]
+        else:
+            value = getattr(self, name)
+        if value is None:
+            raise UnknownValue(f"{name} is dynamic and not known here", rule="expr.unknown")
+        return value
+
+    def with_(self, **changes) -> GlobalDesc:
+        return replace(self, **changes)

@@ -16,7 +16,7 @@ from .errors import ExprError, InvocationError, UnknownValue
 from .expr.ast import Attr, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
-from .tile import AttrDesc, ScalarDesc, TileDesc
+from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Map
             type_vars[o.dtype] = operands[o.name].dtype
     scope = Scope(
         isa=db.isa,
-        tiles={n: t for n, t in operands.items() if isinstance(t, TileDesc)},
+        tiles={n: t for n, t in operands.items() if isinstance(t, TileDesc | GlobalDesc)},
         type_vars=type_vars,
         profile_constants=db.isa.profiles[profile].constants,
         attrs={n: t.value for n, t in operands.items() if isinstance(t, AttrDesc)},
@@ -130,20 +130,29 @@ def validate(
                 out.append(Violation("invocation.attr", (name,), f"{name} must be one of {', '.join(enum.values)} "
                                      f"({enum.name}); got {got}", "invocation"))
             continue
-        if (o.role == "scalar") != isinstance(desc, ScalarDesc):
-            want = "a scalar (a dtype name)" if o.role == "scalar" else "a tile"
+        if o.role == "scalar":
+            want, fits = "a scalar (a dtype name)", isinstance(desc, ScalarDesc)
+        elif o.is_global:
+            want, fits = "a global tensor view (gm, RxCxT)", isinstance(desc, GlobalDesc)
+        else:
+            want, fits = "a tile", isinstance(desc, TileDesc)
+        if not fits:
             out.append(Violation("invocation.operand-kind", (name,), f"{name} must be {want}", "invocation"))
         elif desc.dtype not in db.isa.dtypes:
             out.append(Violation("invocation.dtype", (name,), f"unknown dtype {desc.dtype!r}", "invocation"))
     if out:
         return Report(op.name, mode.name, profile, tuple(out), ())
 
-    # 2. every tile must be a well-formed Tile
+    # 2. every tile must be a well-formed Tile, every global view a well-formed GlobalTensor
     for name, desc in operands.items():
-        if not isinstance(desc, TileDesc):
+        if isinstance(desc, TileDesc):
+            var, isa_rules = "t", db.isa.tile_rules
+        elif isinstance(desc, GlobalDesc):
+            var, isa_rules = "g", db.isa.global_rules
+        else:
             continue
-        scope = Scope(isa=db.isa, tiles={"t": desc})
-        for rule in db.isa.tile_rules:
+        scope = Scope(isa=db.isa, tiles={var: desc})
+        for rule in isa_rules:
             try:
                 if rule.when is not None and not evaluate(rule.when, scope):
                     continue
@@ -183,7 +192,13 @@ def validate(
     return Report(op.name, mode.name, profile, tuple(out), tuple(deferred))
 
 
-def _describe(t: TileDesc) -> str:
+def _describe(t: TileDesc | GlobalDesc) -> str:
+    if isinstance(t, GlobalDesc):
+        def dims(values):
+            return "x".join("?" if v is None else str(v) for v in values)
+        offset = "?" if t.offset is None else t.offset
+        size = "?" if t.size is None else t.size
+        return f"global {dims(t.shape)} {t.dtype}, strides {dims(t.strides)}, {t.layout}, offset {offset} of {size}"
     vr = "?" if t.valid_row is None else t.valid_row
     vc = "?" if t.valid_col is None else t.valid_col
     return f"{t.loc} {t.rows}x{t.cols} {t.dtype}, valid {vr}x{vc}, {t.blayout}/{t.slayout}"
@@ -199,7 +214,7 @@ def _apply_rule(db: Database, rule: Rule, scope: Scope, operands) -> list[Violat
         out = []
         for n in rule.operands:
             t = operands[n]
-            name = db.isa.layout_name(t.blayout, t.slayout)
+            name = t.layout if isinstance(t, GlobalDesc) else db.isa.layout_name(t.blayout, t.slayout)
             if name not in rule.allow:
                 shown = name or f"{t.blayout}/{t.slayout}"
                 out.append(Violation(rule.id, (n,), f"{rule.message['en']} ({n} is {shown})", rule.phase, spec))

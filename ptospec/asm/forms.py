@@ -57,9 +57,18 @@ def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, nam
     if form == "dps":
         ins_part = f"ins({ins} : {in_types})" if spec.ins else "ins()"
         return f"pto.{op.name} {ins_part} outs({outs} : {out_types})"
+    return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
+
+
+def _line(op: OpSpec, form: str, ins: str, in_types: str, outs: str, out_types: str, n_outs: int) -> str:
+    """A sync or ssa line; an instruction without results (a store) prints no ``%r =``."""
     if form == "sync":
+        if not n_outs:
+            return f"{op.name} {ins} : {in_types}"
         return f"{outs} = {op.name} {ins} : {in_types} -> {out_types}"
-    results = f"({out_types})" if len(spec.outs) > 1 else out_types
+    if not n_outs:
+        return f"pto.{op.name} {ins} : ({in_types}) -> ()"
+    results = f"({out_types})" if n_outs > 1 else out_types
     return f"{outs} = pto.{op.name} {ins} : ({in_types}) -> {results}"
 
 
@@ -67,17 +76,17 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
     """The form with ``...`` for types, as upstream pages show it."""
     spec = mode.asm[form]
     kind = _kind(form)
-    t = f"!pto.{kind}<...>"
+
+    def t(n: str) -> str:
+        return "!pto.partition_tensor_view<...>" if mode.operand(n).is_global else f"!pto.{kind}<...>"
+
     ins = ", ".join(f"%{n}" for n in spec.ins) + attr_dict(None, mode, None)
     outs = ", ".join(f"%{n}" for n in spec.outs)
-    in_types = ", ".join(t for _ in spec.ins)
-    out_types = ", ".join(t for _ in spec.outs)
+    in_types = ", ".join(t(n) for n in spec.ins)
+    out_types = ", ".join(t(n) for n in spec.outs)
     if form == "dps":
         return f"pto.{op.name} ins({ins} : {in_types}) outs({outs} : {out_types})"
-    if form == "sync":
-        return f"{outs} = {op.name} {ins} : {in_types} -> {out_types}"
-    results = f"({out_types})" if len(spec.outs) > 1 else out_types
-    return f"{outs} = pto.{op.name} {ins} : ({in_types}) -> {results}"
+    return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
 def attr_dict(db: Database | None, mode: Mode, tiles: dict | None) -> str:
@@ -177,6 +186,8 @@ def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedL
         outs = _dps_group(m.group(3), line)
         return _bind(db, op, "dps", ins, outs, mode_name, line, attrs)
     m = re.match(r"^(.*?)=\s*([a-z][a-z0-9_.]*)\s*(.*?)\s*:\s*(.*)$", text, re.S)
+    if not m:  # no results: a store (`tstore %src, %dst : T, U` or `pto.tstore %src, %dst : (T, U) -> ()`)
+        m = re.match(r"^()([a-z][a-z0-9_.]*)\s+(%[^:]*?)\s*:\s*(.*)$", text, re.S)
     if not m:
         raise AsmError(
             f"not an assembly line of any form (expected '%d = op %a : ...' or 'pto.op ins(...) outs(...)'): {line!r}",
@@ -190,7 +201,9 @@ def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedL
     if "->" in types:
         in_t, _, out_t = types.partition("->")
         in_types = _split_top(_strip_parens(in_t)) if in_t.strip() else []
-        out_types = _split_top(_strip_parens(out_t))
+        out_types = _split_top(_strip_parens(out_t)) if _strip_parens(out_t).strip() else []
+    elif not out_vals:
+        in_types, out_types = _split_top(types), []
     else:
         shared = _split_top(types)
         if len(shared) != 1:

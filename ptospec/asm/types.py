@@ -16,7 +16,8 @@ Accepted aliases (upstream spellings):
   (dtype, rows, cols, then blayout, slayout, fractal, pad positionally).
 
 A CLI tile descriptor is the text between the angle brackets, e.g.
-``vec,16x16xf32,valid=15x16``.  A bare dtype name (``f32``) is a scalar operand.
+``vec,16x16xf32,valid=15x16``.  A bare dtype name (``f32``) is a scalar operand; a descriptor led by
+``gm`` is a global-tensor view (``gm,16x16xf32,strides=32x1``; see ``views``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ import re
 
 from ..errors import TileError
 from ..model import Isa
-from ..tile import AttrDesc, ScalarDesc, TileDesc
+from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
+from .views import (
+    format_view_descriptor,
+    format_view_type,
+    is_view_descriptor,
+    is_view_type,
+    parse_view,
+    parse_view_type,
+)
 
 _SHAPE = re.compile(r"^(\d+)x(\d+)x([a-z][a-z0-9]*)$")
 _VALID = re.compile(r"^(\?|\d+)x(\?|\d+)$")
@@ -55,7 +64,7 @@ def _int(word: str, what: str, text: str) -> int:
     return value
 
 
-def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc:
+def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | GlobalDesc:
     """Parse the inside of a tile type (or a bare dtype for a scalar operand)."""
     raw = text.strip()
     if not raw:
@@ -67,6 +76,8 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc:
     params = [p.strip() for p in raw.split(",")]
     if any(not p for p in params):
         raise TileError(f"empty parameter in tile descriptor {raw!r}", rule="tile.syntax")
+    if is_view_descriptor(params):
+        return parse_view(params, isa, raw)
     positional = [p for p in params if "=" not in p]
     keywords: dict[str, str] = {}
     for p in params:
@@ -152,6 +163,8 @@ def parse_type(text: str, isa: Isa) -> TileDesc | ScalarDesc:
     raw = text.strip()
     if raw in isa.dtypes:
         return ScalarDesc(raw)
+    if is_view_type(raw):
+        return parse_view_type(raw, isa)
     m = _TYPE.match(raw)
     if not m:
         raise TileError(f"expected !pto.tile<...> or !pto.tile_buf<...>, got {raw!r}", rule="asm.type")
@@ -167,6 +180,8 @@ def format_descriptor(tile: TileDesc | ScalarDesc, isa: Isa) -> str:
         return tile.dtype
     if isinstance(tile, AttrDesc):
         return tile.value
+    if isinstance(tile, GlobalDesc):
+        return format_view_descriptor(tile, isa)
     vr = "?" if tile.valid_row is None else str(tile.valid_row)
     vc = "?" if tile.valid_col is None else str(tile.valid_col)
     return (
@@ -179,4 +194,6 @@ def format_descriptor(tile: TileDesc | ScalarDesc, isa: Isa) -> str:
 def format_type(tile: TileDesc | ScalarDesc, isa: Isa, kind: str = "tile_buf") -> str:
     if isinstance(tile, ScalarDesc):
         return tile.dtype
+    if isinstance(tile, GlobalDesc):
+        return format_view_type(tile, isa)
     return f"!pto.{kind}<{format_descriptor(tile, isa)}>"

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..asm.types import parse_descriptor
 from ..errors import InvocationError, TileError
-from ..executor import execute
-from ..tile import TileDesc
+from ..executor import execute, view_elements
+from ..tile import GlobalDesc, TileDesc
 from ..validator import resolve
 from ._common import database, parse_tiles
 
@@ -20,7 +21,10 @@ def register(sub) -> None:
         "NAME=FILE.npy (repeat) and/or --inputs FILE.npz (keys are operand names). An output given as input "
         "supplies the initial contents (elements outside its valid region stay as they are); otherwise it "
         "starts as zeros. Tiles default to Vec, row-major, the array's shape and dtype, fully valid; "
-        "describe them with --tile NAME=DESC to set valid shapes or layouts. Outputs go to --output (.npz).",
+        "describe them with --tile NAME=DESC to set valid shapes or layouts. A global operand (a view of global "
+        "memory, --tile NAME=gm,16x16xf32,strides=32x1) takes either the view's elements or its whole buffer "
+        "(1-D, size elements); its output is saved as NAME (the view's elements) and NAME.buffer. "
+        "Outputs go to --output (.npz).",
         epilog="example:\n  ptospec run tcolmin --profile a5 --input src=src.npy "
         "--tile src=vec,16x16xf32,valid=10x16 --tile dst=vec,1x16xf32 --output out.npz",
         formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
@@ -44,6 +48,13 @@ def _load(path: str, where: str):
         return np.load(p, allow_pickle=False)
     except (ValueError, OSError) as exc:
         raise InvocationError(f"cannot read {path}: {exc}", rule="run.input", where=where) from None
+
+
+def _dtype_of(db, name: str, arr: np.ndarray) -> str:
+    for dtype_name, dt in db.isa.dtypes.items():
+        if dt.numpy == arr.dtype.name:
+            return dtype_name
+    raise TileError(f"{name}: array dtype {arr.dtype} has no ISA dtype; describe it with --tile", rule="run.dtype")
 
 
 def run(args) -> int:
@@ -75,6 +86,10 @@ def run(args) -> int:
         if o.name in tiles or o.name not in data or o.role == "scalar":
             continue
         arr = np.asarray(data[o.name])
+        if o.is_global:
+            tiles[o.name] = parse_descriptor(f"gm, {'x'.join(map(str, arr.shape))}x{_dtype_of(db, o.name, arr)}",
+                                             db.isa)
+            continue
         if arr.ndim != 2:
             raise TileError(f"{o.name}: expected a 2-D array, got shape {arr.shape}", rule="run.shape")
         dtype = reverse.get(arr.dtype.name)
@@ -91,8 +106,16 @@ def run(args) -> int:
             raise InvocationError(f"scalar {o.name} needs --tile {o.name}=DTYPE", rule="run.missing-input")
     outputs = execute(db, op.name, mode.name, args.profile, tiles, data)
     out_path = Path(args.output or f"{op.name}-out.npz")
-    np.savez(out_path, **outputs)
+    saved: dict[str, np.ndarray] = {}
     for name, arr in outputs.items():
-        print(f"{name}: {arr.shape} {tiles[name].dtype}")
+        desc = tiles[name]
+        if isinstance(desc, GlobalDesc):  # the view's elements, and the whole buffer behind it
+            saved[name] = view_elements(desc, arr)
+            saved[f"{name}.buffer"] = arr
+        else:
+            saved[name] = arr
+    np.savez(out_path, **saved)
+    for name, arr in saved.items():
+        print(f"{name}: {arr.shape} {arr.dtype}")
     print(f"wrote {out_path}")
     return 0

@@ -86,6 +86,8 @@ class Statement:
     text: str
     when: Node | None = None  # the statement only runs when this holds
     when_text: str = ""
+    writes: str = "valid"  # "valid": inside the target's valid region only; "tile": anywhere in the tile
+    combine: str = ""  # "", "add", "max", "min": merge with the target's current value (duplicates in order)
 
 
 def walk(node: Node):

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ExprError, UnknownValue
-from ..tile import TileDesc
+from ..tile import GlobalDesc, TileDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Unary
 from .functions import FUNCTIONS, c_div, c_mod
 
@@ -43,7 +43,7 @@ class Scope:
         for group in (isa.tile_types, isa.blayouts, isa.slayouts, isa.pad_values):
             for cpp_name in group:
                 table[cpp_name] = cpp_name
-        for name in isa.layouts:
+        for name in (*isa.layouts, *isa.global_layouts):
             table[name] = name
         for name in isa.dtypes:
             table[name] = name
@@ -78,6 +78,11 @@ class Scope:
         tile = self.tiles.get(obj)
         if tile is None:
             raise ExprError(f"{obj!r} is not an operand tile", rule="expr.unknown-name")
+        if isinstance(tile, GlobalDesc):
+            if name not in GlobalDesc.FIELDS:
+                raise ExprError(f"global tensors have no field {name!r} (fields: {', '.join(GlobalDesc.FIELDS)})",
+                                rule="expr.unknown-name")
+            return tile.field(name)
         if name == "layout":
             return self.isa.layout_name(tile.blayout, tile.slayout) or f"{tile.blayout}+{tile.slayout}"
         if name not in TileDesc.FIELDS:
@@ -130,8 +135,12 @@ def evaluate(node: Node, scope: Scope) -> Any:
             if len(args) != fn.arity:
                 raise ExprError(f"{func}() takes {fn.arity} argument(s), got {len(args)}", rule="expr.arity")
             vals = [evaluate(a, scope) for a in args]
+            if func == "pad_value":
+                return _pad_value(scope, vals[0], vals[1])
             if fn.type_level:
                 dt = _dtype(scope, vals[0], func)
+                if func in ("highest", "lowest"):
+                    return _extreme(scope, dt, func == "highest")
                 return {"bytes": dt.bytes, "bits": dt.bits, "is_float": dt.is_float,
                         "is_signed": dt.is_signed}[func]
             result = fn.impl(*vals)
@@ -139,6 +148,36 @@ def evaluate(node: Node, scope: Scope) -> Any:
         case Index() | Reduce():
             raise ExprError("tile elements and reductions are only allowed in semantics", rule="expr.context")
     raise ExprError(f"cannot evaluate {node!r}", rule="expr.syntax")
+
+
+def _extreme(scope: Scope, dt, high: bool) -> int | float:
+    """The largest (``high``) or smallest value of a dtype; infinities where the type has them."""
+    import ml_dtypes
+
+    from .vectorize import numpy_dtype_of  # vectorize imports this module
+
+    npdt = numpy_dtype_of(scope.isa, dt.name)
+    if not dt.is_float:
+        info = np.iinfo(npdt)
+        return int(info.max if high else info.min)
+    with np.errstate(all="ignore"):
+        has_inf = bool(np.isinf(np.array(np.inf).astype(npdt)))
+    if has_inf:
+        return float("inf") if high else float("-inf")
+    info = ml_dtypes.finfo(npdt)
+    return float(info.max if high else info.min)
+
+
+def _pad_value(scope: Scope, pad: Any, dtype: Any) -> int | float:
+    """The value PadValue ``pad`` stands for in element type ``dtype`` (isa.yaml ``pad_fill``)."""
+    fills = scope.isa.pad_fill
+    if pad not in fills:
+        known = ", ".join(fills)
+        raise ExprError(f"pad value {pad!r} stands for no element value (those that do: {known})",
+                        rule="expr.pad-value")
+    _dtype(scope, dtype, "pad_value")
+    inner = Scope(scope.isa, type_vars={"T": dtype})
+    return evaluate(fills[pad], inner)
 
 
 def _truth(value: Any) -> bool:

@@ -221,6 +221,15 @@ FUNCTIONS: dict[str, Function] = {
                  type_level=True),
         Function("is_signed", 1, lambda t: t, r"\operatorname{{issigned}}({0})",
                  "dtype is a signed integer or a float", type_level=True),
+        Function("highest", 1, lambda t: t, r"\operatorname{{highest}}({0})",
+                 "the largest value of a dtype: +inf for floating types that have it, else the largest finite value",
+                 type_level=True),
+        Function("lowest", 1, lambda t: t, r"\operatorname{{lowest}}({0})",
+                 "the smallest value of a dtype: -inf for floating types that have it, else the most negative "
+                 "finite value (0 for unsigned types)", type_level=True),
+        Function("pad_value", 2, lambda p, t: (p, t), r"\operatorname{{pad}}_{{{0}}}({1})",
+                 "pad_value(p, T): the element of type T that PadValue p stands for (specs/isa.yaml pad_fill)",
+                 type_level=True),
     ]
 }
 

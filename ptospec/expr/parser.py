@@ -30,7 +30,9 @@ _TOKEN = re.compile(
 KEYWORDS = {"and", "or", "not", "in", "for"}
 # ``tile.bit[r, c]``: the tile's elements as packed bits, least significant bit first
 # (bit c of a row is bit c % w of element c // w, w = the element width).
-VIEWS = {"bit"}
+# ``g.flat[k]``: element k of a global view's buffer counted from the view's first element, ignoring
+# the view's strides (the instructions that index a table directly).
+VIEWS = {"bit", "flat"}
 
 
 @dataclass(frozen=True)

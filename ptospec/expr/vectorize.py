@@ -10,6 +10,7 @@ says they never happen, so a statement that does it is a spec bug.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from functools import cache
 
@@ -17,6 +18,7 @@ import ml_dtypes
 import numpy as np
 
 from ..errors import ExprError
+from ..tile import GlobalDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, walk
 from .evaluate import Scope, evaluate
 from .functions import FUNCTIONS, REDUCTIONS, c_div, c_mod, reduce_along
@@ -49,49 +51,130 @@ class _Grid:
         return np.arange(self.extents[var], dtype=np.int64).reshape(shape)
 
 
+_COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum}
+MAX_GRID = 1 << 26  # elements one statement may range over: a guard against absurd extents
+
+
 def execute_statement(
     stmt: Statement,
     scope: Scope,
     data: Mapping[str, np.ndarray],
     out: Mapping[str, np.ndarray],
+    written: dict[str, np.ndarray] | None = None,
 ) -> None:
-    """Run ``stmt`` reading ``data`` (all operand arrays) and writing into ``out``."""
+    """Run ``stmt`` reading ``data`` (all operand arrays) and writing into ``out``; ``written`` (optional)
+    collects, per output, a mask of the elements the statement wrote."""
     variables = statement_vars(stmt)
     target = stmt.target
     if target.base not in out:
         raise ExprError(f"statement writes {target.base!r}, which is not an output", rule="exec.target")
-    target_tile = scope.tiles[target.base]
+    target_desc = scope.tiles[target.base]
     dest = out[target.base]
-    valid_rows, valid_cols = _valid_shape(target_tile, target.view, dest)
+    is_global = isinstance(target_desc, GlobalDesc)
+    if is_global:
+        bounds = ()
+    elif stmt.writes == "tile":
+        bounds = _physical_shape(target_desc, target.view, dest)
+    else:
+        bounds = _valid_shape(target_desc, target.view, dest)
     extents: dict[str, int] = {}
     domain = dict(stmt.domain)
     for pos, idx in enumerate(target.indices):
-        if isinstance(idx, Name) and idx.id not in domain:
-            extents[idx.id] = (valid_rows, valid_cols)[pos]
+        if isinstance(idx, Name) and idx.id not in domain and not is_global:
+            extents[idx.id] = bounds[pos]
     for var, bound in stmt.domain:
         extents[var] = _extent(bound, scope, var)
     for node in walk(stmt.value):
         if isinstance(node, Reduce):
             extents[node.var] = _extent(node.bound, scope, node.var)
+    if math.prod(extents.values()) > MAX_GRID:
+        raise ExprError(f"{stmt.text!r} ranges over {math.prod(extents.values())} points, more than the executor "
+                        f"allows ({MAX_GRID})", rule="exec.too-large")
     grid = _Grid(variables, extents)
 
     with np.errstate(all="ignore"):
         value = np.asarray(_eval(stmt.value, grid, scope, data))
         index_arrays = [np.asarray(_eval(i, grid, scope, data)) for i in target.indices]
-    rows, cols, value = np.broadcast_arrays(*index_arrays, value)
-    if rows.size == 0:
+    *index_arrays, value = np.broadcast_arrays(*index_arrays, value)
+    if index_arrays[0].size == 0:
         return
-    if rows.min() < 0 or cols.min() < 0 or rows.max() >= valid_rows or cols.max() >= valid_cols:
-        raise ExprError(
-            f"{stmt.text!r} writes outside the valid region of {target.base}", rule="exec.write-outside-valid"
-        )
+    if is_global:
+        where: tuple[np.ndarray, ...] = (
+            global_offsets(scope, target_desc, target.base, target.view, index_arrays, dest, "write"),)
+    else:
+        rows, cols = index_arrays
+        if rows.min() < 0 or cols.min() < 0 or rows.max() >= bounds[0] or cols.max() >= bounds[1]:
+            region = "tile" if stmt.writes == "tile" else "valid region"
+            raise ExprError(f"{stmt.text!r} writes outside the {region} of {target.base}",
+                            rule="exec.write-outside-valid")
+        where = (rows, cols)
+    if written is not None and target.view != "bit":
+        mask = written.setdefault(target.base, np.zeros(dest.shape, dtype=bool))
+        mask[where] = True
     if target.view == "bit":
         bits = unpack_bits(dest)
-        bits[rows, cols] = value.astype(bool)
+        bits[where] = value.astype(bool)
         dest[...] = pack_bits(bits, dest)
+        if written is not None:
+            mask = written.setdefault(target.base, np.zeros(dest.shape, dtype=bool))
+            mask[where[0], where[1] // (dest.dtype.itemsize * 8)] = True
         return
     with np.errstate(all="ignore"):
-        dest[rows, cols] = value.astype(dest.dtype)
+        values = value.astype(dest.dtype)
+        if stmt.combine:
+            # in index order, so that repeated targets accumulate as the hardware's sequence of writes does
+            _COMBINE[stmt.combine].at(dest, tuple(w.ravel() for w in where), values.ravel())
+        else:
+            dest[where] = values
+
+
+def _physical_shape(tile, view: str, array: np.ndarray) -> tuple[int, int]:
+    if view == "bit":
+        return tile.rows, tile.cols * array.dtype.itemsize * 8
+    return tile.rows, tile.cols
+
+
+def global_offsets(scope: Scope, desc: GlobalDesc, name: str, view: str, indices: list[np.ndarray],
+                   buffer: np.ndarray, what: str) -> np.ndarray:
+    """Buffer offsets of the view elements named by ``indices``: five strided indices ``g[i0, .., i4]``, a
+    tile position ``g[r, c]`` placed by the layout's ``tile_map``, or ``g.flat[k]``.  An index outside the
+    view or an offset outside the buffer is an error, never a wrap."""
+    if view == "flat":
+        flat = desc.offset + np.asarray(indices[0], dtype=np.int64)
+        return _in_buffer(flat, name, buffer)
+    if len(indices) == 2:
+        indices = _tile_map(scope, desc, name, indices)
+    dims, strides = desc.dims5, desc.strides5
+    flat = np.full(np.shape(indices[0]), desc.offset, dtype=np.int64)
+    for k, (idx, dim, stride) in enumerate(zip(indices, dims, strides, strict=True)):
+        idx = np.asarray(idx, dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= dim):
+            raise ExprError(f"semantics {what} {name} outside its view: dimension {k} index "
+                            f"{int(idx.min() if idx.min() < 0 else idx.max())} not in [0, {dim})",
+                            rule="exec.outside-view")
+        flat = flat + idx * stride
+    return _in_buffer(flat, name, buffer)
+
+
+def _tile_map(scope: Scope, desc: GlobalDesc, name: str, indices: list[np.ndarray]) -> list[np.ndarray]:
+    """The five view indices of tile positions (r, c) under the view's layout (isa ``tile_map``)."""
+    layout = scope.isa.global_layouts[desc.layout]
+    if not layout.tile_map:
+        raise ExprError(f"{name}: global layout {desc.layout} has no tile placement in the ISA file",
+                        rule="gm.layout-modelled")
+    rows, cols = np.broadcast_arrays(*(np.asarray(i, dtype=np.int64) for i in indices))
+    values = {"r": rows, "c": cols, **{f"d{k}": max(d, 1) for k, d in enumerate(desc.dims5)}}
+    inner = Scope(scope.isa, values=values)
+    return [np.broadcast_to(np.asarray(_eval(e, _Grid([], {}), inner, {}), dtype=np.int64), rows.shape)
+            for e in layout.tile_map]
+
+
+def _in_buffer(flat: np.ndarray, name: str, buffer: np.ndarray) -> np.ndarray:
+    if flat.size and (flat.min() < 0 or flat.max() >= buffer.shape[0]):
+        bad = int(flat.max() if flat.max() >= buffer.shape[0] else flat.min())
+        raise ExprError(f"{name}: element offset {bad} is outside its buffer of {buffer.shape[0]} elements",
+                        rule="gm.out-of-bounds")
+    return flat
 
 
 def _valid_shape(tile, view: str, array: np.ndarray) -> tuple[int, int]:
@@ -133,6 +216,10 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
         case Index(base=base, indices=indices, view=view):
             if base not in data:
                 raise ExprError(f"{base!r} is not an operand tile", rule="exec.unknown-tile")
+            desc = scope.tiles[base]
+            if isinstance(desc, GlobalDesc):
+                parts = np.broadcast_arrays(*(np.asarray(_eval(i, grid, scope, data)) for i in indices))
+                return data[base][global_offsets(scope, desc, base, view, list(parts), data[base], "read")]
             rows, cols = (np.asarray(_eval(i, grid, scope, data)) for i in indices)
             rows, cols = np.broadcast_arrays(rows, cols)
             source = unpack_bits(data[base]) if view == "bit" else data[base]
