@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..asm.types import format_descriptor, parse_descriptor
+from ..expr.ast import Attr, walk
 from ..model import Database, Mode, OpSpec
-from ..tile import AttrDesc, ScalarDesc, TileDesc
+from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import Report, validate
+from . import views
 
 Tiles = dict[str, TileDesc | ScalarDesc]
 
@@ -143,10 +145,13 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
-def _shaped(base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
+def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
     rows_t, cols_t = target
     tiles: Tiles = {}
     for name, t in base.items():
+        if isinstance(t, GlobalDesc):
+            tiles[name] = views.shaped_view(isa, t, rows_t, cols_t, partial)
+            continue
         if not isinstance(t, TileDesc):
             tiles[name] = t
             continue
@@ -171,7 +176,7 @@ def reshape(
     """
     order = ([hint[0]] if hint else []) + SCALES
     for kr, kc in order:
-        tiles = _shaped(base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc)
         if accept(validate(db, op.name, mode.name, profile, tiles)):
             if hint is not None:
                 hint[:] = [(kr, kc)]
@@ -183,15 +188,44 @@ def legal(report: Report) -> bool:
     return report.ok and not report.deferred
 
 
-def layout_variants(db: Database, base: Tiles) -> Iterator[Tiles]:
-    """The base layouts, then each single tile switched to each other named layout."""
+def pad_readers(mode: Mode) -> tuple[str, ...]:
+    """Operands whose pad value the mode's semantics read (``t.pad``): their pad values are varied too."""
+    names = {n.obj for stmt in mode.semantics for root in (stmt.value, stmt.when) if root is not None
+             for n in walk(root) if isinstance(n, Attr) and n.name == "pad"}
+    return tuple(sorted(names))
+
+
+def layout_variants(db: Database, base: Tiles, pads: tuple[str, ...] = ()) -> Iterator[Tiles]:
+    """The base layouts, then each single tile (or global view) switched to each other named layout, then
+    (where there are global views) every operand switched together, as transfers want matching layouts."""
     yield base
     for name, t in base.items():
+        if isinstance(t, GlobalDesc):
+            for view in views.layout_variants(db.isa, t):
+                yield {**base, name: view}
+            continue
         if not isinstance(t, TileDesc):
             continue
         for lay in db.isa.layouts.values():
             if (lay.blayout, lay.slayout) != (t.blayout, t.slayout):
                 yield {**base, name: t.with_(blayout=lay.blayout, slayout=lay.slayout)}
+    if any(isinstance(t, GlobalDesc) for t in base.values()):
+        for lay in db.isa.layouts.values():
+            if lay.name in db.isa.global_layouts and lay.name != "ND":
+                joint = {}
+                for name, t in base.items():
+                    if isinstance(t, GlobalDesc):
+                        joint[name] = next((v for v in views.layout_variants(db.isa, t) if v.layout == lay.name), t)
+                    elif isinstance(t, TileDesc):
+                        joint[name] = t.with_(blayout=lay.blayout, slayout=lay.slayout)
+                    else:
+                        joint[name] = t
+                yield joint
+    for name in pads:
+        t = base[name]
+        for pad in db.isa.pad_values:
+            if isinstance(t, TileDesc) and pad != t.pad:
+                yield {**base, name: t.with_(pad=pad)}
 
 
 def describe(tiles: Tiles, db: Database) -> dict[str, str]:
@@ -202,12 +236,12 @@ def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
     """Readable id part: dtypes, then the first input's shape and valid region and layout."""
     types = ",".join(f"{v}={d}" for v, d in binding.items())
     first = next((t for o in mode.operands if o.role == "in" for t in [tiles[o.name]] if isinstance(t, TileDesc)),
-                 None)
+                 None) or next((t for t in tiles.values() if isinstance(t, TileDesc)), None)
     shape = ""
     if first is not None:
         shape = f"-{first.rows}x{first.cols}v{first.valid_row}x{first.valid_col}"
-    lays = "".join("d" if isinstance(t, TileDesc) and t.blayout == "ColMajor" else "n"
-                   for t in tiles.values() if isinstance(t, TileDesc))
+    lays = "".join(views.short_id(t) if isinstance(t, GlobalDesc) else "d" if t.blayout == "ColMajor" else "n"
+                   for t in tiles.values() if isinstance(t, TileDesc | GlobalDesc))
     return f"{types}{shape}-{lays}"
 
 
@@ -229,7 +263,7 @@ def configurations(
 ) -> Tiles | None:
     """A legal configuration for one dtype binding and one shape/layout variant, or None."""
     base = with_dtypes(mode, example_tiles(db, mode), binding)
-    variants = list(layout_variants(db, base))
+    variants = list(layout_variants(db, base, pad_readers(mode)))
     if layout >= len(variants):
         return None
     sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
@@ -245,7 +279,7 @@ def configurations(
 
 def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
     base = example_tiles(db, mode)
-    n_layouts = len(list(layout_variants(db, base)))
+    n_layouts = len(list(layout_variants(db, base, pad_readers(mode))))
     space: list[tuple[tuple[int, int], bool, int]] = [(example_target(base), True, 0)]
     for i, target in enumerate(TARGETS):
         space.append((target, i % 2 == 0, 0))
@@ -335,6 +369,10 @@ def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles)
                 yield {**tiles, o.name: ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)}, True
     for o in mode.operands:
         t = tiles[o.name]
+        if isinstance(t, GlobalDesc):
+            for view in views.mutations(db.isa, t):
+                yield {**tiles, o.name: view}, False
+            continue
         if not isinstance(t, TileDesc):
             continue
         for loc in db.isa.tile_types:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Numerics
-from ..tile import TileDesc
+from ..tile import GlobalDesc, TileDesc
 
 MAX_REPORTED = 5
 
@@ -18,32 +18,43 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(np.dtype(f"u{a.dtype.itemsize}"))
 
 
-def compare_output(name: str, desc: TileDesc, expected: np.ndarray, actual: object, numerics: Numerics) -> list[str]:
+def compare_output(name: str, desc: TileDesc | GlobalDesc, expected: np.ndarray, actual: object,
+                   numerics: Numerics, written: np.ndarray | None = None) -> list[str]:
     """Problems with one output; empty when it conforms.
 
     Inside the valid region: within ``numerics.tolerance[dtype]`` when given, exact otherwise; NaN
     equals NaN; -0 equals +0 unless signed zeros are significant.  Outside it: bit-identical to the
     initial contents (the sentinel)."""
-    outside, inside = compare_detail(name, desc, expected, actual, numerics)
+    outside, inside = compare_detail(name, desc, expected, actual, numerics, written)
     return outside + inside
 
 
-def compare_detail(name: str, desc: TileDesc, expected: np.ndarray, actual: object, numerics: Numerics
-                   ) -> tuple[list[str], list[str]]:
-    """``compare_output``'s problems split into (writes outside the valid region, wrong values)."""
+def compare_detail(name: str, desc: TileDesc | GlobalDesc, expected: np.ndarray, actual: object,
+                   numerics: Numerics, written: np.ndarray | None = None) -> tuple[list[str], list[str]]:
+    """``compare_output``'s problems split into (writes outside the valid region, wrong values).
+
+    ``written`` (the reference's mask of written elements) widens what counts as inside: the elements an
+    instruction defines outside the valid region (a load's pad fill), and for a global buffer the
+    elements the view addresses."""
     arr = np.asarray(actual)
     if arr.shape != expected.shape:
         return [], [f"{name}: shape {arr.shape}, expected {expected.shape}"]
     if arr.dtype != expected.dtype:
         return [], [f"{name}: dtype {arr.dtype}, expected {expected.dtype}"]
-    vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
     inside = np.zeros(expected.shape, dtype=bool)
-    inside[:vr, :vc] = True
+    if isinstance(desc, GlobalDesc):
+        region = "the addressed elements of its view"
+    else:
+        vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
+        inside[:vr, :vc] = True
+        region = f"the valid region {vr}x{vc}"
+    if written is not None:
+        inside |= written
     outside: list[str] = []
     outside_bad = (_bits(arr) != _bits(expected)) & ~inside
-    for i, j in list(zip(*np.nonzero(outside_bad), strict=True))[:MAX_REPORTED]:
-        outside.append(f"{name}[{i}, {j}] is outside the valid region {vr}x{vc} but changed: "
-                       f"{arr[i, j]!r} (initial {expected[i, j]!r})")
+    for where in list(zip(*np.nonzero(outside_bad), strict=True))[:MAX_REPORTED]:
+        at = ", ".join(str(int(k)) for k in where)
+        outside.append(f"{name}[{at}] is outside {region} but changed: {arr[where]!r} (initial {expected[where]!r})")
     if int(outside_bad.sum()) > MAX_REPORTED:
         outside.append(f"{name}: {int(outside_bad.sum())} changed elements outside the valid region in all")
     problems: list[str] = []
@@ -60,8 +71,9 @@ def compare_detail(name: str, desc: TileDesc, expected: np.ndarray, actual: obje
         bad = ~close
     bad &= inside
     count = int(bad.sum())
-    for i, j in list(zip(*np.nonzero(bad), strict=True))[:MAX_REPORTED]:
-        problems.append(f"{name}[{i}, {j}]: expected {expected[i, j]!r}, got {arr[i, j]!r}")
+    for where in list(zip(*np.nonzero(bad), strict=True))[:MAX_REPORTED]:
+        at = ", ".join(str(int(k)) for k in where)
+        problems.append(f"{name}[{at}]: expected {expected[where]!r}, got {arr[where]!r}")
     if count > MAX_REPORTED:
         problems.append(f"{name}: {count} mismatching elements in the valid region in all")
     return outside, problems

@@ -5,19 +5,22 @@ integer min/max; NaN only when the op's numerics say NaN propagates) and ``ties`
 distinct values, so reductions see many equal candidates).  Input elements outside a tile's
 valid region hold alternating extreme values ("poison") that change any result that reads them;
 outputs start filled with a sentinel byte pattern that a correct backend leaves untouched outside
-the destination's valid region.
+the destination's valid region.  A global operand is its whole buffer: the view's elements hold the
+pattern, the rest of the buffer holds poison (inputs) or the sentinel (outputs).
 """
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
-from ..executor import numpy_dtype
+from ..executor import numpy_dtype, view_offsets
 from ..expr.evaluate import Scope
 from ..expr.vectorize import element_mask
 from ..model import Database, Mode, OpSpec
-from ..tile import ScalarDesc, TileDesc
+from ..tile import GlobalDesc, ScalarDesc, TileDesc
 
 SENTINEL_BYTE = 0xA5
 
@@ -82,6 +85,17 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         dt = numpy_dtype(db, desc.dtype)
         if isinstance(desc, ScalarDesc):
             data[o.name] = _in_domain(db, mode, o, tiles, _random(rng, dt, (1, 1), pattern, nan))[0, 0]
+            continue
+        if isinstance(desc, GlobalDesc):  # the whole buffer: poison (inputs) or sentinel (outputs) around the view
+            if o.role == "out":
+                data[o.name] = sentinel(dt, (1, desc.size)).reshape(desc.size)
+            else:
+                buffer = poison(dt, (1, desc.size)).reshape(desc.size)
+                values = _in_domain(db, mode, o, tiles, _random(rng, dt, (1, math.prod(desc.shape)), pattern, nan))
+                where = view_offsets(desc).reshape(-1)
+                fits = (where >= 0) & (where < desc.size)  # a must-reject view may reach past its buffer
+                buffer[where[fits]] = values.reshape(-1)[fits]
+                data[o.name] = buffer
             continue
         assert isinstance(desc, TileDesc)
         if o.role == "out":

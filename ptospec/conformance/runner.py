@@ -12,7 +12,17 @@ from ..model import Database
 from ..tile import TileDesc
 from ..validator import validate
 from .backend import Backend, Invocation, Result
-from .cases import PATTERNS, Case, case_id, configurations, dtype_combos, example_tiles, feasible, layout_variants
+from .cases import (
+    PATTERNS,
+    Case,
+    case_id,
+    configurations,
+    dtype_combos,
+    example_tiles,
+    feasible,
+    layout_variants,
+    pad_readers,
+)
 from .compare import compare_detail
 from .data import make_inputs
 from .divergence import Divergence
@@ -125,7 +135,8 @@ class Runner:
             self._fail(op, mode, profile, tiles, data,
                        [("rejects-accepted", [f"the backend rejected a legal configuration: "
                                               f"{result.message or result.rules}"])], result.message)
-        expected = execute(self.db, op, mode, profile, tiles, _copy(data))
+        written: dict[str, np.ndarray] = {}
+        expected = execute(self.db, op, mode, profile, tiles, _copy(data), written)
         wrong: list[str] = []
         outside: list[str] = list(result.stray)
         outputs = result.outputs or {}
@@ -134,8 +145,8 @@ class Runner:
                 wrong.append(f"{name}: missing from the backend's outputs")
                 continue
             desc = tiles[name]
-            assert isinstance(desc, TileDesc)
-            out_problems, in_problems = compare_detail(name, desc, want, outputs[name], spec.numerics)
+            out_problems, in_problems = compare_detail(name, desc, want, outputs[name], spec.numerics,
+                                                       written.get(name))
             outside += out_problems
             wrong += in_problems
         found = [(cat, ps) for cat, ps in (("wrong-value", wrong), ("write-outside-valid", outside)) if ps]
@@ -172,7 +183,7 @@ class Runner:
                   and feasible(self.db, spec, mode_spec, profile, b)]
         if not combos:
             raise Unsupported(f"{self.backend_name}: no supported dtype for {op} {mode} on {profile}")
-        n_layouts = len(list(layout_variants(self.db, example_tiles(self.db, mode_spec))))
+        n_layouts = len(list(layout_variants(self.db, example_tiles(self.db, mode_spec), pad_readers(mode_spec))))
         patterns = [p for p in PATTERNS if p != "ties" or spec.numerics.ties == "first"]
         run: Callable[..., None] = self.check_positive
 

@@ -1,0 +1,80 @@
+"""Global-tensor operands in generated cases: views shaped after a valid region, and their mutations.
+
+A view follows the case's valid region the way a tile does (an extent of 1 stays 1).  Partial cases
+give the view an origin inside its buffer, a row gap and spare buffer elements after it, so that a
+backend writing outside the addressed elements is caught; some also split the rows (ND) or columns
+(DN) over an outer dimension, so that the five-dimensional placement is exercised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..asm.views import packed_strides
+from ..model import Isa
+from ..tile import GlobalDesc
+
+ORIGIN = 3  # elements before a partial case's view in its buffer
+GAP = 5  # extra elements between neighbouring rows (ND) or columns (DN) of a partial case's view
+SPARE = 7  # buffer elements after the view's last element
+
+
+def shaped_view(isa: Isa, g: GlobalDesc, rows: int, cols: int, partial: bool) -> GlobalDesc:
+    """``g`` reshaped to ``rows`` x ``cols`` elements in its layout (2-D, or split over an outer dimension)."""
+    rows = 1 if g.shape[-2:-1] == (1,) else rows
+    cols = 1 if g.shape[-1] == 1 else cols
+    if g.layout == "DN":
+        shape: tuple[int, ...] = (2, rows, cols // 2) if partial and cols % 2 == 0 and cols > 2 else (rows, cols)
+    elif g.layout == "ND":
+        shape = (2, rows // 2, cols) if partial and rows % 2 == 0 and rows > 2 else (rows, cols)
+    else:
+        return g  # NZ and the unmodelled layouts keep the example's shape
+    strides = list(packed_strides(isa, shape, g.layout))
+    if partial:  # a gap after each row (ND) or column (DN): the view is no longer packed
+        inner = -1 if g.layout == "ND" else -2
+        strides = _with_gap(shape, strides, inner)
+    view = GlobalDesc(g.dtype, shape, tuple(strides), g.layout, ORIGIN if partial else 0, None, g.view)
+    return view.with_(size=view.offset + view.span + (SPARE if partial else 0))
+
+
+def _with_gap(shape: tuple[int, ...], strides: list[int | None], inner: int) -> list[int | None]:
+    """Strides with ``GAP`` elements added after each run along dimension ``inner``; outer ones follow."""
+    order = sorted(range(len(shape)), key=lambda k: strides[k])  # fastest first
+    out = list(strides)
+    step = None
+    for k in order:
+        if step is not None:
+            out[k] = step
+        step = out[k] * shape[k] + (GAP if k == len(shape) + inner else 0)
+    return out
+
+
+def layout_variants(isa: Isa, g: GlobalDesc) -> Iterator[GlobalDesc]:
+    """``g`` in each other modelled two-dimensional layout."""
+    for name in ("ND", "DN"):
+        if name != g.layout and name in isa.global_layouts:
+            yield g.with_(layout=name, strides=packed_strides(isa, g.shape, name))
+
+
+def mutations(isa: Isa, g: GlobalDesc) -> Iterator[GlobalDesc]:
+    """Single changes of a legal view: its layout, one extent, its rank, and a buffer too short."""
+    yield from layout_variants(isa, g)
+    for k, d in enumerate(g.shape):
+        for new in (d - 1, d + 1, 0):
+            if new >= 0 and new != d:
+                shape = (*g.shape[:k], new, *g.shape[k + 1:])
+                view = g.with_(shape=shape, strides=packed_strides(isa, shape, g.layout))
+                yield view.with_(size=view.offset + view.span)
+    if g.rank < 5:
+        shape = (2, *g.shape[:-2], max(1, (g.shape[-2] or 2) // 2), g.shape[-1]) if g.layout == "ND" else \
+            (2, *g.shape[:-1], max(1, (g.shape[-1] or 2) // 2))
+        view = g.with_(shape=shape, strides=packed_strides(isa, shape, g.layout))
+        yield view.with_(size=view.offset + view.span)
+    if g.size:
+        yield g.with_(size=g.size - 1)
+
+
+def short_id(g: GlobalDesc) -> str:
+    """A view's part of a case id: layout, rank, and 'o' for a view placed inside a larger buffer."""
+    placed = "o" if g.offset or g.size != (g.span or 0) else ""
+    return f"{g.layout.lower()}{g.rank}{placed}"
