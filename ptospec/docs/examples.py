@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..asm.forms import FORMS, print_form
 from ..asm.types import parse_descriptor
+from ..cpp_types import global_pointer, global_type
 from ..model import CPP_LITERAL, Database, Mode, OpSpec
-from ..tile import AttrDesc, ScalarDesc, TileDesc
+from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 
 _ALIGN = 0x1000  # TASSIGN addresses: each tile starts on a 4 KiB boundary after the previous one
 
@@ -49,11 +50,15 @@ def _tile_bytes(db: Database, tile: TileDesc) -> int:
 def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
     tiles = example_tiles(db, mode)
     suffix = "manual" if manual else "auto"
-    lines = ["#include <pto/pto-inst.hpp>", "using namespace pto;", f"void example_{suffix}_{mode.name}() {{"]
     order = [n for n in _declaration_order(mode) if n in tiles]
+    params = ", ".join(global_pointer(db.isa, tiles[n], f"{n}_gm") for n in order
+                       if isinstance(tiles[n], GlobalDesc))
+    lines = ["#include <pto/pto-inst.hpp>", "using namespace pto;", f"void example_{suffix}_{mode.name}({params}) {{"]
     body: list[str] = []
     for name in order:
         tile = tiles[name]
+        if isinstance(tile, GlobalDesc):
+            lines.append(f"    using {_type_name(name)} = {global_type(db.isa, tile)};")
         if not isinstance(tile, TileDesc):
             continue
         spelled, _ = tile_type(db, tile)
@@ -64,6 +69,9 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
             continue  # passed as an enumerator in the call
         if isinstance(tile, ScalarDesc):
             body.append(f"    {db.isa.dtypes[tile.dtype].cpp} {name}{{}};")
+            continue
+        if isinstance(tile, GlobalDesc):
+            body.append(f"    {_type_name(name)} {name}({name}_gm);")
             continue
         _, args = tile_type(db, tile)
         ctor = f"({', '.join(args)})" if args else ""
@@ -77,7 +85,11 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
                 continue
             lines.append(f"    TASSIGN({name}, {address:#x});")
             address += -(-_tile_bytes(db, tile) // _ALIGN) * _ALIGN
-    lines.append(f"    {mode.cpp_name}({', '.join(_argument(db, mode, tiles, a) for a in mode.cpp_args)});")
+    template = ""
+    if mode.cpp_template:
+        template = "<" + ", ".join(_type_name(a) if a in tiles else a for a in mode.cpp_template) + ">"
+    call_args = ", ".join(_argument(db, mode, tiles, a) for a in mode.cpp_args)
+    lines.append(f"    {mode.cpp_name}{template}({call_args});")
     lines.append("}")
     return "\n".join(lines)
 
