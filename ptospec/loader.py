@@ -215,7 +215,8 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         global_rules=global_rules,
         pad_fill=pad_fill,
         raw=d,
-        enums={n: Enum(n, v["cpp"], v["asm"], tuple(v["values"]), v["text"], dict(v["values"]))
+        enums={n: Enum(n, v["cpp"], v["asm"], tuple(v["values"]), v["text"], dict(v["values"]),
+                       v.get("asm_case") == "lower")
                for n, v in d.get("enums", {}).items()},
     )
 
@@ -276,7 +277,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         mp = ("modes", mname)
         operands = tuple(
             Operand(o["name"], o["role"], o.get("dtype", ""), o["text"], dict(o.get("usage", {})),
-                    _domain(src, (*mp, "operands", i), o, isa, issues), o.get("domain", ""),
+                    _domain(src, (*mp, "operands", i), o, isa, issues, tuple(x["name"] for x in m["operands"])),
+                    o.get("domain", ""),
                     o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"))
             for i, o in enumerate(m["operands"])
         )
@@ -317,9 +319,11 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         if missing:
             issues.add(src, (*mp, "asm", "dps"), f"the DPS form must name every operand; missing {missing}", "op.asm")
         named = [a for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)]
-        if sorted(named) != sorted(names):
+        template_attrs = [a for a in m["cpp"].get("template", []) if roles.get(a) == "attr"]
+        if sorted(named + template_attrs) != sorted(names):
             issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once (other entries "
-                       "must be C++ literals such as true or 0)", "op.cpp")
+                       "must be C++ literals such as true or 0; an attribute may be a template argument instead)",
+                       "op.cpp")
         semantics = []
         for i, item in enumerate(m["semantics"]):
             text = item if isinstance(item, str) else item["do"]
@@ -332,6 +336,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     extra.update(when=_parse(src, (*mp, "semantics", i), item["when"], issues),
                                  when_text=item["when"])
                 extra.update({k: item[k] for k in ("writes", "combine") if k in item})
+                if "where" in item:
+                    extra.update(where=_parse(src, (*mp, "semantics", i), item["where"], issues),
+                                 where_text=item["where"])
             stmt = replace(stmt, **extra) if extra else stmt
             type_vars = {o.dtype for o in operands if o.dtype}
             _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
@@ -531,15 +538,16 @@ def _phase(nodes: list, lets) -> str:
     return "static"
 
 
-def _domain(src: Located, path, operand: dict, isa: Isa, issues: Issues):
-    """An operand's value domain: an expression over ``x`` and its type variable."""
+def _domain(src: Located, path, operand: dict, isa: Isa, issues: Issues, others: tuple[str, ...] = ()):
+    """An operand's value domain: an expression over ``x``, its type variable and the other operands' fields
+    (an index operand's range is the table's extent)."""
     if "domain" not in operand:
         return None
     node = _parse(src, (*path, "domain"), operand["domain"], issues)
     if node is not None:
         if operand["role"] not in ("in", "scalar"):
             issues.add(src, (*path, "domain"), "only in and scalar operands have a value domain", "op.domain")
-        _check_names(src, (*path, "domain"), node, {"x", operand["dtype"]}, isa, issues)
+        _check_names(src, (*path, "domain"), node, {"x", operand["dtype"], *others}, isa, issues)
     return node
 
 

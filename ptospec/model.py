@@ -282,6 +282,18 @@ class Enum:
     values: tuple[str, ...]
     text: Text
     value_text: dict[str, Text] = field(default_factory=dict)
+    asm_lower: bool = False  # the assembly spells values in lower case (#pto<gather_oob zero>)
+
+    def spell(self, value: str) -> str:
+        """The assembly attribute for ``value``."""
+        return self.asm.format(value.lower() if self.asm_lower else value)
+
+    def read(self, word: str) -> str | None:
+        """The enumerator an assembly value word names (any case when the assembly spells it in lower case)."""
+        for value in self.values:
+            if word == value or (self.asm_lower and word.lower() == value.lower()):
+                return value
+        return None
 
 
 @dataclass(frozen=True)

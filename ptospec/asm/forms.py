@@ -98,7 +98,7 @@ def attr_dict(db: Database | None, mode: Mode, tiles: dict | None) -> str:
         if db is None or tiles is None:
             items.append(f"{o.asm_key} = {o.enum}")
         else:
-            items.append(f"{o.asm_key} = {db.isa.enums[o.enum].asm.format(tiles[o.name].value)}")
+            items.append(f"{o.asm_key} = {db.isa.enums[o.enum].spell(tiles[o.name].value)}")
     return " {" + ", ".join(items) + "}"
 
 
@@ -125,10 +125,11 @@ def _attr_value(db: Database, enum_name: str, spelled: str, line: str) -> str:
     enum = db.isa.enums[enum_name]
     prefix, _, suffix = enum.asm.partition("{}")
     if spelled.startswith(prefix) and spelled.endswith(suffix):
-        value = spelled[len(prefix): len(spelled) - len(suffix)] if suffix else spelled[len(prefix):]
-        if value in enum.values:
+        word = spelled[len(prefix): len(spelled) - len(suffix)] if suffix else spelled[len(prefix):]
+        value = enum.read(word)
+        if value is not None:
             return value
-    choices = ", ".join(enum.asm.format(v) for v in enum.values)
+    choices = ", ".join(enum.spell(v) for v in enum.values)
     raise AsmError(f"{spelled!r} is not a {enum_name} (expected one of {choices}) in {line!r}", rule="asm.attr")
 
 

@@ -147,6 +147,7 @@ SCALES = _scale_exps()
 
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
     rows_t, cols_t = target
+    ex_rows, ex_cols = example_target(base)
     tiles: Tiles = {}
     for name, t in base.items():
         if isinstance(t, GlobalDesc):
@@ -157,6 +158,11 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             continue
         vr = 1 if t.valid_row == 1 else rows_t
         vc = 1 if t.valid_col == 1 else cols_t
+        # a one-row operand as long as the example's rows (an index per row) follows the rows, and vice versa
+        if t.valid_row == 1 and t.valid_col == ex_rows != ex_cols:
+            vc = rows_t
+        if t.valid_col == 1 and t.valid_row == ex_cols != ex_rows:
+            vr = cols_t
         extra = 1 if partial else 0
         tiles[name] = t.with_(rows=roundup(vr + extra, 1 << kr), cols=roundup(vc + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)

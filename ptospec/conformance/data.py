@@ -20,7 +20,7 @@ from ..executor import numpy_dtype, view_offsets
 from ..expr.evaluate import Scope
 from ..expr.vectorize import element_mask
 from ..model import Database, Mode, OpSpec
-from ..tile import GlobalDesc, ScalarDesc, TileDesc
+from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 
 SENTINEL_BYTE = 0xA5
 
@@ -109,11 +109,15 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
 
 
 def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray) -> np.ndarray:
-    """``values`` with every element outside the operand's value domain replaced by 1."""
+    """``values`` with every element outside the operand's value domain replaced by 1 (or 0 where 1 is outside)."""
     if operand.domain is None or values.size == 0:
         return values
     type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands if not o.is_attr}
-    scope = Scope(db.isa, type_vars=type_vars)
+    scope = Scope(db.isa, tiles={n: t for n, t in tiles.items() if isinstance(t, TileDesc | GlobalDesc)},
+                  type_vars=type_vars, attrs={n: t.value for n, t in tiles.items() if isinstance(t, AttrDesc)})
     with np.errstate(all="ignore"):
         ok = element_mask(operand.domain, values, scope)
-    return np.where(ok, values, np.ones_like(values)).astype(values.dtype)
+        # the stand-in: 1 where the domain has it (a divisor), else 0 (an index into a one-row table)
+        one = np.ones_like(values)
+        stand_in = one if element_mask(operand.domain, one[:1], scope).all() else np.zeros_like(values)
+    return np.where(ok, values, stand_in).astype(values.dtype)

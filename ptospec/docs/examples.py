@@ -87,11 +87,20 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
             address += -(-_tile_bytes(db, tile) // _ALIGN) * _ALIGN
     template = ""
     if mode.cpp_template:
-        template = "<" + ", ".join(_type_name(a) if a in tiles else a for a in mode.cpp_template) + ">"
+        template = "<" + ", ".join(_template_argument(db, mode, tiles, a) for a in mode.cpp_template) + ">"
     call_args = ", ".join(_argument(db, mode, tiles, a) for a in mode.cpp_args)
     lines.append(f"    {mode.cpp_name}{template}({call_args});")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _template_argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
+    """A template argument: an operand's type, an attribute's enumerator, or C++ text as written."""
+    if name not in tiles:
+        return name
+    if isinstance(tiles[name], AttrDesc):
+        return f"{db.isa.enums[mode.operand(name).enum].cpp}::{tiles[name].value}"
+    return _type_name(name)
 
 
 def _argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:

@@ -88,6 +88,8 @@ class Statement:
     when_text: str = ""
     writes: str = "valid"  # "valid": inside the target's valid region only; "tile": anywhere in the tile
     combine: str = ""  # "", "add", "max", "min": merge with the target's current value (duplicates in order)
+    where: Node | None = None  # element-wise: only the points where this holds are written
+    where_text: str = ""
 
 
 def walk(node: Node):

@@ -274,9 +274,9 @@ def parse_statement(text: str) -> Statement:
         raise ExprError(f"statement must be a string, got {type(text).__name__}", rule="expr.type")
     parser = _Parser(text)
     target = parser.primary()
-    if not isinstance(target, Index) or len(target.indices) != 2:
+    if not isinstance(target, Index) or len(target.indices) not in (1, 2, 5):
         raise ExprError(
-            f"a statement must start with an element of a tile, like dst[i, j], in {text!r}",
+            f"a statement must start with an element of a tile, like dst[i, j], or of a global view, in {text!r}",
             rule="expr.statement",
         )
     parser.expect("=")
@@ -290,9 +290,15 @@ def parse_statement(text: str) -> Statement:
             if not parser.accept(","):
                 break
     parser.finish()
+    if len(target.indices) == 2 and not target.view:  # a tile element; a global view's may be computed
+        check_tile_target(target, text)
+    return Statement(target, value, tuple(domain), text)
+
+
+def check_tile_target(target: Index, text: str) -> None:
+    """A tile target's indices are index variables or constants (each element written once)."""
     for idx in target.indices:
         if not isinstance(idx, Name | Num):
             raise ExprError(
                 f"target indices must be index variables or constants, in {text!r}", rule="expr.statement"
             )
-    return Statement(target, value, tuple(domain), text)

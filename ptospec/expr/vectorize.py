@@ -95,6 +95,10 @@ def execute_statement(
     with np.errstate(all="ignore"):
         value = np.asarray(_eval(stmt.value, grid, scope, data))
         index_arrays = [np.asarray(_eval(i, grid, scope, data)) for i in target.indices]
+        keep = np.asarray(_eval(stmt.where, grid, scope, data), dtype=bool) if stmt.where is not None else None
+    if keep is not None:  # only the points where the filter holds are written
+        *index_arrays, value, keep = np.broadcast_arrays(*index_arrays, value, keep)
+        index_arrays, value = [a[keep] for a in index_arrays], value[keep]
     *index_arrays, value = np.broadcast_arrays(*index_arrays, value)
     if index_arrays[0].size == 0:
         return
