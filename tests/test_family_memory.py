@@ -229,3 +229,16 @@ def test_store_lines_as_the_pages_write_them(db):
     gather = ("pto.mgather ins(%mem, %idx : !pto.partition_tensor_view<32x16xf32>, !pto.tile_buf<vec, 1x8xi32>) "
               "outs(%dst : !pto.tile_buf<vec, 8x16xf32>) {gatherOob = #pto<gather_oob zero>}")
     assert parse_line(db, gather, "row").operands["oob"].value == "Zero"
+
+
+def test_assembler_keyword_tile_type(db):
+    text = ("!pto.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=?, v_col=32, blayout=row_major, "
+            "slayout=none_box, fractal=512, pad=2>")
+    tile = parse_type(text, db.isa)
+    assert (tile.loc, tile.dtype, tile.rows, tile.valid_row, tile.valid_col, tile.pad) == ("Vec", "f32", 32, None, 32,
+                                                                                        "Max")
+    assert parse_type(format_type(tile, db.isa), db.isa) == tile
+    for bad in ("loc=vec, dtype=f32, rows=32", "loc=vec, dtype=f32, rows=32, cols=32, pad=9",
+                "loc=vec, dtype=f32, rows=32, cols=32, colour=red"):
+        with pytest.raises(TileError):
+            parse_descriptor(bad, db.isa)

@@ -13,7 +13,9 @@ Accepted aliases (upstream spellings):
 * ``!pto.tile<f32, 16, 16>`` (dtype, rows, cols; loc defaults to vec);
 * ``!pto.tile<16x32xf32>`` (loc defaults to vec);
 * ``!pto.tile_buf<loc=mat, bf16, 16, 16, RowMajor, NoneBox, None, Null>``
-  (dtype, rows, cols, then blayout, slayout, fractal, pad positionally).
+  (dtype, rows, cols, then blayout, slayout, fractal, pad positionally);
+* the assembler's keyword form ``!pto.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=?, v_col=32,
+  blayout=row_major, slayout=none_box, fractal=512, pad=0>`` (see ``keyword_tiles``).
 
 A CLI tile descriptor is the text between the angle brackets, e.g.
 ``vec,16x16xf32,valid=15x16``.  A bare dtype name (``f32``) is a scalar operand; a descriptor led by
@@ -27,6 +29,7 @@ import re
 from ..errors import TileError
 from ..model import Isa
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
+from .keyword_tiles import is_keyword_form, parse_keyword_tile
 from .views import (
     format_view_descriptor,
     format_view_type,
@@ -78,6 +81,8 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         raise TileError(f"empty parameter in tile descriptor {raw!r}", rule="tile.syntax")
     if is_view_descriptor(params):
         return parse_view(params, isa, raw)
+    if is_keyword_form(params):
+        return parse_keyword_tile(params, isa, raw)
     positional = [p for p in params if "=" not in p]
     keywords: dict[str, str] = {}
     for p in params:
