@@ -109,6 +109,11 @@ def _fast_validator(name: str):
     return fastjsonschema.compile(compiled)
 
 
+def _is_text_schema(sub: object) -> bool:
+    """The schemas' bilingual prose shape (``$defs/text``): a mapping with one string per site language."""
+    return isinstance(sub, dict) and sub.get("type") == "object" and sub.get("required") == ["en", "zh"]
+
+
 def _schema_errors(src: Located, schema_name: str, issues: Issues) -> bool:
     try:
         _fast_validator(schema_name)(src.data)
@@ -124,6 +129,14 @@ def _schema_errors(src: Located, schema_name: str, issues: Issues) -> bool:
         message = err.message
         if err.validator == "oneOf":
             message = f"{err.instance!r} does not match any allowed form"
+        elif _is_text_schema(err.schema) and err.validator in ("type", "required"):
+            langs = err.schema["required"]
+            if isinstance(err.instance, str):
+                message = (f"English-only text; prose is written in every site language: "
+                           f"{{en: <this text>, {', '.join(f'{x}: <translation>' for x in langs if x != 'en')}}}")
+            else:
+                missing = [x for x in langs if not isinstance(err.instance, dict) or x not in err.instance]
+                message = f"prose needs every site language ({', '.join(langs)}); missing: {', '.join(missing)}"
         issues.add(src, path, f"{location}: {message}", f"schema.{err.validator}")
     return found
 
@@ -453,7 +466,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             observed.append(Observation(obs["profile"], obs["as"], tuple(obs.get("modes", [])),
                                         tuple(obs.get("rules", [])), when, obs.get("when", "")))
         differences.append(
-            Difference(diff["id"], diff["topic"], tuple((c["source"], c["says"]) for c in diff["claims"]),
+            Difference(diff["id"], diff["topic"], tuple((c["source"], dict(c["says"])) for c in diff["claims"]),
                        diff["resolution"], diff["kind"], src.line(dp), tuple(observed))
         )
     perf = []

@@ -200,8 +200,8 @@ class Observation:
 class Difference:
     id: str
     topic: Text
-    claims: tuple[tuple[str, str], ...]  # (source id, what it says)
-    resolution: str
+    claims: tuple[tuple[str, Text], ...]  # (source id, what it says, in every site language)
+    resolution: Text
     kind: str  # docs-conflict | simulator-divergence | simulator-bug | ...
     line: int
     observed: tuple[Observation, ...] = ()

@@ -215,9 +215,9 @@ def differences_block(op: OpSpec, lang: str, level: str = "###") -> list[str]:
         for src, says in d.claims:
             ref = op.sources.get(src)
             where = f" ({ref.kind}: {code(ref.ref)})" if ref else ""
-            out.append(f"- **{prose(src)}**{where}: {prose(says)}")
+            out.append(f"- **{prose(src)}**{where}: {prose(text(says, lang))}")
         out.append("")
-        out.append(f"**{label('resolution', lang)}:** {prose(d.resolution)}\n")
+        out.append(f"**{label('resolution', lang)}:** {prose(text(d.resolution, lang))}\n")
         for obs in d.observed:
             parts = [f"{label('observed', lang)}: {code(obs.profile)} → {code(obs.category)}"]
             if obs.modes:
