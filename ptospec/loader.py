@@ -191,6 +191,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
     if issues.items:
         raise DatabaseErrors(issues.items)
     return Isa(
+        upstream=dict(d.get("upstream", {})),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
         blayouts=dict(d["blayouts"]),

@@ -281,6 +281,7 @@ class Isa:
     tile_defaults: dict[str, Any]
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False, default_factory=dict)
     enums: dict[str, Enum] = field(default_factory=dict)
+    upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():
