@@ -48,7 +48,7 @@ table.ptospec-matrix td span {{ display: block; line-height: 1.25; }}
 .pw-tile figcaption {{ font-size: 0.62rem; margin-top: 0.2em; }}
 .pw-tile svg text {{ text-anchor: middle; font-family: var(--md-code-font-family, monospace);
   fill: var(--md-default-fg-color); }}
-.pw-tile svg rect {{ stroke: var(--md-default-fg-color--lighter); stroke-width: 1; }}
+.pw-tile svg path.pw-lines {{ stroke: var(--md-default-fg-color--lighter); stroke-width: 1; fill: none; }}
 .pw-valid {{ fill: var(--md-default-bg-color); background: var(--md-default-bg-color); }}
 .pw-outside {{ fill: var(--md-default-fg-color--lightest); background: var(--md-default-fg-color--lightest); }}
 .pw-written {{ fill: #ffe08a; background: #ffe08a; }}

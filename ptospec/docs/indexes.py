@@ -56,7 +56,8 @@ def matrix_page(db: Database, lang: str) -> str:
     """Op x dtype x profile as one raw HTML table in a scroll box: sticky header row and first column."""
     dtypes = list(db.isa.dtypes)
     profiles = list(db.isa.profiles)
-    out = ["---\nhide:\n  - toc\n---\n", HEADER, f"# {label('matrix', lang)}\n", language_link(lang, "matrix.md"),
+    wide = "---\nhide:\n  - navigation\n  - toc\n---\n"  # the whole window for the table
+    out = [wide, HEADER, f"# {label('matrix', lang)}\n", language_link(lang, "matrix.md"),
            label("matrix_intro", lang) + " " + label("matrix_legend", lang) + "\n"]
     head = "".join(f"<th>{escape(x)}</th>" for x in
                    (label("op", lang), label("mode", lang), label("type_var", lang), *dtypes))
@@ -87,17 +88,13 @@ def kind_page(db: Database, kind, lang: str) -> str:
     users = [db.ops[n] for n in sorted(db.ops) if db.ops[n].kind == kind.name]
     out = [HEADER, f"# {prose(text(kind.title, lang))}\n", language_link(lang, f"kinds/{kind.name}.md"),
            prose(text(kind.description, lang)) + "\n"]
-    if kind.params:
+    expressions = [p for p in kind.params.values() if p.args]
+    if expressions:
         out.append(f"## {label('params', lang)}\n")
         rows = []
-        for p in kind.params.values():
-            if p.args:
-                default = mathml(to_latex(parse_expr(str(p.default)))) if p.default not in ("", None) else ""
-                name = mathml(f"\\mathrm{{{p.name}}}({', '.join(p.args)})")
-            else:
-                default = code(str(p.default)) if p.default not in ("", None) else ""
-                name = code(p.name)
-            rows.append([name, prose(text(p.text, lang)), default])
+        for p in expressions:
+            default = mathml(to_latex(parse_expr(str(p.default)))) if p.default not in ("", None) else ""
+            rows.append([mathml(f"\\mathrm{{{p.name}}}({', '.join(p.args)})"), prose(text(p.text, lang)), default])
         out.append(table([label("name", lang), label("meaning", lang), label("default", lang)], rows))
         out.append(label("expr_params_note", lang) + "\n")
     out.append(f"## {label('ops', lang)}\n")
@@ -109,7 +106,9 @@ def kind_page(db: Database, kind, lang: str) -> str:
 
 def differences_page(db: Database, lang: str) -> str:
     """Every recorded difference, collapsed, grouped per instruction, with a text and kind filter."""
-    out = [HEADER, f"# {label('differences_page', lang)}\n", language_link(lang, "differences.md"),
+    # Not in the search index: every record is also on its instruction's page (and indexed there).
+    out = ["---\nsearch:\n  exclude: true\n---\n", HEADER, f"# {label('differences_page', lang)}\n",
+           language_link(lang, "differences.md"),
            label("differences_intro", lang) + "\n"]
     counts: dict[str, int] = {}
     for op in db.ops.values():

@@ -124,36 +124,40 @@ def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
 
 def _grid(name: str, desc: TileDesc, values: np.ndarray, kind: str, lang: str,
           written: np.ndarray | None = None) -> str:
-    """One tile as SVG: every element a cell; the valid region outlined; outside it hatched."""
+    """One tile as compact SVG: the tile shaded, its valid region white and outlined (dashed), written
+    elements highlighted, grid lines as one path, one text per shown value."""
     rows, cols = min(desc.rows, MAX_CELLS), min(desc.cols, MAX_CELLS)
-    vr, vc = desc.valid_row or 0, desc.valid_col or 0
+    vr, vc = min(desc.valid_row or 0, rows), min(desc.valid_col or 0, cols)
     width, height = cols * CELL + 2, rows * CELL + 2
-    cells = []
+    parts = [f'<rect class="pw-outside" x="1" y="1" width="{cols * CELL}" height="{rows * CELL}"/>']
+    if vr and vc:
+        parts.append(f'<rect class="pw-valid" x="1" y="1" width="{vc * CELL}" height="{vr * CELL}"/>')
+    texts = []
     for i in range(rows):
         for j in range(cols):
             x, y = 1 + j * CELL, 1 + i * CELL
-            inside = i < vr and j < vc
             if kind == "in":
-                cls = "pw-valid" if inside else "pw-outside"
-                txt = _fmt(values[i, j]) if inside else ""
+                shown = i < vr and j < vc
             else:
-                hit = bool(written[i, j]) if written is not None else False
-                cls = "pw-written" if hit else ("pw-valid" if inside else "pw-outside")
-                txt = _fmt(values[i, j]) if hit else ""
-            cells.append(f'<rect class="{cls}" x="{x}" y="{y}" width="{CELL}" height="{CELL}"/>')
-            if txt:
-                size = 11 if len(txt) <= 4 else 9
-                cells.append(f'<text x="{x + CELL / 2}" y="{y + CELL / 2 + 4}" font-size="{size}">{escape(txt)}</text>')
+                shown = written is not None and bool(written[i, j])
+                if shown:
+                    parts.append(f'<rect class="pw-written" x="{x}" y="{y}" width="{CELL}" height="{CELL}"/>')
+            if shown:
+                txt = _fmt(values[i, j])
+                size = "" if len(txt) <= 4 else ' font-size="9"'
+                texts.append(f'<text x="{x + CELL // 2}" y="{y + CELL // 2 + 4}"{size}>{escape(txt)}</text>')
+    lines = "".join(f"M1 {1 + i * CELL}h{cols * CELL}" for i in range(rows + 1))
+    lines += "".join(f"M{1 + j * CELL} 1v{rows * CELL}" for j in range(cols + 1))
+    parts.append(f'<path class="pw-lines" d="{lines}"/>')
     if vr and vc:
-        cells.append(f'<rect class="pw-region" x="1" y="1" width="{min(vc, cols) * CELL}" '
-                     f'height="{min(vr, rows) * CELL}"/>')
+        parts.append(f'<rect class="pw-region" x="1" y="1" width="{vc * CELL}" height="{vr * CELL}"/>')
     crop = desc.rows > rows or desc.cols > cols
-    caption = (f"{name}: {desc.rows}×{desc.cols} {desc.dtype}, {label('valid_region', lang)} {vr}×{vc}"
-               + (f" ({label('cropped', lang)})" if crop else ""))
+    caption = (f"{name}: {desc.rows}×{desc.cols} {desc.dtype}, {label('valid_region', lang)} "
+               f"{desc.valid_row or 0}×{desc.valid_col or 0}" + (f" ({label('cropped', lang)})" if crop else ""))
     role = label("worked_input" if kind == "in" else "worked_output", lang)
     return (f'<figure class="pw-tile"><svg role="img" aria-label="{escape(role)} {escape(caption)}" '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
-            + "".join(cells) + f"</svg><figcaption>{escape(caption)}</figcaption></figure>")
+            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-size="11">'
+            + "".join(parts) + "".join(texts) + f"</svg><figcaption>{escape(caption)}</figcaption></figure>")
 
 
 def render(db: Database, worked: Worked, lang: str) -> str:
@@ -173,10 +177,9 @@ def render(db: Database, worked: Worked, lang: str) -> str:
             after = worked.after[o.name]
             outs.append(_grid(o.name, desc, after, "out", lang, _changed(worked.before[o.name], after)))
     parts = ['<div class="pw-example">']
-    if values:
-        parts.append(f'<p class="pw-values">{", ".join(values)}</p>')
+    scalars = f'<p class="pw-values">{", ".join(values)}</p>' if values else ""
     parts.append(f'<div class="pw-row"><span class="pw-label">{label("worked_input", lang)}</span>'
-                 + "".join(ins) + "</div>")
+                 + scalars + "".join(ins) + "</div>")
     parts.append(f'<div class="pw-row"><span class="pw-label">{label("worked_output", lang)}</span>'
                  + "".join(outs) + "</div>")
     parts.append(f'<p class="pw-legend"><span class="pw-key pw-valid"></span> {label("legend_valid", lang)} '
