@@ -13,6 +13,7 @@ from ptospec.docs.build import generate, stale, write
 from ptospec.docs.examples import cpp_example, tile_type
 from ptospec.docs.labels import label
 from ptospec.docs.markdown import GENERATED, prose
+from ptospec.docs.mathml import expand
 from ptospec.docs.pages import op_page
 from ptospec.expr.latex import statement_latex, to_latex
 from ptospec.expr.parser import parse_expr, parse_statement
@@ -102,7 +103,7 @@ def test_op_page_sections(db) -> None:
                     "## Scratch (tmp) tiles", "### Sizing rules", "## Recorded differences between sources",
                     "**C++, manual (TASSIGN)**", "%dstIdx = tcolargmax %src : !pto.tile<vec, 16x256xf32"):
         assert heading in page, heading
-    assert "<math" in page
+    assert "<ptospec-math data-tex=" in page and "<math" in expand(page)
     assert "a 2-byte source needs a 2-byte index" in page
     assert '<details class="ptospec-diff note"' in page and " open" not in page.split("ptospec-diff")[1][:80]
     zh = op_page(db, db.op("trowmax"), "zh")
@@ -218,7 +219,7 @@ def test_no_raw_spec_internals_on_pages(db) -> None:
         assert "noun_zh" not in content and "tmp_a2a3" not in content, path
         assert "2 ** (bits(T)" not in content, path
     kind_page = files["docs/en/kinds/row-reduction.md"]
-    assert "<math" in kind_page and "x &gt; -(2" not in kind_page
+    assert "<math" in expand(kind_page) and "x &gt; -(2" not in kind_page
 
 
 def test_tables_have_no_empty_columns(db) -> None:
@@ -236,3 +237,12 @@ def test_language_links_keep_the_page(db) -> None:
     assert 'href="../../zh/ops/tcolmin.html" hreflang="zh"' in files["docs/en/ops/tcolmin.md"]
     assert 'href="../en/matrix.html" hreflang="en"' in files["docs/zh/matrix.md"]
     assert "{{ base_url }}/../{{ alt.lang }}/{{ page.url" in files["overrides/partials/alternate.html"]
+
+
+def test_maths_placeholders_expand_to_mathml() -> None:
+    from ptospec.docs.mathml import math_block, math_inline, mathml, on_post_page
+
+    latex = r"\left\lceil \frac{C}{8} \right\rceil"
+    assert expand(f"a {math_inline(latex)} b") == f"a {mathml(latex)} b"
+    block = on_post_page(math_block(latex), page=None, config=None)
+    assert block == f'<div class="ptospec-math">{mathml(latex, block=True)}</div>' and 'display="block"' in block

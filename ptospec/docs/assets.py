@@ -21,7 +21,7 @@ math {{ font-family: {MATH_FONTS}; }}
 .ptospec-math math {{ font-size: 1.15em; }}
 .md-typeset td math {{ font-size: 1.05em; }}
 .md-typeset table:not([class]) {{ font-size: 0.7rem; }}
-.md-typeset table:not([class]) td:first-child code {{ white-space: nowrap; word-break: keep-all; }}
+.md-typeset table:not([class]) td:nth-child(-n+2) code {{ white-space: nowrap; word-break: keep-all; }}
 .md-typeset details.ptospec-diff > summary {{ font-weight: 600; }}
 .md-typeset details.ptospec-diff .pd-meta {{ font-size: 0.65rem; color: var(--md-default-fg-color--light); }}
 .ptospec-filter {{ display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 1em 0;
@@ -123,6 +123,12 @@ COPYRIGHT = """{#- """ + GENERATED + """ -#}
   {{ p.database }} {{ p.version }} · {{ p.upstream_label }}
   <code>{{ p.repository }}@{{ p.commit }}</code> · {{ p.built_label }} {{ config.extra.build_date }}
 </div>
+"""
+
+
+# The mkdocs hook that turns the pages' maths placeholders into MathML (see ptospec.docs.mathml).
+HOOK = f"""# {GENERATED}
+from ptospec.docs.mathml import on_post_page  # noqa: F401
 """
 
 

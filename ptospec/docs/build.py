@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import PtospecError
 from ..model import Database
-from .assets import ALTERNATE, COPYRIGHT, CSS, JS, root_index
+from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, root_index
 from .indexes import differences_page, family_page, home_page, kind_page, matrix_page
 from .labels import LANG_NAMES, LANGS, label, text
 from .markdown import GENERATED
@@ -97,6 +97,7 @@ def mkdocs_config(db: Database, lang: str) -> str:
                                 {"pymdownx.highlight": {"use_pygments": True}}, "pymdownx.superfences"],
         "validation": {"omitted_files": "warn", "absolute_links": "warn", "unrecognized_links": "warn",
                        "anchors": "warn"},
+        "hooks": ["../hooks/ptospec_math.py"],
         "nav": _nav(db, lang),
     }
     # JSON is valid YAML and keeps the output byte-stable without a YAML emitter's quirks.
@@ -107,7 +108,8 @@ def generate(db: Database) -> dict[str, str]:
     """Every generated file, keyed by its path relative to ``site/``."""
     files: dict[str, str] = {"docs/index.html": root_index(version()),
                              "overrides/partials/alternate.html": ALTERNATE,
-                             "overrides/partials/copyright.html": COPYRIGHT}
+                             "overrides/partials/copyright.html": COPYRIGHT,
+                             "hooks/ptospec_math.py": HOOK}
     for lang in LANGS:
         files[f"{lang}/mkdocs.yml"] = mkdocs_config(db, lang)
         files[f"docs/{lang}/assets/ptospec.css"] = CSS
@@ -136,7 +138,7 @@ def _is_generated(path: Path) -> bool:
 def _leftovers(files: dict[str, str], site: Path) -> list[str]:
     """Files we generated earlier that the database no longer produces."""
     found = []
-    for top in ("docs", "overrides", *LANGS, "mkdocs.yml"):
+    for top in ("docs", "overrides", "hooks", *LANGS, "mkdocs.yml"):
         where = site / top
         for path in sorted(where.rglob("*") if where.is_dir() else [where]):
             rel = path.relative_to(site).as_posix()

@@ -9,7 +9,7 @@ from ..expr.parser import parse_expr
 from ..model import Database, OpSpec
 from .labels import label, text
 from .markdown import HEADER, code, prose, table
-from .mathml import mathml
+from .mathml import math_inline
 from .pages import differences_block, expression_params, language_link
 
 
@@ -93,12 +93,12 @@ def kind_page(db: Database, kind, lang: str) -> str:
         out.append(f"## {label('params', lang)}\n")
         rows = []
         for p in expressions:
-            default = mathml(to_latex(parse_expr(str(p.default)))) if p.default not in ("", None) else ""
-            rows.append([mathml(f"\\mathrm{{{p.name}}}({', '.join(p.args)})"), prose(text(p.text, lang)), default])
+            default = math_inline(to_latex(parse_expr(str(p.default)))) if p.default not in ("", None) else ""
+            rows.append([math_inline(f"\\mathrm{{{p.name}}}({', '.join(p.args)})"), prose(text(p.text, lang)), default])
         out.append(table([label("name", lang), label("meaning", lang), label("default", lang)], rows))
         out.append(label("expr_params_note", lang) + "\n")
     out.append(f"## {label('ops', lang)}\n")
-    rows = [[f"[{op.name.upper()}](../ops/{op.name}.md)", ", ".join(mathml(x) for x in expression_params(db, op)),
+    rows = [[f"[{op.name.upper()}](../ops/{op.name}.md)", ", ".join(math_inline(x) for x in expression_params(db, op)),
              prose(text(op.summary, lang))] for op in users]
     out.append(table([label("op", lang), label("definition", lang), label("summary", lang)], rows))
     return "\n".join(out)

@@ -11,7 +11,7 @@ from . import worked
 from .examples import asm_examples, cpp_example
 from .labels import LANGS, label, text
 from .markdown import HEADER, code, fence, prose, table
-from .mathml import math_block, mathml
+from .mathml import math_block, math_inline
 
 
 def op_path(lang: str, op: str) -> str:
@@ -49,7 +49,7 @@ def source_cell(db: Database, ref) -> str:
 
 
 def _math(latex: str) -> str:
-    return mathml(latex)
+    return math_inline(latex)
 
 
 def _operand_users(op: OpSpec, var: str) -> list[str]:
