@@ -480,7 +480,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             if len(row) != len(p["columns"]):
                 issues.add(src, pp, "every performance row needs one cell per column", "op.performance")
         perf.append(PerfTable(p["profile"], p["title"], tuple(p["columns"]),
-                              tuple(tuple(str(c) for c in row) for row in p["rows"]), p["source"]))
+                              tuple(tuple(c if isinstance(c, dict) else str(c) for c in row) for row in p["rows"]),
+                              p["source"]))
     return OpSpec(
         name=name, file=src.file, family=d["family"], summary=d["summary"], description=d["description"],
         let=lets, modes=tuple(modes), dtypes=tables, rules=tuple(rules), numerics=numerics,

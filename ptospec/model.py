@@ -218,8 +218,8 @@ class Source:
 class PerfTable:
     profile: str
     title: Text
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    columns: tuple[str | Text, ...]  # a value or identifier as written, or words in every language
+    rows: tuple[tuple[str | Text, ...], ...]
     source: str
 
 

@@ -2,8 +2,8 @@
 
 The site is served under a sub-path (``/pto/``) to prove its links are relative; one page is also
 opened from disk. Probes run in a harness page of the test's own that frames a site page (same
-origin) and reports measurements as JSON; screenshots of an English and a Chinese op page and of
-the dtype matrix are written next to the test's temporary site (printed, and kept for inspection).
+origin) and reports measurements as JSON; screenshots of English and Chinese op pages and of the
+dtype matrix are written to $PTOSPEC_SCREENSHOTS (or a temporary folder) and their paths printed.
 
 Skipped when no Chromium binary is installed (``.ci/install-browser`` installs Debian's ``chromium``
 with the math and CJK fonts).
@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -123,9 +124,17 @@ setInterval(function () {{
 </script></body></html>"""
 
 
+MISSING: list[str] = []  # site paths the browser asked for and the server did not have
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:
         pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if code == 404:
+            MISSING.append(self.path)
+        super().send_error(code, message, explain)
 
     def translate_path(self, path: str) -> str:
         # The site lives under PREFIX; anything else is outside it (404).
@@ -204,6 +213,11 @@ def screenshot(server: str, page: str, out: Path, scroll: str = "") -> Path:
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory) -> Path:
+    """Where screenshots go: $PTOSPEC_SCREENSHOTS if set (to keep them), else a temporary folder."""
+    keep = os.environ.get("PTOSPEC_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        return Path(keep)
     return tmp_path_factory.mktemp("screenshots")
 
 
@@ -273,3 +287,8 @@ def test_opens_from_disk(site: Path) -> None:
     assert 'href="../../en/ops/tcolmin.html"' in dom
     root = dump_dom((site / "index.html").as_uri())
     assert 'href="en/index.html"' in root and 'href="zh/index.html"' in root
+
+
+def test_no_request_went_unanswered() -> None:
+    """Every file the pages above asked for exists (no 404s: sitemaps, search index, assets, links)."""
+    assert not [p for p in MISSING if not p.startswith("/favicon")], MISSING

@@ -41,6 +41,7 @@ LABELS: dict[str, dict[str, str]] = {
         "zh": "由参考执行器所执行的语句渲染而来。未给出范围的下标变量遍历目标的有效区域；区域外的元素保持不变。",
     },
     "definitions": {"en": "Definitions", "zh": "定义"},
+    "same_semantics": {"en": "The same statements as mode {mode}.", "zh": "语句与模式 {mode} 相同。"},
     "as_written": {"en": "As written in the spec", "zh": "规格原文"},
     "dtypes": {"en": "Data types per profile", "zh": "各配置的数据类型"},
     "basis": {"en": "Basis", "zh": "依据"},

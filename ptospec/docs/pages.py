@@ -198,13 +198,19 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
-    out.append(label("semantics_intro", lang) + "\n")
-    for stmt in mode.semantics:
-        out.append(math_block(statement_latex(stmt)) + "\n")
     written = "\n".join(s.text + (f"    when {s.when_text}" if s.when is not None else "") for s in mode.semantics)
-    out.append(f'<details class="ptospec-source" markdown="1">\n<summary>{label("as_written", lang)}</summary>\n')
-    out.append(fence(written, "text"))
-    out.append("</details>\n")
+    same = next((m for m in op.modes[:op.modes.index(mode)] if [s.text for s in m.semantics] ==
+                 [s.text for s in mode.semantics] and [s.when_text for s in m.semantics] ==
+                 [s.when_text for s in mode.semantics]), None)
+    if same is not None:  # modes that differ only in operands or attributes: say so once
+        out.append(label("same_semantics", lang).format(mode=code(same.name)) + "\n")
+    else:
+        out.append(label("semantics_intro", lang) + "\n")
+        for stmt in mode.semantics:
+            out.append(math_block(statement_latex(stmt)) + "\n")
+        out.append(f'<details class="ptospec-source" markdown="1">\n<summary>{label("as_written", lang)}</summary>\n')
+        out.append(fence(written, "text"))
+        out.append("</details>\n")
     out.append(f"{h} {label('assembly', lang)}\n")
     templates = [[label(f"form_{f}", lang), code(print_template(op, mode, f))] for f in FORMS]
     out.append(table([label("form", lang), label("asm_lines", lang)], templates))
@@ -292,6 +298,10 @@ def _worked_section(db: Database, op: OpSpec, lang: str) -> list[str]:
             worked.render(db, w, lang) + "\n"]
 
 
+def _perf_cell(cell: str | dict[str, str], lang: str) -> str:
+    return prose(text(cell, lang) if isinstance(cell, dict) else cell)
+
+
 def op_page(db: Database, op: OpSpec, lang: str) -> str:
     fam = db.isa.families.get(op.family)
     fam_title = text(fam.title, lang) if fam else op.family
@@ -332,7 +342,8 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
         out.append(f"## {label('performance', lang)}\n")
         for perf in op.performance:
             out.append(f"### {code(perf.profile)}: {prose(text(perf.title, lang))}\n")
-            out.append(table([prose(c) for c in perf.columns], [[prose(c) for c in row] for row in perf.rows]))
+            out.append(table([_perf_cell(c, lang) for c in perf.columns],
+                             [[_perf_cell(c, lang) for c in row] for row in perf.rows]))
             out.append(f"{label('source', lang)}: {code(perf.source)}\n")
     if op.differences:
         out.append(f"## {label('differences', lang)}\n")
