@@ -80,7 +80,7 @@ def _dtype_section(db: Database, op: OpSpec, lang: str) -> list[str]:
             continue
         title = text(db.isa.profiles[prof].title, lang)
         out.append(f"### {prof} — {prose(title)}\n")
-        out.append(f"{label('basis', lang)}: **{tbl.basis}** · {label('sources', lang)}: "
+        out.append(f"{label('basis', lang)}: {code(tbl.basis)} · {label('sources', lang)}: "
                    f"{', '.join(code(s) for s in tbl.sources)}\n")
         if tbl.note:
             out.append(prose(text(tbl.note, lang)) + "\n")
@@ -194,7 +194,8 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
         out.append(f"## {label('mode', lang)} {code(mode.name)}: {prose(text(mode.title, lang))}\n")
     h = "###" if heading else "##"
     out.append(f"{h} {label('operands', lang)}\n")
-    rows = [[code(o.name), o.role, code(o.dtype or o.enum), _operand_text(db, o, lang)] for o in mode.operands]
+    rows = [[code(o.name), code(o.role), code(o.dtype or o.enum), _operand_text(db, o, lang)]
+            for o in mode.operands]
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
