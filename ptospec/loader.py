@@ -111,6 +111,11 @@ def _fast_validator(name: str):
     return fastjsonschema.compile(compiled)
 
 
+def _is_text_schema(sub: object) -> bool:
+    """The schemas' bilingual prose shape (``$defs/text``): a mapping with one string per site language."""
+    return isinstance(sub, dict) and sub.get("type") == "object" and sub.get("required") == ["en", "zh"]
+
+
 def _schema_errors(src: Located, schema_name: str, issues: Issues) -> bool:
     try:
         _fast_validator(schema_name)(src.data)
@@ -126,6 +131,14 @@ def _schema_errors(src: Located, schema_name: str, issues: Issues) -> bool:
         message = err.message
         if err.validator == "oneOf":
             message = f"{err.instance!r} does not match any allowed form"
+        elif _is_text_schema(err.schema) and err.validator in ("type", "required"):
+            langs = err.schema["required"]
+            if isinstance(err.instance, str):
+                message = (f"English-only text; prose is written in every site language: "
+                           f"{{en: <this text>, {', '.join(f'{x}: <translation>' for x in langs if x != 'en')}}}")
+            else:
+                missing = [x for x in langs if not isinstance(err.instance, dict) or x not in err.instance]
+                message = f"prose needs every site language ({', '.join(langs)}); missing: {', '.join(missing)}"
         issues.add(src, path, f"{location}: {message}", f"schema.{err.validator}")
     return found
 
@@ -201,6 +214,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
     if issues.items:
         raise DatabaseErrors(issues.items)
     return Isa(
+        upstream=dict(d.get("upstream", {})),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
         blayouts=dict(d["blayouts"]),
@@ -497,7 +511,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             observed.append(Observation(obs["profile"], obs["as"], tuple(obs.get("modes", [])),
                                         tuple(obs.get("rules", [])), when, obs.get("when", "")))
         differences.append(
-            Difference(diff["id"], diff["topic"], tuple((c["source"], c["says"]) for c in diff["claims"]),
+            Difference(diff["id"], diff["topic"], tuple((c["source"], dict(c["says"])) for c in diff["claims"]),
                        diff["resolution"], diff["kind"], src.line(dp), tuple(observed))
         )
     perf = []
@@ -510,7 +524,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             if len(row) != len(p["columns"]):
                 issues.add(src, pp, "every performance row needs one cell per column", "op.performance")
         perf.append(PerfTable(p["profile"], p["title"], tuple(p["columns"]),
-                              tuple(tuple(str(c) for c in row) for row in p["rows"]), p["source"]))
+                              tuple(tuple(c if isinstance(c, dict) else str(c) for c in row) for row in p["rows"]),
+                              p["source"]))
     return OpSpec(
         name=name, file=src.file, family=d["family"], summary=d["summary"], description=d["description"],
         let=lets, modes=tuple(modes), dtypes=tables, rules=tuple(rules), numerics=numerics,

@@ -217,8 +217,8 @@ class Observation:
 class Difference:
     id: str
     topic: Text
-    claims: tuple[tuple[str, str], ...]  # (source id, what it says)
-    resolution: str
+    claims: tuple[tuple[str, Text], ...]  # (source id, what it says, in every site language)
+    resolution: Text
     kind: str  # docs-conflict | simulator-divergence | simulator-bug | ...
     line: int
     observed: tuple[Observation, ...] = ()
@@ -235,8 +235,8 @@ class Source:
 class PerfTable:
     profile: str
     title: Text
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    columns: tuple[str | Text, ...]  # a value or identifier as written, or words in every language
+    rows: tuple[tuple[str | Text, ...], ...]
     source: str
 
 
@@ -313,6 +313,7 @@ class Isa:
     global_layouts: dict[str, GlobalLayout] = field(default_factory=dict)
     global_rules: tuple[Rule, ...] = ()
     pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
+    upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

@@ -441,7 +441,8 @@ def _db_with_differences(db, op: str, *diffs: Difference):
 
 
 def _difference(kind: str, says: str, source: str = "cpu", ident: str = "d1") -> Difference:
-    return Difference(ident, {"en": "t"}, ((source, says), ("page", "the documented behaviour")), "kept", kind, 1)
+    claims = ((source, {"en": says, "zh": "说法"}), ("page", {"en": "the documented behaviour", "zh": "文档行为"}))
+    return Difference(ident, {"en": "t", "zh": "题"}, claims, {"en": "kept", "zh": "保留"}, kind, 1)
 
 
 def test_field_refs_read_cpp_accessors():

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ptospec.cli import main
 from ptospec.docs.build import generate, stale, write
 from ptospec.docs.examples import cpp_example, tile_type
+from ptospec.docs.labels import label
 from ptospec.docs.markdown import GENERATED, prose
+from ptospec.docs.mathml import expand
 from ptospec.docs.pages import op_page
+from ptospec.executor import view_offsets
 from ptospec.expr.latex import statement_latex, to_latex
 from ptospec.expr.parser import parse_expr, parse_statement
 from ptospec.loader import load_database
-from ptospec.tile import TileDesc
+from ptospec.tile import GlobalDesc, TileDesc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,8 +104,9 @@ def test_op_page_sections(db) -> None:
                     "## Scratch (tmp) tiles", "### Sizing rules", "## Recorded differences between sources",
                     "**C++, manual (TASSIGN)**", "%dstIdx = tcolargmax %src : !pto.tile<vec, 16x256xf32"):
         assert heading in page, heading
-    assert "<math" in page
+    assert "<ptospec-math data-tex=" in page and "<math" in expand(page)
     assert "a 2-byte source needs a 2-byte index" in page
+    assert '<details class="ptospec-diff note"' in page and " open" not in page.split("ptospec-diff")[1][:80]
     zh = op_page(db, db.op("trowmax"), "zh")
     assert "## 语义" in zh and "## 操作数" in zh
 
@@ -117,6 +123,9 @@ def test_generation_is_deterministic(db) -> None:
         for name in db.ops:
             assert f"docs/{lang}/ops/{name}.md" in files
         assert f"docs/{lang}/matrix.md" in files and f"docs/{lang}/differences.md" in files
+        config = json.loads(files[f"{lang}/mkdocs.yml"].partition("\n")[2])
+        assert config["theme"]["language"] == lang and config["use_directory_urls"] is False
+        assert "content.code.copy" in config["theme"]["features"] and "site_url" not in config
     assert all(GENERATED in content[:200] for content in files.values())
 
 
@@ -136,3 +145,108 @@ def test_check_names_stale_files_and_keeps_foreign_ones(tmp_path: Path, db, caps
     assert main([*args, "--check"]) == 0
     assert (site / "docs" / "en" / "notes.md").read_text(encoding="utf-8") == "my own notes\n"
     assert not (site / "docs" / "en" / "old.md").exists()
+
+
+def _spec_prose(value, found: list[tuple[str, str]]) -> None:
+    """Every bilingual text of a spec document (a mapping with ``en`` and ``zh``)."""
+    if isinstance(value, dict):
+        if set(value) == {"en", "zh"} and all(isinstance(v, str) for v in value.values()):
+            found.append((value["en"], value["zh"]))
+            return
+        for v in value.values():
+            _spec_prose(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            _spec_prose(v, found)
+
+
+def test_chinese_pages_contain_no_untranslated_spec_prose(db) -> None:
+    """A zh page must not show the English text of any spec prose (summaries, claims, resolutions, notes...)."""
+    texts: list[tuple[str, str]] = []
+    _spec_prose(db.isa.raw, texts)
+    for op in db.ops.values():
+        _spec_prose(op.raw, texts)
+    for kind in db.kinds.values():
+        _spec_prose(kind.body.data, texts)
+        _spec_prose({"t": kind.title, "d": kind.description}, texts)
+    english = {prose(en) for en, zh in texts if en.strip() != zh.strip() and len(en.split()) >= 4
+               and "{{" not in en}
+    assert len(english) > 1500
+    files = generate(db)
+    pages = {path: content for path, content in files.items() if path.startswith("docs/zh/")}
+    assert len(pages) > 80
+    leaks = [(path, en) for path, content in pages.items() for en in english if en in content]
+    assert not leaks, leaks[:5]
+    # And the English pages do show them (the check above looks for the right spelling).
+    en_page = files["docs/en/ops/tcolmin.md"]
+    assert any(en in en_page for en in english)
+
+
+def test_every_op_page_has_a_worked_example_from_the_executor(db) -> None:
+    from ptospec.docs import worked
+
+    files = generate(db)
+    for name, op in db.ops.items():
+        for lang in ("en", "zh"):
+            page = files[f"docs/{lang}/ops/{name}.md"]
+            outputs = label("worked_output", lang)
+            assert f'<svg role="img" aria-label="{outputs} ' in page, (name, lang)
+        example = worked.compute(db, op)
+        tiles = [t for t in example.tiles.values() if hasattr(t, "valid_row")]
+        assert any((t.valid_row, t.valid_col) != (t.rows, t.cols) for t in tiles), f"{name}: region not partial"
+        for out, after in example.after.items():
+            written = worked._changed(example.before[out], after)
+            desc = example.tiles[out]
+            if isinstance(desc, GlobalDesc):  # a store: only the elements the view addresses change
+                assert written.any() and set(np.flatnonzero(written)) <= set(view_offsets(desc).reshape(-1).tolist())
+                continue
+            assert written.any() and not written[desc.valid_row:, :].any() and not written[:, desc.valid_col:].any()
+
+
+def test_worked_example_numbers_come_from_the_executor(db) -> None:
+    from ptospec.docs import worked
+
+    example = worked.compute(db, db.op("tadd"))
+    src0, src1 = (np.asarray(example.inputs[n]) for n in ("src0", "src1"))
+    desc = example.tiles["dst"]
+    r, c = desc.valid_row, desc.valid_col
+    assert np.array_equal(example.after["dst"][:r, :c], (src0 + src1)[:r, :c])
+    svg = worked.render(db, example, "en")
+    assert f">{worked._fmt(example.after['dst'][0, 0])}<" in svg
+
+
+def test_no_raw_spec_internals_on_pages(db) -> None:
+    files = generate(db)
+    for path, content in files.items():
+        if not path.startswith("docs/en/"):
+            continue
+        assert "noun_zh" not in content and "tmp_a2a3" not in content, path
+        assert "2 ** (bits(T)" not in content, path
+    kind_page = files["docs/en/kinds/row-reduction.md"]
+    assert "<math" in expand(kind_page) and "x &gt; -(2" not in kind_page
+
+
+def test_tables_have_no_empty_columns(db) -> None:
+    files = generate(db)
+    page = files["docs/en/ops/tadd.md"]
+    header = next(line for line in page.splitlines() if line.startswith("| Modes |"))
+    assert "Notes" not in header
+    from ptospec.docs.markdown import table
+
+    assert table(["a", "b"], [["1", " "], ["2", ""]]).splitlines()[0] == "| a |"
+
+
+def test_language_links_keep_the_page(db) -> None:
+    files = generate(db)
+    assert 'href="../../zh/ops/tcolmin.html" hreflang="zh"' in files["docs/en/ops/tcolmin.md"]
+    assert 'href="../en/matrix.html" hreflang="en"' in files["docs/zh/matrix.md"]
+    assert "{{ base_url }}/../{{ alt.lang }}/{{ page.url" in files["overrides/partials/alternate.html"]
+
+
+def test_maths_placeholders_expand_to_mathml() -> None:
+    from ptospec.docs.mathml import math_block, math_inline, mathml, on_post_page
+
+    latex = r"\left\lceil \frac{C}{8} \right\rceil"
+    assert expand(f"a {math_inline(latex)} b") == f"a {mathml(latex)} b"
+    block = on_post_page(math_block(latex), page=None, config=None)
+    assert block == f'<div class="ptospec-math">{mathml(latex, block=True)}</div>' and 'display="block"' in block

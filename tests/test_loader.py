@@ -161,3 +161,17 @@ def test_observed_entries_are_checked(specs):
     for expected in ("unknown rule(s) mask.nope", "unknown profile 'gpu'", "unknown mode(s) fancy",
                      "'ghost' is not an operand"):
         assert expected in out, out
+
+
+def test_english_only_difference_prose_names_the_missing_translation(specs):
+    path = specs / "ops/tcolmin.yaml"
+    text = path.read_text(encoding="utf-8")
+    old = text[text.index("    resolution:\n      en:"):]
+    old = old[: old.index("\n  - id:")]
+    english = old.splitlines()[1].split("en: ", 1)[1]
+    line = break_file(path, old, f"    resolution: {english}")
+    out = problems(specs)
+    hit = [p for p in out if f"tcolmin.yaml:{line}" in p]
+    assert hit and "English-only text" in hit[0] and "zh: <translation>" in hit[0], out
+    break_file(path, "\n          zh: \"static_assert 接受 half、float、int16_t、int32_t。\"", "")
+    assert any("missing: zh" in p for p in problems(specs))

@@ -1,6 +1,12 @@
-"""End-to-end: build the site, open pages in real headless Chromium, check maths, tables, search, Chinese.
+"""End-to-end: build the site, open it in real headless Chromium, check what a reader sees.
 
-Skipped when no Chromium binary is installed (``.ci/install-browser`` installs Debian's ``chromium``).
+The site is served under a sub-path (``/pto/``) to prove its links are relative; one page is also
+opened from disk. Probes run in a harness page of the test's own that frames a site page (same
+origin) and reports measurements as JSON; screenshots of English and Chinese op pages and of the
+dtype matrix are written to $PTOSPEC_SCREENSHOTS (or a temporary folder) and their paths printed.
+
+Skipped when no Chromium binary is installed (``.ci/install-browser`` installs Debian's ``chromium``
+with the math and CJK fonts).
 """
 
 from __future__ import annotations
@@ -8,6 +14,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -21,34 +28,128 @@ from pathlib import Path
 import pytest
 
 from ptospec.cli import main
+from ptospec.loader import load_database
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary found (run .ci/install-browser)")
+PREFIX = "/pto"  # the site is served under a sub-path
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
-# A page of the test's own (not part of the site): it frames a site page and copies the search results
-# out of it; the slow image holds the load event back so --dump-dom runs after the search worker answered.
-HARNESS = """<!doctype html><html><body>
-<iframe id="f" src="{src}" width="1200" height="900"></iframe>
-<div id="results"></div>
+# Probes, run against the framed page's window ``w`` and document ``d``; each returns a JSON-able value.
+PROBES = {
+    "page": """function (w, d) {
+      var q = function (s) { return d.querySelector(s); };
+      var alt = Array.prototype.map.call(d.querySelectorAll('a.md-select__link'),
+                                         function (a) { return [a.hreflang, a.href]; });
+      var maths = Array.prototype.map.call(d.querySelectorAll('.ptospec-math'), function (m) {
+        var cs = w.getComputedStyle(m), art = q('article').getBoundingClientRect(), r = m.getBoundingClientRect();
+        return {overflow: cs.overflowX, scroll: m.scrollWidth, client: m.clientWidth,
+                inside: r.right <= art.right + 1};
+      });
+      var braces = Array.prototype.filter.call(d.querySelectorAll('math mo'), function (mo) {
+        return mo.textContent === '{' || mo.textContent === '(';
+      }).map(function (mo) { return mo.getBoundingClientRect().height /
+                                    parseFloat(w.getComputedStyle(mo).fontSize); });
+      var svgs = Array.prototype.map.call(d.querySelectorAll('.pw-example svg'), function (s) {
+        var r = s.getBoundingClientRect();
+        return {w: r.width, h: r.height, texts: s.querySelectorAll('text').length,
+                written: s.querySelectorAll('rect.pw-written').length};
+      });
+      var diffs = Array.prototype.map.call(d.querySelectorAll('details.ptospec-diff'),
+                                           function (x) { return x.open; });
+      var mathFont = d.querySelector('math') ? w.getComputedStyle(d.querySelector('math')).fontFamily : '';
+      return {lang: d.documentElement.lang, alternates: alt, maths: maths, braces: braces, svgs: svgs,
+              diffsOpen: diffs, mathFont: mathFont,
+              copyButtons: d.querySelectorAll('button[data-md-type=copy]').length,
+              search: (q('input.md-search__input') || {}).placeholder || '',
+              toc: (q('.md-nav--secondary > label.md-nav__title') || {}).textContent || '',
+              footer: (q('.ptospec-provenance') || {}).textContent || '',
+              rootLinks: Array.prototype.filter.call(d.querySelectorAll('[href],[src]'), function (e) {
+                var v = e.getAttribute('href') || e.getAttribute('src');
+                return v.charAt(0) === '/' && v.charAt(1) !== '/';
+              }).length,
+              text: d.querySelector('article').textContent};
+    }""",
+    "matrix": """function (w, d) {
+      var wrap = d.querySelector('.ptospec-matrix-wrap'), ths = d.querySelectorAll('thead th');
+      var first = ths[0], last = ths[ths.length - 1], wr = wrap.getBoundingClientRect();
+      wrap.scrollTop = 2000; wrap.scrollLeft = wrap.scrollWidth;
+      var fr = first.getBoundingClientRect(), lr = last.getBoundingClientRect();
+      var cell = d.querySelector('tbody tr:last-child th').getBoundingClientRect();
+      var out = {columns: ths.length, sticky: w.getComputedStyle(first).position,
+                 headerStays: Math.abs(fr.top - wr.top) < 2,
+                 lastVisible: lr.right <= wr.right + 1 && lr.left >= wr.left,
+                 firstColumnStays: Math.abs(cell.left - wr.left) < 2, wrapWidth: wr.width,
+                 scrollable: wrap.scrollWidth >= wrap.clientWidth};
+      wrap.scrollTop = 0; wrap.scrollLeft = 0;
+      return out;
+    }""",
+    "filter": """function (w, d) {
+      var form = d.getElementById('ptospec-filter'), input = form.querySelector('input');
+      var all = d.querySelectorAll('details.ptospec-diff').length;
+      input.value = 'tcolmin'; input.dispatchEvent(new w.Event('input'));
+      var shown = Array.prototype.filter.call(d.querySelectorAll('section.pd-op'), function (s) { return !s.hidden; })
+        .map(function (s) { return s.dataset.op; });
+      var count = form.querySelector('.pd-count').textContent;
+      var sel = form.querySelector('select'); sel.value = 'simulator-bug'; input.value = '';
+      sel.dispatchEvent(new w.Event('change'));
+      var bugs = Array.prototype.filter.call(d.querySelectorAll('details.ptospec-diff'), function (x) {
+        return !x.hidden; }).map(function (x) { return x.dataset.kind; });
+      return {all: all, shown: shown, count: count, bugs: bugs,
+              open: Array.prototype.filter.call(d.querySelectorAll('details.ptospec-diff'),
+                                                function (x) { return x.open; }).length};
+    }""",
+}
+
+HARNESS = """<!doctype html><html><body style="margin:0">
+<iframe id="f" src="{src}" style="border:0;width:{width}px;height:{height}px"></iframe>
+<pre id="out"></pre><div id="results"></div>
 <img src="/__slow__.png" alt="">
 <script>
+var probe = {probe};
+var f = document.getElementById('f');
+f.addEventListener('load', function () {{
+  setTimeout(function () {{
+    var w = f.contentWindow, d = f.contentDocument;
+    if ({scroll!r}) {{ var el = d.querySelector({scroll!r}); if (el) el.scrollIntoView(); }}
+    if (probe) document.getElementById('out').textContent = JSON.stringify(probe(w, d));
+  }}, 1200);
+}});
 setInterval(function () {{
-  var doc = document.getElementById('f').contentDocument;
-  var list = doc && doc.querySelector('.md-search-result__list');
+  var doc = f.contentDocument, list = doc && doc.querySelector('.md-search-result__list');
   if (list) document.getElementById('results').innerHTML = list.innerHTML;
 }}, 100);
 </script></body></html>"""
+
+
+MISSING: list[str] = []  # site paths the browser asked for and the server did not have
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:
         pass
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if code == 404:
+            MISSING.append(self.path)
+        super().send_error(code, message, explain)
+
+    def translate_path(self, path: str) -> str:
+        # The site lives under PREFIX; anything else is outside it (404).
+        parsed = urllib.parse.urlparse(path).path
+        if parsed.startswith(PREFIX + "/"):
+            return super().translate_path(parsed[len(PREFIX):])
+        return str(Path(self.directory) / "__outside__")
+
     def do_GET(self) -> None:
         if self.path.startswith("/__harness__"):
-            src = urllib.parse.unquote(self.path.partition("src=")[2]) or "/en/"
-            self._send(HARNESS.format(src=src).encode(), "text/html")
+            query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+            page = HARNESS.format(src=query["src"][0], probe=PROBES.get(query.get("probe", [""])[0], "null"),
+                                  scroll=query.get("scroll", [""])[0], width=query.get("w", ["1400"])[0],
+                                  height=query.get("h", ["1000"])[0])
+            self._send(page.encode(), "text/html")
         elif self.path.startswith("/__slow__"):
             time.sleep(4)
             self._send(b"", "image/png")
@@ -66,7 +167,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site")
-    assert main(["--specs", str(ROOT / "specs"), "docs", "build", "--site", str(out)]) == 0
+    args = ["--specs", str(ROOT / "specs"), "docs", "build", "--site", str(out), "--site-url", "https://example.org/pto/"]
+    assert main(args) == 0
     return out / "build"
 
 
@@ -81,36 +183,112 @@ def server(site: Path) -> Iterator[str]:
     httpd.server_close()
 
 
-def dump_dom(url: str) -> str:
+def chromium(*args: str) -> str:
     with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run(
-            [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-             "--dump-dom", url],
-            capture_output=True, text=True, timeout=120, check=False,
-        )
+        proc = subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
+                              capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
 
-def test_op_page_renders_math_and_dtype_table(server: str) -> None:
-    dom = dump_dom(f"{server}/en/ops/tcolargmax/")
-    assert re.search(r"<math\b", dom), "no MathML in the rendered page"
-    assert "argmax" in dom
-    assert "Data types per profile" in dom
-    assert re.search(r"<table>.*?<code>f16</code>.*?</table>", dom, re.S), "dtype table missing"
-    assert "TASSIGN" in dom and "example_manual_index" in dom
+def dump_dom(url: str) -> str:
+    return chromium("--dump-dom", url)
+
+
+def probe(server: str, page: str, name: str, scroll: str = "", width: int = 1400) -> dict:
+    query = urllib.parse.urlencode({"src": f"{PREFIX}/{page}", "probe": name, "scroll": scroll, "w": width})
+    dom = dump_dom(f"{server}/__harness__?{query}")
+    found = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
+    assert found and found.group(1), f"probe {name} on {page} reported nothing"
+    return json.loads(found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+
+
+def screenshot(server: str, page: str, out: Path, scroll: str = "") -> Path:
+    query = urllib.parse.urlencode({"src": f"{PREFIX}/{page}", "scroll": scroll, "w": 1400, "h": 1000})
+    chromium("--window-size=1400,1000", f"--screenshot={out}", f"{server}/__harness__?{query}")
+    assert out.is_file() and out.stat().st_size > 30_000, f"{out} looks blank"
+    print(f"screenshot: {out}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where screenshots go: $PTOSPEC_SCREENSHOTS if set (to keep them), else a temporary folder."""
+    keep = os.environ.get("PTOSPEC_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        return Path(keep)
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def test_english_op_page(server: str, shots: Path) -> None:
+    got = probe(server, "en/ops/tcvt.html", "page", scroll="#sizing-rules")
+    assert got["lang"] == "en"
+    assert got["rootLinks"] == 0, "root-absolute links break under a sub-path"
+    # Wide formulas scroll inside their own box and never overflow the column.
+    assert got["maths"] and all(m["overflow"] == "auto" and m["inside"] for m in got["maths"])
+    assert any(m["scroll"] > m["client"] for m in got["maths"]), "expected at least one wide TCVT formula"
+    # A math font with stretchy delimiters: the piecewise brace is much taller than one line.
+    assert "DejaVu Math TeX Gyre" in got["mathFont"]
+    assert max(got["braces"]) > 2.0, got["braces"]
+    # Worked example: input and output grids with values, written cells marked.
+    assert len(got["svgs"]) >= 2 and all(s["w"] > 50 and s["texts"] > 0 for s in got["svgs"])
+    assert any(s["written"] > 0 for s in got["svgs"])
+    assert got["diffsOpen"] and not any(got["diffsOpen"]), "difference records must start collapsed"
+    assert got["copyButtons"] > 0
+    assert "ptospec" in got["footer"] and "3186c381" in got["footer"] and re.search(r"\d{4}-\d\d-\d\d", got["footer"])
+    assert ("zh", f"{PREFIX}/zh/ops/tcvt.html") in [(h, urllib.parse.urlparse(u).path) for h, u in got["alternates"]]
+    screenshot(server, "en/ops/tcvt.html", shots / "en-tcvt-sizing.png", scroll="#sizing-rules")
+    screenshot(server, "en/ops/tcolsum.html", shots / "en-tcolsum.png", scroll="#worked-example")
+
+
+def test_chinese_op_page(server: str, shots: Path) -> None:
+    got = probe(server, "zh/ops/trowmax.html", "page")
+    assert got["lang"] == "zh"
+    assert got["search"] == "搜索" and got["toc"].strip() == "目录"
+    assert "规格数据库" in got["footer"]
+    assert ("en", f"{PREFIX}/en/ops/trowmax.html") in [(h, urllib.parse.urlparse(u).path) for h, u in got["alternates"]]
+    # Chinese prose throughout, including the recorded differences (claims and resolutions).
+    assert "已记录的来源差异" in got["text"] and "结论" in got["text"]
+    assert len(re.findall(r"[\u4e00-\u9fff]", got["text"])) > 800
+    assert len(got["svgs"]) >= 2
+    screenshot(server, "zh/ops/trowmax.html", shots / "zh-trowmax.png", scroll="details.ptospec-diff")
+    screenshot(server, "zh/ops/tcolsum.html", shots / "zh-tcolsum.png")
+
+
+def test_dtype_matrix_at_1400px(server: str, shots: Path) -> None:
+    got = probe(server, "en/matrix.html", "matrix")
+    assert got["columns"] == 3 + len(load_database(ROOT / "specs").isa.dtypes)
+    assert got["sticky"] == "sticky" and got["headerStays"] and got["firstColumnStays"]
+    assert got["lastVisible"], "the last dtype column must be reachable by scrolling"
+    assert got["wrapWidth"] > 1000
+    screenshot(server, "en/matrix.html", shots / "en-matrix.png")
+
+
+def test_differences_filter(server: str) -> None:
+    got = probe(server, "en/differences.html", "filter")
+    assert got["all"] > 300 and got["open"] == 0
+    assert "tcolmin" in got["shown"] and len(got["shown"]) <= 3 and int(got["count"]) > 0
+    assert got["bugs"] and set(got["bugs"]) == {"simulator-bug"}
 
 
 def test_search_finds_op(server: str, site: Path) -> None:
-    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    index = json.loads((site / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert any("tcolmin" in doc["location"] for doc in index["docs"])
-    dom = dump_dom(f"{server}/__harness__?src=/en/%3Fq%3Dtcolmin")
+    query = urllib.parse.urlencode({"src": f"{PREFIX}/en/index.html?q=tcolmin"})
+    dom = dump_dom(f"{server}/__harness__?{query}")
     results = dom.partition('<div id="results">')[2]
-    assert "ops/tcolmin/" in results, "typing 'tcolmin' into the search box found no op page"
+    assert "ops/tcolmin.html" in results, "typing 'tcolmin' into the search box found no op page"
 
 
-def test_chinese_trowmax_page(server: str) -> None:
-    dom = dump_dom(f"{server}/zh/ops/trowmax/")
-    assert "语义" in dom and "操作数" in dom
-    assert re.search(r"[\u4e00-\u9fff]{4,}", dom.partition("<h1")[2]), "no Chinese prose on the page"
+def test_opens_from_disk(site: Path) -> None:
+    dom = dump_dom((site / "zh" / "ops" / "tcolmin.html").as_uri())
+    assert '<html lang="zh"' in dom and re.search(r"<math\b", dom) and "<svg" in dom
+    assert 'href="../../en/ops/tcolmin.html"' in dom
+    root = dump_dom((site / "index.html").as_uri())
+    assert 'href="en/index.html"' in root and 'href="zh/index.html"' in root
+
+
+def test_no_request_went_unanswered() -> None:
+    """Every file the pages above asked for exists (no 404s: sitemaps, search index, assets, links)."""
+    assert not [p for p in MISSING if not p.startswith("/favicon")], MISSING

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 from ._common import database
 
@@ -20,15 +21,18 @@ def register(sub) -> None:
     b.add_argument("--check", action="store_true",
                    help="only check that the committed generated files are up to date (exit 1 naming stale files)")
     b.add_argument("--no-html", action="store_true", help="generate the Markdown only, skip mkdocs")
+    b.add_argument("--site-url", metavar="URL", default=os.environ.get("PTOSPEC_SITE_URL", ""),
+                   help="public address of the built site (its build/ folder), for sitemaps and canonical links "
+                   "(default: $PTOSPEC_SITE_URL; links work without it, under any sub-path and from disk)")
     b.set_defaults(func=run_build)
-    s = dsub.add_parser("serve", help="generate the pages and serve the site on the loopback interface")
+    s = dsub.add_parser("serve", help="build the site and serve site/build on the loopback interface")
     s.add_argument("--site", metavar="DIR", help="site folder (default: site/ next to specs/)")
     s.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default: 8000)")
     s.set_defaults(func=run_serve)
 
 
 def run_build(args) -> int:
-    from ..docs.build import build_html, generate, site_dir, stale, write
+    from ..docs.build import build_date, build_html, generate, site_dir, stale, write
 
     db = database(args)
     site = site_dir(db, args.site)
@@ -47,18 +51,21 @@ def run_build(args) -> int:
     changed = write(files, site)
     print(f"generated {len(files)} files in {site} ({len(changed)} changed)")
     if not args.no_html:
-        build_html(site)
+        build_html(site, args.site_url, build_date(Path(db.root)))
         print(f"built {site / 'build'} in {time.perf_counter() - start:.2f}s")
     return 0
 
 
 def run_serve(args) -> int:
-    from ..docs.build import generate, mkdocs_cmd, mkdocs_env, site_dir, write
+    from ..docs.build import build_date, build_html, generate, site_dir, write
 
     db = database(args)
     site = site_dir(db, args.site)
     write(generate(db), site)
-    cmd = mkdocs_cmd(site, "serve", "--strict", "--dev-addr", f"127.0.0.1:{args.port}")
+    build_html(site, "", build_date(Path(db.root)))
+    cmd = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(site / "build"),
+           str(args.port)]
+    print(f"serving {site / 'build'} on http://127.0.0.1:{args.port}/ (Ctrl-C stops)")
     sys.stdout.flush()
-    os.execve(cmd[0], cmd, mkdocs_env())  # mkdocs takes over this process: Ctrl-C and kill reach it directly
+    os.execv(cmd[0], cmd)  # the server takes over this process: Ctrl-C and kill reach it directly
     return 0  # pragma: no cover

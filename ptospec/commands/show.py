@@ -62,6 +62,6 @@ def run(args) -> int:
         for d in op.differences:
             print(f"  {d.id} ({d.kind}): {text(d.topic, lang)}")
             for src, says in d.claims:
-                print(f"    - {src}: {says}")
-            print(f"    => {d.resolution}")
+                print(f"    - {src}: {text(says, lang)}")
+            print(f"    => {text(d.resolution, lang)}")
     return 0

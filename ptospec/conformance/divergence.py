@@ -95,7 +95,7 @@ def field_refs(text: str) -> set[str]:
 
 
 def _difference_text(diff: Difference) -> str:
-    return normalise(" ".join([*diff.topic.values(), *(says for _, says in diff.claims), diff.resolution]))
+    return normalise(" ".join([*diff.topic.values(), *(says["en"] for _, says in diff.claims), diff.resolution["en"]]))
 
 
 def _outputs_of(problems: tuple[str, ...]) -> list[str]:

@@ -6,25 +6,24 @@ Only files carrying the generated-file marker are ever rewritten or removed.
 
 from __future__ import annotations
 
+import datetime
+import importlib.metadata
 import importlib.util
 import json
+import logging
+import multiprocessing
 import os
+import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from ..errors import PtospecError
 from ..model import Database
-from .indexes import differences_page, family_page, home_page, kind_page, matrix_page, root_page
+from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, root_index
+from .indexes import differences_page, family_page, home_page, kind_page, matrix_page
 from .labels import LANG_NAMES, LANGS, label, text
 from .markdown import GENERATED
 from .pages import family_path, kind_path, op_page, op_path
-
-EXTRA_CSS = f"""/* {GENERATED} */
-.ptospec-math {{ overflow-x: auto; overflow-y: hidden; margin: 0.8em 0; }}
-.ptospec-math math {{ font-size: 1.15em; }}
-.md-typeset table:not([class]) {{ font-size: 0.7rem; }}
-"""
 
 
 class DocsError(PtospecError):
@@ -36,40 +35,70 @@ def site_dir(db: Database, explicit: str | None = None) -> Path:
     return Path(explicit) if explicit else Path(db.root).resolve().parent / "site"
 
 
+def _in_lang(path: str, lang: str) -> str:
+    """A page path relative to the language's own docs folder (each language is its own mkdocs project)."""
+    return path.removeprefix(f"{lang}/")
+
+
 def _nav(db: Database, lang: str) -> list:
     families = {}
     for fam in db.isa.families:
         families[fam] = [db.ops[n] for n in sorted(db.ops) if db.ops[n].family == fam]
-    fam_nav = [{text(db.isa.families[f].title, lang): family_path(lang, f)} for f in families]
-    op_nav = [{n.upper(): op_path(lang, n)} for n in sorted(db.ops)]
+    fam_nav = [{text(db.isa.families[f].title, lang): _in_lang(family_path(lang, f), lang)} for f in families]
+    op_nav = [{n.upper(): _in_lang(op_path(lang, n), lang)} for n in sorted(db.ops)]
+    kinds = [{text(k.title, lang): _in_lang(kind_path(lang, k.name), lang)} for k in db.kinds.values()]
     return [
-        {label("home", lang): f"{lang}/index.md"},
-        {label("matrix", lang): f"{lang}/matrix.md"},
-        {label("differences_page", lang): f"{lang}/differences.md"},
+        {label("home", lang): "index.md"},
+        {label("matrix", lang): "matrix.md"},
+        {label("differences_page", lang): "differences.md"},
         {label("families", lang): fam_nav},
-        {label("kinds", lang): [{text(k.title, lang): kind_path(lang, k.name)} for k in db.kinds.values()]},
+        {label("kinds", lang): kinds},
         {label("ops", lang): op_nav},
     ]
 
 
-def mkdocs_config(db: Database) -> str:
+def version() -> str:
+    """The database version: the installed ptospec distribution's (pyproject) version."""
+    try:
+        return importlib.metadata.version("ptospec")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        from .. import __version__
+
+        return __version__
+
+
+def mkdocs_config(db: Database, lang: str) -> str:
+    """``site/<lang>/mkdocs.yml``: one mkdocs project per language, so every page carries its own
+    ``lang``, interface strings and search index; the projects share the theme overrides."""
+    upstream = db.isa.upstream
     config = {
-        "site_name": f"{label('site_title', 'en')} · {label('site_title', 'zh')}",
-        "docs_dir": "docs",
-        "site_dir": "build",
+        "site_name": label("site_title", lang),
+        "docs_dir": f"../docs/{lang}",
+        "site_dir": f"../build/{lang}",
         "strict": True,
-        "use_directory_urls": True,
-        "theme": {"name": "material", "language": "en", "font": False,
-                  "features": ["navigation.tabs", "navigation.sections", "search.highlight"]},
-        "extra": {"alternate": [{"name": LANG_NAMES[lang], "link": f"/{lang}/", "lang": lang} for lang in LANGS]},
+        # Pages are files (ops/tadd.html): the build works from disk and under any sub-path.
+        "use_directory_urls": False,
+        "theme": {"name": "material", "language": lang, "font": False, "custom_dir": "../overrides",
+                  "features": ["navigation.tabs", "navigation.sections", "navigation.top", "search.highlight",
+                               "content.code.copy"]},
+        "extra": {
+            "alternate": [{"name": LANG_NAMES[x], "link": f"../{x}/", "lang": x} for x in LANGS],
+            "generator": False,
+            "provenance": {"database": label("database", lang), "version": version(),
+                           "upstream_label": label("upstream", lang), "repository": upstream.get("repository", ""),
+                           "commit": upstream.get("commit", ""), "built_label": label("built", lang)},
+            "build_date": "",  # set at build time (see build_info), so generated files stay stable
+        },
         "extra_css": ["assets/ptospec.css"],
-        "plugins": [{"search": {"lang": ["en"]}}],
-        "markdown_extensions": ["tables", "admonition", "attr_list", "md_in_html",
-                                {"toc": {"permalink": True}},
+        "extra_javascript": ["assets/ptospec.js"],
+        "plugins": [{"search": {"lang": ["en"]}}, "offline"],
+        "markdown_extensions": ["tables", "admonition", "attr_list", "md_in_html", "pymdownx.details",
+                                {"toc": {"permalink": True, "permalink_title": label("permalink", lang)}},
                                 {"pymdownx.highlight": {"use_pygments": True}}, "pymdownx.superfences"],
         "validation": {"omitted_files": "warn", "absolute_links": "warn", "unrecognized_links": "warn",
                        "anchors": "warn"},
-        "nav": [{"Home": "index.md"}] + [{LANG_NAMES[lang]: _nav(db, lang)} for lang in LANGS],
+        "hooks": ["../hooks/ptospec_math.py"],
+        "nav": _nav(db, lang),
     }
     # JSON is valid YAML and keeps the output byte-stable without a YAML emitter's quirks.
     return f"# {GENERATED}\n" + json.dumps(config, ensure_ascii=False, indent=2) + "\n"
@@ -77,9 +106,14 @@ def mkdocs_config(db: Database) -> str:
 
 def generate(db: Database) -> dict[str, str]:
     """Every generated file, keyed by its path relative to ``site/``."""
-    files: dict[str, str] = {"mkdocs.yml": mkdocs_config(db), "docs/index.md": root_page(),
-                             "docs/assets/ptospec.css": EXTRA_CSS}
+    files: dict[str, str] = {"docs/index.html": root_index(version()),
+                             "overrides/partials/alternate.html": ALTERNATE,
+                             "overrides/partials/copyright.html": COPYRIGHT,
+                             "hooks/ptospec_math.py": HOOK}
     for lang in LANGS:
+        files[f"{lang}/mkdocs.yml"] = mkdocs_config(db, lang)
+        files[f"docs/{lang}/assets/ptospec.css"] = CSS
+        files[f"docs/{lang}/assets/ptospec.js"] = JS
         files[f"docs/{lang}/index.md"] = home_page(db, lang)
         files[f"docs/{lang}/matrix.md"] = matrix_page(db, lang)
         files[f"docs/{lang}/differences.md"] = differences_page(db, lang)
@@ -103,14 +137,13 @@ def _is_generated(path: Path) -> bool:
 
 def _leftovers(files: dict[str, str], site: Path) -> list[str]:
     """Files we generated earlier that the database no longer produces."""
-    docs = site / "docs"
-    if not docs.is_dir():
-        return []
     found = []
-    for path in sorted(docs.rglob("*")):
-        rel = path.relative_to(site).as_posix()
-        if path.is_file() and rel not in files and _is_generated(path):
-            found.append(rel)
+    for top in ("docs", "overrides", "hooks", *LANGS, "mkdocs.yml"):
+        where = site / top
+        for path in sorted(where.rglob("*") if where.is_dir() else [where]):
+            rel = path.relative_to(site).as_posix()
+            if path.is_file() and rel not in files and _is_generated(path):
+                found.append(rel)
     return found
 
 
@@ -142,21 +175,70 @@ def write(files: dict[str, str], site: Path) -> list[str]:
     return changed
 
 
-def mkdocs_cmd(site: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "mkdocs", *args, "-f", str(site / "mkdocs.yml")]
+def build_date(root: Path) -> str:
+    """The build date shown in the footer: ``PTOSPEC_BUILD_DATE``, else the date of the spec repository's
+    last commit (reproducible), else today (UTC). Not part of any generated file, so ``--check`` ignores it."""
+    explicit = os.environ.get("PTOSPEC_BUILD_DATE")
+    if explicit:
+        return explicit
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%cs"], capture_output=True,
+                              text=True, check=False, timeout=10)
+        if proc.returncode == 0 and proc.stdout.strip():
+            return proc.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return datetime.datetime.now(datetime.UTC).date().isoformat()
 
 
-def mkdocs_env() -> dict[str, str]:
-    return {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname}: {record.getMessage()}")
 
 
-def build_html(site: Path) -> None:
-    """``mkdocs build --strict``: any warning (broken link, missing page) fails the build."""
+def _build_language(job: tuple[str, str, str, str]) -> str | None:
+    """Build one language's mkdocs project in this process; the problems found, or None."""
+    config_file, lang, site_url, date = job
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    collect = _Collect()
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(collect)
+    logger.propagate = False
+    try:
+        overrides = {"site_url": site_url.rstrip("/") + f"/{lang}/"} if site_url else {}
+        config = load_config(config_file=config_file, **overrides)
+        config["extra"]["build_date"] = date
+        build(config)
+        return None
+    except MkDocsException as exc:
+        return "\n".join([*collect.lines, str(exc)])
+    finally:
+        logger.removeHandler(collect)
+
+
+def build_html(site: Path, site_url: str = "", date: str = "") -> None:
+    """Build every language with mkdocs --strict (any warning fails), in parallel, then the root page.
+
+    ``site_url`` (optional, the public address of ``build/``) fills the sitemaps and canonical links;
+    every link in the pages is relative, so the build also works under a sub-path and from disk.
+    """
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         raise DocsError("the docs need mkdocs and mkdocs-material: pip install -e '.[docs]'",
                         rule="docs.deps")
-    proc = subprocess.run(mkdocs_cmd(site, "build", "--strict", "--clean"), capture_output=True, text=True,
-                          check=False, env=mkdocs_env())
-    if proc.returncode != 0:
-        output = (proc.stdout + proc.stderr).strip()
-        raise DocsError(f"mkdocs build --strict failed:\n{output}", rule="docs.mkdocs")
+    jobs = [(str(site / lang / "mkdocs.yml"), lang, site_url, date) for lang in LANGS]
+    if "fork" in multiprocessing.get_all_start_methods():
+        with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+            problems = pool.map(_build_language, jobs)
+    else:  # pragma: no cover - platforms without fork
+        problems = [_build_language(job) for job in jobs]
+    failed = [f"[{job[1]}] {p}" for job, p in zip(jobs, problems, strict=True) if p]
+    if failed:
+        raise DocsError("mkdocs build --strict failed:\n" + "\n".join(failed), rule="docs.mkdocs")
+    shutil.copyfile(site / "docs" / "index.html", site / "build" / "index.html")

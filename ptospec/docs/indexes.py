@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from html import escape
+
+from ..expr.latex import to_latex
+from ..expr.parser import parse_expr
 from ..model import Database, OpSpec
-from .labels import LANG_NAMES, LANGS, label, text
+from .labels import label, text
 from .markdown import HEADER, code, prose, table
-from .pages import differences_block, language_link
+from .mathml import math_inline
+from .pages import differences_block, expression_params, language_link
 
 
 def _ops_by_family(db: Database) -> dict[str, list[OpSpec]]:
@@ -13,12 +18,6 @@ def _ops_by_family(db: Database) -> dict[str, list[OpSpec]]:
     for name in sorted(db.ops):
         groups.setdefault(db.ops[name].family, []).append(db.ops[name])
     return groups
-
-
-def root_page() -> str:
-    out = [HEADER, f"# {label('site_title', 'en')} · {label('site_title', 'zh')}\n"]
-    out += [f"- [{LANG_NAMES[lang]}]({lang}/index.md)" for lang in LANGS]
-    return "\n".join(out) + "\n"
 
 
 def home_page(db: Database, lang: str) -> str:
@@ -54,9 +53,15 @@ def family_page(db: Database, family: str, ops: list[OpSpec], lang: str) -> str:
 
 
 def matrix_page(db: Database, lang: str) -> str:
+    """Op x dtype x profile as one raw HTML table in a scroll box: sticky header row and first column."""
     dtypes = list(db.isa.dtypes)
-    out = [HEADER, f"# {label('matrix', lang)}\n", language_link(lang, "matrix.md"), label("matrix_intro", lang) + "\n"]
-    rows = []
+    profiles = list(db.isa.profiles)
+    wide = "---\nhide:\n  - navigation\n  - toc\n---\n"  # the whole window for the table
+    out = [wide, HEADER, f"# {label('matrix', lang)}\n", language_link(lang, "matrix.md"),
+           label("matrix_intro", lang) + " " + label("matrix_legend", lang) + "\n"]
+    head = "".join(f"<th>{escape(x)}</th>" for x in
+                   (label("op", lang), label("mode", lang), label("type_var", lang), *dtypes))
+    body = []
     for name in sorted(db.ops):
         op = db.ops[name]
         for mode in op.modes:
@@ -66,13 +71,15 @@ def matrix_page(db: Database, lang: str) -> str:
                     continue
                 cells = []
                 for dt in dtypes:
-                    profs = [p for p, tbl in op.dtypes.items() if any(
-                        mode.name in r.modes and dt in r.types.get(var, ()) for r in tbl.rows)]
-                    profs.sort(key=list(db.isa.profiles).index)
-                    cells.append(" ".join(profs))
-                rows.append([f"[{op.name}](ops/{op.name}.md)", code(mode.name),
-                             f"{code(var)} ({', '.join(users)})", *cells])
-    out.append(table([label("op", lang), label("mode", lang), label("type_var", lang), *dtypes], rows))
+                    profs = sorted((p for p, tbl in op.dtypes.items() if any(
+                        mode.name in r.modes and dt in r.types.get(var, ()) for r in tbl.rows)), key=profiles.index)
+                    cells.append("".join(f"<span>{p}</span>" for p in profs) if profs else "—")
+                tds = "".join(f'<td class="pm-none">{c}</td>' if c == "—" else f"<td>{c}</td>" for c in cells)
+                body.append(f'<tr><th><a href="ops/{op.name}.html">{op.name.upper()}</a></th>'
+                            f"<td><code>{escape(mode.name)}</code></td>"
+                            f"<td><code>{escape(var)}</code> ({escape(', '.join(users))})</td>{tds}</tr>")
+    out.append(f'<div class="ptospec-matrix-wrap" tabindex="0"><table class="ptospec-matrix"><thead><tr>{head}</tr>'
+               f"</thead><tbody>{''.join(body)}</tbody></table></div>\n")
     return "\n".join(out)
 
 
@@ -80,26 +87,28 @@ def kind_page(db: Database, kind, lang: str) -> str:
     """A shared instruction shape: what it fixes, its params, and the instructions that use it."""
     users = [db.ops[n] for n in sorted(db.ops) if db.ops[n].kind == kind.name]
     out = [HEADER, f"# {prose(text(kind.title, lang))}\n", language_link(lang, f"kinds/{kind.name}.md"),
-           f"{code(kind.name)} · `specs/kinds/{kind.name}.yaml`\n", prose(text(kind.description, lang)) + "\n"]
-    if kind.params:
+           prose(text(kind.description, lang)) + "\n"]
+    expressions = [p for p in kind.params.values() if p.args]
+    if expressions:
         out.append(f"## {label('params', lang)}\n")
         rows = []
-        for p in kind.params.values():
-            default = "" if p.required else code(str(p.default)) if p.default not in ("", None) else '""'
-            rows.append([code(p.name + (f"({', '.join(p.args)})" if p.args else "")), prose(text(p.text, lang)),
-                         default])
+        for p in expressions:
+            default = math_inline(to_latex(parse_expr(str(p.default)))) if p.default not in ("", None) else ""
+            rows.append([math_inline(f"\\mathrm{{{p.name}}}({', '.join(p.args)})"), prose(text(p.text, lang)), default])
         out.append(table([label("name", lang), label("meaning", lang), label("default", lang)], rows))
+        out.append(label("expr_params_note", lang) + "\n")
     out.append(f"## {label('ops', lang)}\n")
-    rows = []
-    for op in users:
-        params = "; ".join(f"{code(k)} = {code(v)}" for k, v in op.params.items() if isinstance(v, str))
-        rows.append([f"[{op.name.upper()}](../ops/{op.name}.md)", params, prose(text(op.summary, lang))])
-    out.append(table([label("op", lang), label("params", lang), label("summary", lang)], rows))
+    rows = [[f"[{op.name.upper()}](../ops/{op.name}.md)", ", ".join(math_inline(x) for x in expression_params(db, op)),
+             prose(text(op.summary, lang))] for op in users]
+    out.append(table([label("op", lang), label("definition", lang), label("summary", lang)], rows))
     return "\n".join(out)
 
 
 def differences_page(db: Database, lang: str) -> str:
-    out = [HEADER, f"# {label('differences_page', lang)}\n", language_link(lang, "differences.md"),
+    """Every recorded difference, collapsed, grouped per instruction, with a text and kind filter."""
+    # Not in the search index: every record is also on its instruction's page (and indexed there).
+    out = ["---\nsearch:\n  exclude: true\n---\n", HEADER, f"# {label('differences_page', lang)}\n",
+           language_link(lang, "differences.md"),
            label("differences_intro", lang) + "\n"]
     counts: dict[str, int] = {}
     for op in db.ops.values():
@@ -107,16 +116,22 @@ def differences_page(db: Database, lang: str) -> str:
             counts[d.kind] = counts.get(d.kind, 0) + 1
     total = sum(counts.values())
     out.append(table([label("kind", lang), label("count", lang)],
-                     [[code(k), str(v)] for k, v in sorted(counts.items())] + [[label("total", lang), str(total)]]))
-    out.append(table([label("op", lang), label("count", lang), label("kind", lang)],
-                     [[f"[{name.upper()}](#{name})", str(len(db.ops[name].differences)),
-                       ", ".join(sorted({code(d.kind) for d in db.ops[name].differences}))]
-                      for name in sorted(db.ops) if db.ops[name].differences]))
+                     [[f"{label(f'diff_kind_{k}', lang)} ({code(k)})", str(v)] for k, v in sorted(counts.items())]
+                     + [[label("total", lang), str(total)]]))
+    options = "".join(f'<option value="{k}">{escape(label(f"diff_kind_{k}", lang))}</option>' for k in sorted(counts))
+    out.append(f'<form id="ptospec-filter" class="ptospec-filter" role="search" onsubmit="return false">'
+               f'<label>{label("filter", lang)} <input type="search" '
+               f'placeholder="{escape(label("filter_placeholder", lang))}"></label>'
+               f'<select aria-label="{escape(label("kind", lang))}"><option value="">'
+               f'{escape(label("all_kinds", lang))}</option>{options}</select>'
+               f'<span><span class="pd-count">{total}</span> {label("shown", lang)}</span></form>\n')
     for name in sorted(db.ops):
         op = db.ops[name]
         if not op.differences:
             continue
+        out.append(f'<section class="pd-op" data-op="{op.name}" markdown="1">\n')
         out.append(f"## {op.name.upper()} {{#{op.name}}}\n")
         out.append(f"[{label('op_page', lang)}](ops/{op.name}.md)\n")
-        out += differences_block(op, lang)
+        out += differences_block(db, op, lang)
+        out.append("</section>\n")
     return "\n".join(out)

@@ -19,6 +19,10 @@ def code(value: str) -> str:
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; a column that is empty in every row is left out."""
+    keep = [i for i in range(len(header)) if not rows or any(row[i].strip() for row in rows)]
+    header = [header[i] for i in keep]
+    rows = [[row[i] for i in keep] for row in rows]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"

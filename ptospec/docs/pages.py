@@ -5,11 +5,13 @@ from __future__ import annotations
 from ..asm.forms import FORMS, print_template
 from ..expr.ast import Attr, walk
 from ..expr.latex import binding_latex, statement_latex, to_latex
+from ..expr.parser import parse_expr
 from ..model import Database, DTypeTable, Mode, OpSpec, Rule
+from . import worked
 from .examples import asm_examples, cpp_example
 from .labels import LANGS, label, text
 from .markdown import HEADER, code, fence, prose, table
-from .mathml import math_block, mathml
+from .mathml import math_block, math_inline
 
 
 def op_path(lang: str, op: str) -> str:
@@ -25,14 +27,29 @@ def _other(lang: str) -> str:
 
 
 def language_link(lang: str, rel: str) -> str:
-    """A link to the same page in the other language (``rel`` is relative to the language root)."""
-    depth = rel.count("/")
-    up = "../" * (depth + 1)
-    return f"[{label('other_language', lang)}]({up}{_other(lang)}/{rel})\n"
+    """A link to the same page in the other language (``rel`` is relative to the language root).
+
+    Each language is its own mkdocs project, so this is a plain relative HTML link between the builds."""
+    up = "../" * (rel.count("/") + 1)
+    other = _other(lang)
+    href = f"{up}{other}/{rel.removesuffix('.md')}.html"
+    name = label("other_language", lang)
+    return f'<a class="ptospec-lang" href="{href}" hreflang="{other}" lang="{other}">{name}</a>\n'
+
+
+def source_cell(db: Database, ref) -> str:
+    """A source reference: a link into the upstream repository at the checked commit; seed pages are internal."""
+    if ref.kind == "seed":
+        return ""
+    upstream = db.isa.upstream
+    if not upstream:
+        return code(ref.ref)
+    path = ref.ref.split("#", 1)[0]
+    return f"[{code(ref.ref)}](https://github.com/{upstream['repository']}/blob/{upstream['commit']}/{path})"
 
 
 def _math(latex: str) -> str:
-    return mathml(latex)
+    return math_inline(latex)
 
 
 def _operand_users(op: OpSpec, var: str) -> list[str]:
@@ -63,7 +80,7 @@ def _dtype_section(db: Database, op: OpSpec, lang: str) -> list[str]:
             continue
         title = text(db.isa.profiles[prof].title, lang)
         out.append(f"### {prof} — {prose(title)}\n")
-        out.append(f"{label('basis', lang)}: **{tbl.basis}** · {label('sources', lang)}: "
+        out.append(f"{label('basis', lang)}: {code(tbl.basis)} · {label('sources', lang)}: "
                    f"{', '.join(code(s) for s in tbl.sources)}\n")
         if tbl.note:
             out.append(prose(text(tbl.note, lang)) + "\n")
@@ -161,13 +178,13 @@ def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
 
 def _operand_text(db: Database, operand, lang: str) -> str:
     """An operand's meaning; attributes list their enum's values, inputs their value domain."""
-    meaning = text(operand.text, lang)
+    meaning = prose(text(operand.text, lang))
     if operand.is_attr:
         enum = db.isa.enums[operand.enum]
-        values = ", ".join(f"{v} ({text(enum.value_text[v], lang)})" for v in enum.values)
-        meaning += f" — {enum.cpp}: {values}"
-    if operand.domain_text:
-        meaning += f" — {label('domain', lang)}: {operand.domain_text}"
+        values = ", ".join(f"{code(v)} ({prose(text(enum.value_text[v], lang))})" for v in enum.values)
+        meaning += f" — {code(enum.cpp)}: {values}"
+    if operand.domain is not None:
+        meaning += f" — {label('domain', lang)} {_math(to_latex(operand.domain))}"
     return meaning
 
 
@@ -177,16 +194,24 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
         out.append(f"## {label('mode', lang)} {code(mode.name)}: {prose(text(mode.title, lang))}\n")
     h = "###" if heading else "##"
     out.append(f"{h} {label('operands', lang)}\n")
-    rows = [[code(o.name), o.role, code(o.dtype or o.enum), prose(_operand_text(db, o, lang))] for o in mode.operands]
+    rows = [[code(o.name), code(o.role), code(o.dtype or o.enum), _operand_text(db, o, lang)]
+            for o in mode.operands]
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
-    out.append(label("semantics_intro", lang) + "\n")
-    for stmt in mode.semantics:
-        out.append(math_block(statement_latex(stmt)) + "\n")
     written = "\n".join(s.text + (f"    when {s.when_text}" if s.when is not None else "") for s in mode.semantics)
-    out.append(f"{label('as_written', lang)}:\n")
-    out.append(fence(written, "text"))
+    same = next((m for m in op.modes[:op.modes.index(mode)] if [s.text for s in m.semantics] ==
+                 [s.text for s in mode.semantics] and [s.when_text for s in m.semantics] ==
+                 [s.when_text for s in mode.semantics]), None)
+    if same is not None:  # modes that differ only in operands or attributes: say so once
+        out.append(label("same_semantics", lang).format(mode=code(same.name)) + "\n")
+    else:
+        out.append(label("semantics_intro", lang) + "\n")
+        for stmt in mode.semantics:
+            out.append(math_block(statement_latex(stmt)) + "\n")
+        out.append(f'<details class="ptospec-source" markdown="1">\n<summary>{label("as_written", lang)}</summary>\n')
+        out.append(fence(written, "text"))
+        out.append("</details>\n")
     out.append(f"{h} {label('assembly', lang)}\n")
     templates = [[label(f"form_{f}", lang), code(print_template(op, mode, f))] for f in FORMS]
     out.append(table([label("form", lang), label("asm_lines", lang)], templates))
@@ -202,33 +227,40 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     out.append(fence(cpp_example(db, mode, manual=True), "cpp"))
     out.append(f"**{label('asm_lines', lang)}**\n")
     lines = asm_examples(db, op, mode)
-    out.append(fence("\n".join(f"// {label(f'form_{f}', 'en')}\n{lines[f]}" for f in FORMS), "text"))
+    out.append(fence("\n".join(f"// {label(f'form_{f}', lang)}\n{lines[f]}" for f in FORMS), "text"))
     return out
 
 
-def differences_block(op: OpSpec, lang: str, level: str = "###") -> list[str]:
+def differences_block(db: Database, op: OpSpec, lang: str) -> list[str]:
+    """Each recorded difference as a collapsed block: topic as the summary, claims and resolution inside."""
     out: list[str] = []
     for d in op.differences:
-        out.append(f"{level} {prose(text(d.topic, lang))}\n")
-        out.append(f"{code(d.id)} · {label('kind', lang)}: {code(d.kind)}\n")
+        kind = label(f"diff_kind_{d.kind}", lang)
+        out.append(f'<details class="ptospec-diff note" data-kind="{d.kind}" id="{op.name}-{d.id}" markdown="1">')
+        out.append(f"<summary>{prose(text(d.topic, lang))}</summary>\n")
+        out.append(f'<p class="pd-meta">{kind} · <code>{d.id}</code></p>\n')
         out.append(f"{label('claims', lang)}:\n")
         for src, says in d.claims:
             ref = op.sources.get(src)
-            where = f" ({ref.kind}: {code(ref.ref)})" if ref else ""
-            out.append(f"- **{prose(src)}**{where}: {prose(says)}")
+            where = ""
+            if ref is not None:
+                cell = source_cell(db, ref)
+                where = f" ({cell or label('seed_source', lang)})"
+            out.append(f"- **{prose(src)}**{where}: {prose(text(says, lang))}")
         out.append("")
-        out.append(f"**{label('resolution', lang)}:** {prose(d.resolution)}\n")
+        out.append(f"**{label('resolution', lang)}:** {prose(text(d.resolution, lang))}\n")
         for obs in d.observed:
             parts = [f"{label('observed', lang)}: {code(obs.profile)} → {code(obs.category)}"]
             if obs.modes:
                 parts.append(f"{label('observed_modes', lang)} {', '.join(code(m) for m in obs.modes)}")
             if obs.rules:
                 parts.append(f"{label('observed_rules', lang)} {', '.join(code(r) for r in obs.rules)}")
-            if obs.when_text:
-                parts.append(f"{label('observed_when', lang)} {code(obs.when_text)}")
+            if obs.when is not None:
+                parts.append(f"{label('observed_when', lang)} {_math(to_latex(obs.when))}")
             out.append(f"- {'; '.join(parts)}")
         if d.observed:
             out.append("")
+        out.append("</details>\n")
     return out
 
 
@@ -236,14 +268,39 @@ def kind_path(lang: str, kind: str) -> str:
     return f"{lang}/kinds/{kind}.md"
 
 
+def expression_params(db: Database, op: OpSpec) -> list[str]:
+    """The op's kind parameters that are expressions, as ``name(args) = value`` in LaTeX."""
+    kind = db.kinds.get(op.kind) if op.kind else None
+    if kind is None:
+        return []
+    out = []
+    for name, value in op.params.items():
+        param = kind.params.get(name)
+        if param is None or not param.args or not isinstance(value, str):
+            continue
+        head = f"\\mathrm{{{name}}}({', '.join(param.args)})"
+        out.append(f"{head} = {to_latex(parse_expr(value))}")
+    return out
+
+
 def _kind_line(db: Database, op: OpSpec, lang: str) -> list[str]:
     kind = db.kinds.get(op.kind) if op.kind else None
     if kind is None:
         return []
-    params = ", ".join(f"{code(k)} = {code(v if isinstance(v, str) else text(v, lang))}"
-                       for k, v in op.params.items())
     line = f"{label('kind', lang)}: [{prose(text(kind.title, lang))}](../kinds/{kind.name}.md)"
-    return [line + (f" ({params})" if params else "") + "\n"]
+    defs = ", ".join(_math(x) for x in expression_params(db, op))
+    return [line + (f", {label('kind_defines', lang)} {defs}" if defs else "") + "\n"]
+
+
+def _worked_section(db: Database, op: OpSpec, lang: str) -> list[str]:
+    w = worked.compute(db, op)
+    mode = f" · {label('worked_mode', lang)} {code(w.mode)}" if len(op.modes) > 1 else ""
+    return [f"## {label('worked', lang)}\n", f"{label('worked_intro', lang)} {code(w.profile)}{mode}.\n",
+            worked.render(db, w, lang) + "\n"]
+
+
+def _perf_cell(cell: str | dict[str, str], lang: str) -> str:
+    return prose(text(cell, lang) if isinstance(cell, dict) else cell)
 
 
 def op_page(db: Database, op: OpSpec, lang: str) -> str:
@@ -253,7 +310,8 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
            f"{label('family', lang)}: [{prose(fam_title)}](../families/{op.family}.md)\n",
            *_kind_line(db, op, lang),
            f"## {label('summary', lang)}\n", prose(text(op.summary, lang)) + "\n",
-           f"## {label('description', lang)}\n", prose(text(op.description, lang)) + "\n"]
+           f"## {label('description', lang)}\n", prose(text(op.description, lang)) + "\n",
+           *_worked_section(db, op, lang)]
     if op.let:
         out.append(f"## {label('definitions', lang)}\n")
         out += [math_block(binding_latex(n, node)) + "\n" for n, node, _ in op.let]
@@ -269,10 +327,10 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
     out += _tmp_section(db, op, lang)
     n = op.numerics
     out.append(f"## {label('numerics', lang)}\n")
-    rows = [["NaN", code(n.nan)], ["signed zero", code(n.signed_zero)], ["ties", code(n.ties)],
-            ["overflow", code(n.overflow)]]
-    rows += [[name, code(value)] for name, value in (("division by zero", n.division_by_zero),
-                                                     ("shift out of range", n.shift_out_of_range))
+    rows = [[label("nan", lang), code(n.nan)], [label("signed_zero", lang), code(n.signed_zero)],
+            [label("ties", lang), code(n.ties)], [label("overflow", lang), code(n.overflow)]]
+    rows += [[label(name, lang), code(value)] for name, value in (("division_by_zero", n.division_by_zero),
+                                                                  ("shift_out_of_range", n.shift_out_of_range))
              if value != "not-applicable"]
     if n.exact:
         rows.append([label("exact", lang), ", ".join(code(d) for d in n.exact)])
@@ -285,12 +343,14 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
         out.append(f"## {label('performance', lang)}\n")
         for perf in op.performance:
             out.append(f"### {code(perf.profile)}: {prose(text(perf.title, lang))}\n")
-            out.append(table([prose(c) for c in perf.columns], [[prose(c) for c in row] for row in perf.rows]))
+            out.append(table([_perf_cell(c, lang) for c in perf.columns],
+                             [[_perf_cell(c, lang) for c in row] for row in perf.rows]))
             out.append(f"{label('source', lang)}: {code(perf.source)}\n")
     if op.differences:
         out.append(f"## {label('differences', lang)}\n")
-        out += differences_block(op, lang)
+        out += differences_block(db, op, lang)
     out.append(f"## {label('sources', lang)}\n")
     out.append(table([label("name", lang), label("kind", lang), label("source", lang)],
-                     [[code(s.id), s.kind, code(s.ref)] for s in op.sources.values()]))
+                     [[code(s.id), code(s.kind), source_cell(db, s) or label("seed_source", lang)]
+                      for s in op.sources.values()]))
     return "\n".join(out)

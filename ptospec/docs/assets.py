@@ -1,0 +1,145 @@
+"""Static parts of the site: stylesheet, the differences filter, theme overrides and the root page.
+
+Everything here is interface, not data: it is written into ``site/`` by ``generate`` like the pages.
+Nothing loads from the network: maths uses a locally installed OpenType math font (the Debian package
+``fonts-dejavu-extra`` ships DejaVu Math TeX Gyre; ``.ci/install-browser`` installs it), scripts and
+styles are site files.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from .labels import LANG_NAMES, LANGS, label
+from .markdown import GENERATED
+
+MATH_FONTS = '"DejaVu Math TeX Gyre", "STIX Two Math", "Latin Modern Math", "Noto Sans Math", "Cambria Math", math'
+
+CSS = f"""/* {GENERATED} */
+math {{ font-family: {MATH_FONTS}; }}
+.ptospec-math {{ overflow-x: auto; overflow-y: hidden; margin: 0.8em 0; max-width: 100%; }}
+.ptospec-math math {{ font-size: 1.15em; }}
+.md-typeset td math {{ font-size: 1.05em; }}
+.md-typeset table:not([class]) {{ font-size: 0.7rem; }}
+.md-typeset table:not([class]) td:nth-child(-n+2) code {{ white-space: nowrap; word-break: keep-all; }}
+.md-typeset details.ptospec-diff > summary {{ font-weight: 600; }}
+.md-typeset details.ptospec-diff .pd-meta {{ font-size: 0.65rem; color: var(--md-default-fg-color--light); }}
+.ptospec-filter {{ display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 1em 0;
+  position: sticky; top: 2.6rem; z-index: 2; background: var(--md-default-bg-color); padding: 0.4em 0; }}
+.ptospec-filter input, .ptospec-filter select {{ font: inherit; font-size: 0.75rem; padding: 0.3em 0.5em;
+  border: 1px solid var(--md-default-fg-color--lighter); border-radius: 0.2em; background: inherit; color: inherit; }}
+.ptospec-filter input {{ min-width: 18em; }}
+.ptospec-matrix-wrap {{ max-height: 78vh; overflow: auto; border: 1px solid var(--md-default-fg-color--lightest);
+  font-size: 0.62rem; }}
+table.ptospec-matrix {{ border-collapse: separate; border-spacing: 0; }}
+table.ptospec-matrix th, table.ptospec-matrix td {{ padding: 0.25em 0.4em; border-bottom: 1px solid
+  var(--md-default-fg-color--lightest); white-space: nowrap; vertical-align: top; }}
+table.ptospec-matrix thead th {{ position: sticky; top: 0; z-index: 2; background: var(--md-default-bg-color);
+  border-bottom: 2px solid var(--md-default-fg-color--lighter); text-align: left; }}
+table.ptospec-matrix tbody th {{ position: sticky; left: 0; z-index: 1; background: var(--md-default-bg-color);
+  text-align: left; font-weight: 600; }}
+table.ptospec-matrix thead th:first-child {{ left: 0; z-index: 3; }}
+table.ptospec-matrix td.pm-none {{ color: var(--md-default-fg-color--lighter); }}
+table.ptospec-matrix td span {{ display: block; line-height: 1.25; }}
+.pw-example {{ margin: 0.8em 0; }}
+.pw-row {{ display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; margin: 0.4em 0; }}
+.pw-label {{ font-weight: 600; min-width: 4.5em; padding-top: 0.3em; }}
+.pw-tile {{ margin: 0; overflow-x: auto; max-width: 100%; }}
+.pw-tile figcaption {{ font-size: 0.62rem; margin-top: 0.2em; }}
+.pw-tile svg text {{ text-anchor: middle; font-family: var(--md-code-font-family, monospace);
+  fill: var(--md-default-fg-color); }}
+.pw-tile svg path.pw-lines {{ stroke: var(--md-default-fg-color--lighter); stroke-width: 1; fill: none; }}
+.pw-valid {{ fill: var(--md-default-bg-color); background: var(--md-default-bg-color); }}
+.pw-outside {{ fill: var(--md-default-fg-color--lightest); background: var(--md-default-fg-color--lightest); }}
+.pw-written {{ fill: #ffe08a; background: #ffe08a; }}
+.pw-tile svg rect.pw-region {{ fill: none; stroke: #1565c0; stroke-width: 2.5; stroke-dasharray: 5 3; }}
+.pw-legend {{ font-size: 0.65rem; }}
+.pw-key {{ display: inline-block; width: 1em; height: 1em; vertical-align: -0.15em; margin-left: 0.8em;
+  border: 1px solid var(--md-default-fg-color--lighter); }}
+.pw-values code {{ font-size: 0.75rem; }}
+"""
+
+# The differences filter: free text and kind; records are <details data-kind=...> grouped under
+# <section class="pd-op"> per instruction. Runs only on a page that has the filter form.
+JS = f"""// {GENERATED}
+(function () {{
+  function setup() {{
+    var form = document.getElementById("ptospec-filter");
+    if (!form || form.dataset.ready) return;
+    form.dataset.ready = "1";
+    var text = form.querySelector("input"), kind = form.querySelector("select");
+    var count = form.querySelector(".pd-count");
+    var sections = Array.prototype.slice.call(document.querySelectorAll("section.pd-op"));
+    function apply() {{
+      var words = text.value.toLowerCase().split(/\\s+/).filter(Boolean), k = kind.value, shown = 0;
+      sections.forEach(function (sec) {{
+        var any = false;
+        sec.querySelectorAll("details.ptospec-diff").forEach(function (d) {{
+          var body = (sec.dataset.op + " " + d.textContent).toLowerCase();
+          var ok = (!k || d.dataset.kind === k) && words.every(function (w) {{ return body.indexOf(w) >= 0; }});
+          d.hidden = !ok;
+          if (ok) {{ any = true; shown += 1; }}
+        }});
+        sec.hidden = !any;
+      }});
+      count.textContent = String(shown);
+    }}
+    text.addEventListener("input", apply);
+    kind.addEventListener("change", apply);
+    var q = new URLSearchParams(window.location.search).get("filter");
+    if (q) text.value = q;
+    apply();
+  }}
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup);
+  else setup();
+}})();
+"""
+
+# Theme overrides (Jinja, read by mkdocs-material through ``custom_dir``).
+# The language switch links to the same page in the other language (both builds have the same pages).
+ALTERNATE = """{#- """ + GENERATED + """ -#}
+<div class="md-header__option">
+  <div class="md-select">
+    <button class="md-header__button md-icon" aria-label="{{ lang.t('select.language') }}">
+      {% include ".icons/material/translate.svg" %}
+    </button>
+    <div class="md-select__inner">
+      <ul class="md-select__list">
+        {% for alt in config.extra.alternate %}
+          <li class="md-select__item">
+            <a href="{{ base_url }}/../{{ alt.lang }}/{{ page.url if page else '' }}" hreflang="{{ alt.lang }}"
+               class="md-select__link">{{ alt.name }}</a>
+          </li>
+        {% endfor %}
+      </ul>
+    </div>
+  </div>
+</div>
+"""
+
+COPYRIGHT = """{#- """ + GENERATED + """ -#}
+<div class="md-copyright ptospec-provenance">
+  {%- set p = config.extra.provenance -%}
+  {{ p.database }} {{ p.version }} · {{ p.upstream_label }}
+  <code>{{ p.repository }}@{{ p.commit }}</code> · {{ p.built_label }} {{ config.extra.build_date }}
+</div>
+"""
+
+
+# The mkdocs hook that turns the pages' maths placeholders into MathML (see ptospec.docs.mathml).
+HOOK = f"""# {GENERATED}
+from ptospec.docs.mathml import on_post_page  # noqa: F401
+"""
+
+
+def root_index(version: str) -> str:
+    """``build/index.html``: the language choice, relative links only (works under a sub-path and from disk)."""
+    links = "".join(f'<li><a href="{lang}/index.html" hreflang="{lang}" lang="{lang}">{escape(LANG_NAMES[lang])}'
+                    f" · {escape(label('site_title', lang))}</a></li>" for lang in LANGS)
+    return (f"<!doctype html>\n<!-- {GENERATED} -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{escape(label('site_title', 'en'))} · {escape(label('site_title', 'zh'))}</title>"
+            "<style>body{font-family:system-ui,sans-serif;max-width:40em;margin:4em auto;padding:0 1em}"
+            "li{margin:.6em 0;font-size:1.2em}</style></head><body>"
+            f"<h1>{escape(label('site_title', 'en'))}</h1><ul>{links}</ul>"
+            f"<p>ptospec {escape(version)}</p></body></html>\n")
