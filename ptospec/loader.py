@@ -281,6 +281,11 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                                "dictionary, not listed in ins", "op.asm")
                 if roles.get(n) == "out":
                     issues.add(src, (*mp, "asm", form), f"{n!r} is an out operand listed in ins", "op.asm")
+            left_out = [o.name for o in operands if o.role in ("in", "out", "scalar")
+                        and o.name not in f["ins"] + f["outs"]]
+            if left_out:
+                issues.add(src, (*mp, "asm", form), f"asm form {form} leaves out {left_out}: a form may imply only "
+                           "tmp operands (the implementation allocates them)", "op.asm")
         dps = m["asm"]["dps"]
         missing = [o.name for o in operands if not o.is_attr and o.name not in dps["ins"] + dps["outs"]]
         if missing:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..asm.forms import FORMS, print_template
+from ..docs.examples import asm_examples
 from ..errors import InvocationError
 from ._common import database, text
 
@@ -38,6 +39,9 @@ def run(args) -> int:
         print("  assembly:")
         for form in FORMS:
             print(f"    {form:<5} {print_template(op, mode, form)}")
+        print(f"  example on {mode.example.profile} (ptospec check --profile {mode.example.profile} --asm LINE):")
+        for form, line in asm_examples(db, op, mode).items():
+            print(f"    {form:<5} {line}")
         print("  C++:")
         for line in mode.cpp_signature.splitlines():
             print(f"    {line}")
