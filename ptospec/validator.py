@@ -97,6 +97,7 @@ def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Map
         type_vars=type_vars,
         profile_constants=db.isa.profiles[profile].constants,
         attrs={n: t.value for n, t in operands.items() if isinstance(t, AttrDesc)},
+        variants=db.isa.profiles[profile].variants,
     )
     bind_lets([let for let in op.let if let[0] not in unseen], scope)
     return scope

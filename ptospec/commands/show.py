@@ -60,6 +60,9 @@ def run(args) -> int:
         print(f"  {r.id:<28} {r.phase:<7} {detail}{when}   [{scope}]")
     n = op.numerics
     print(f"\nnumerics: nan={n.nan} signed_zero={n.signed_zero} ties={n.ties} overflow={n.overflow}")
+    for p in n.exact_specials:
+        variants = ", ".join(f"{f}={v}" for f, v in db.isa.profiles[p].variants.items())
+        print(f"  on {p}: NaN, infinities and signed zeros are defined ({variants or 'IEEE'}) and tested")
     print(f"  {text(n.notes, lang)}")
     if op.differences:
         print("\nrecorded differences between sources:")

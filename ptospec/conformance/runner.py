@@ -135,7 +135,7 @@ class Runner:
                 continue
             desc = tiles[name]
             assert isinstance(desc, TileDesc)
-            out_problems, in_problems = compare_detail(name, desc, want, outputs[name], spec.numerics)
+            out_problems, in_problems = compare_detail(name, desc, want, outputs[name], spec.numerics.on(profile))
             outside += out_problems
             wrong += in_problems
         found = [(cat, ps) for cat, ps in (("wrong-value", wrong), ("write-outside-valid", outside)) if ps]
@@ -174,6 +174,8 @@ class Runner:
             raise Unsupported(f"{self.backend_name}: no supported dtype for {op} {mode} on {profile}")
         n_layouts = len(list(layout_variants(self.db, example_tiles(self.db, mode_spec))))
         patterns = [p for p in PATTERNS if p != "ties" or spec.numerics.ties == "first"]
+        if profile in spec.numerics.exact_specials:
+            patterns.append("special")
         run: Callable[..., None] = self.check_positive
 
         @given(st.data())
