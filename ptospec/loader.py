@@ -20,7 +20,7 @@ import jsonschema
 
 from .errors import ExprError, SpecError
 from .expr.ast import Attr, Call, Index, Name, Reduce, walk
-from .expr.functions import FUNCTIONS, REDUCTIONS
+from .expr.functions import FUNCTIONS, REDUCTIONS, VARIANTS
 from .expr.parser import parse_expr, parse_statement
 from .expr.vectorize import statement_vars
 from .kinds import Kind, expand, load_kind
@@ -168,8 +168,16 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         if lay.blayout not in d["blayouts"] or lay.slayout not in d["slayouts"]:
             issues.add(src, ("layouts", n), f"layout {n} names an unknown blayout/slayout", "isa.layout")
     profiles = {
-        n: Profile(n, v["title"], v["description"], dict(v["constants"]), v["basis"]) for n, v in d["profiles"].items()
+        n: Profile(n, v["title"], v["description"], dict(v["constants"]), v["basis"],
+                   dict(v.get("numerics", {}).get("functions", {})), v.get("numerics", {}).get("text", {}))
+        for n, v in d["profiles"].items()
     }
+    for n, prof in profiles.items():
+        for func, variant in prof.variants.items():
+            if variant not in VARIANTS.get(func, {}):
+                known = ", ".join(f"{f}: {'/'.join(v)}" for f, v in VARIANTS.items())
+                issues.add(src, ("profiles", n, "numerics", "functions", func),
+                           f"no numerics variant {variant!r} of {func!r} (known: {known})", "isa.numerics")
     for name, dt in dtypes.items():
         for p in dt.profiles or ():
             if p not in profiles:
@@ -328,6 +336,11 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if roles.get(n) == "out" and kinds.get(n) != "global":
                     issues.add(src, (*mp, "asm", form), f"{n!r} is an out operand listed in ins (only a global "
                                "operand, written in place, may be)", "op.asm")
+            left_out = [o.name for o in operands if o.role in ("in", "out", "scalar")
+                        and o.name not in f["ins"] + f["outs"]]
+            if left_out:
+                issues.add(src, (*mp, "asm", form), f"asm form {form} leaves out {left_out}: a form may imply only "
+                           "tmp operands (the implementation allocates them)", "op.asm")
         dps = m["asm"]["dps"]
         missing = [o.name for o in operands if not o.is_attr and o.name not in dps["ins"] + dps["outs"]]
         if missing:
@@ -486,7 +499,11 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         signed_zero=num["signed_zero"], ties=num["ties"], overflow=num["overflow"], notes=num["notes"],
         division_by_zero=num.get("division_by_zero", "not-applicable"),
         shift_out_of_range=num.get("shift_out_of_range", "not-applicable"),
+        exact_specials=tuple(num.get("exact_specials", ())),
     )
+    for p in numerics.exact_specials:
+        if p not in isa.profiles:
+            issues.add(src, ("numerics", "exact_specials"), f"unknown profile {p!r}", "op.profile")
     differences = []
     rule_ids = {r.id for r in rules}
     for i, diff in enumerate(d.get("differences", [])):

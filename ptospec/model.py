@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .expr.ast import Node, Statement
@@ -62,6 +62,8 @@ class Profile:
     description: Text
     constants: dict[str, int]
     basis: str  # "hardware" or "simulator"
+    variants: dict[str, str] = field(default_factory=dict)  # function/reduction -> numerics variant
+    numerics_text: Text = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,14 @@ class Numerics:
     notes: Text
     division_by_zero: str = "not-applicable"
     shift_out_of_range: str = "not-applicable"
+    exact_specials: tuple[str, ...] = ()  # profiles where NaN, infinities and signed zeros are defined and tested
+
+    def on(self, profile: str) -> Numerics:
+        """The numerics a conformance run on ``profile`` compares with: where the profile defines special
+        values exactly, NaN must match NaN and the sign of zero is significant."""
+        if profile not in self.exact_specials:
+            return self
+        return replace(self, nan="propagate", signed_zero="preserved")
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ run time (``valid=?x?``) are reported as *deferred*, not as violations.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from .errors import ExprError, InvocationError, UnknownValue
-from .expr.ast import Attr, walk
+from .expr.ast import Attr, Index, Name, Node, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
@@ -39,6 +39,7 @@ class Report:
     profile: str
     violations: tuple[Violation, ...]
     deferred: tuple[str, ...]
+    implied: tuple[str, ...] = ()  # rules left to the implementation: they concern operands the form omits
 
     @property
     def ok(self) -> bool:
@@ -84,7 +85,8 @@ def rules_for(op: OpSpec, mode: str, profile: str) -> list[Rule]:
     return [r for r in op.rules if mode in r.modes and profile in r.profiles]
 
 
-def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> Scope:
+def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping,
+               unseen: frozenset[str] = frozenset()) -> Scope:
     type_vars = {}
     for o in mode.operands:
         if o.name in operands and o.dtype and o.dtype not in type_vars:
@@ -95,21 +97,64 @@ def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Map
         type_vars=type_vars,
         profile_constants=db.isa.profiles[profile].constants,
         attrs={n: t.value for n, t in operands.items() if isinstance(t, AttrDesc)},
+        variants=db.isa.profiles[profile].variants,
     )
-    bind_lets(op.let, scope)
+    bind_lets([let for let in op.let if let[0] not in unseen], scope)
     return scope
 
 
+def implied_names(op: OpSpec, mode: Mode, implied: Collection[str]) -> frozenset[str]:
+    """The operands a form leaves out, the type variables only they bind, and the op-level ``let`` names
+    computed from them: what a rule cannot be checked without."""
+    if not implied:
+        return frozenset()
+    names = set(implied)
+    names |= {v for v in mode.type_vars if all(o.name in implied for o in mode.operands if o.dtype == v)}
+    for name, node, _text in op.let:
+        if references(node) & names:
+            names.add(name)
+    return frozenset(names)
+
+
+def references(node: Node | None) -> set[str]:
+    """Every operand, type variable or ``let`` name an expression mentions."""
+    if node is None:
+        return set()
+    found: set[str] = set()
+    for n in walk(node):
+        if isinstance(n, Attr):
+            found.add(n.obj)
+        elif isinstance(n, Name):
+            found.add(n.id)
+        elif isinstance(n, Index):
+            found.add(n.base)
+    return found
+
+
+def _rule_references(rule: Rule) -> set[str]:
+    found = set(rule.operands) | references(rule.check) | references(rule.when)
+    for _name, node, _text in rule.let:
+        found |= references(node)
+    return found
+
+
 def validate(
-    db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc]
+    db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
+    implied: Collection[str] = (),
 ) -> Report:
+    """Check one invocation.  ``implied`` names operands the assembly form leaves out (a synchronous line
+    has no tmp: the implementation allocates it); they are not reported missing, and the rules that
+    concern them are listed in ``Report.implied`` instead of being checked."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     out: list[Violation] = []
     deferred: list[str] = []
+    declared = {o.name: o for o in mode.operands}
+    implied = [n for n in implied if n in declared and n not in operands]
+    unseen = implied_names(op, mode, implied)
+    skipped: list[str] = []
 
     # 1. the operand list itself
-    declared = {o.name: o for o in mode.operands}
-    missing = [n for n in declared if n not in operands]
+    missing = [n for n in declared if n not in operands and n not in implied]
     extra = [n for n in operands if n not in declared]
     if missing:
         out.append(Violation("invocation.missing-operand", tuple(missing),
@@ -164,7 +209,7 @@ def validate(
 
     # 3. operands sharing a type variable must share the dtype
     for var in mode.type_vars:
-        users = [o.name for o in mode.operands if o.dtype == var]
+        users = [o.name for o in mode.operands if o.dtype == var and o.name in operands]
         kinds = {operands[u].dtype for u in users}
         if len(kinds) > 1:
             detail = ", ".join(f"{u}={operands[u].dtype}" for u in users)
@@ -175,8 +220,11 @@ def validate(
     out.extend(_dtype_violations(db, op, mode, profile, operands))
 
     # 5. the op's rules
-    base = make_scope(db, op, mode, profile, operands)
+    base = make_scope(db, op, mode, profile, operands, unseen)
     for rule in rules_for(op, mode.name, profile):
+        if _rule_references(rule) & unseen:
+            skipped.append(rule.id)
+            continue
         scope = Scope(isa=base.isa, tiles=base.tiles, type_vars=base.type_vars,
                       profile_constants=base.profile_constants, values=dict(base.values), attrs=base.attrs)
         try:
@@ -189,7 +237,7 @@ def validate(
         except ExprError as exc:
             out.append(Violation(rule.id, rule.operands, f"cannot evaluate the check: {exc.message}", rule.phase,
                                  f"{rule.file}:{rule.line}"))
-    return Report(op.name, mode.name, profile, tuple(out), tuple(deferred))
+    return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped))
 
 
 def _describe(t: TileDesc | GlobalDesc) -> str:
@@ -259,7 +307,8 @@ def _dtype_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operan
     if not rows:
         return [Violation("profile.unsupported-mode", (),
                           f"{op.name} {mode.name} mode is not available on profile {profile}", "static")]
-    ordered = sorted((o for o in mode.operands if not o.is_attr), key=lambda o: ROLE_PRIORITY[o.role])
+    ordered = sorted((o for o in mode.operands if not o.is_attr and o.name in operands),
+                     key=lambda o: ROLE_PRIORITY[o.role])
     binding: dict[str, str] = {}
     for o in ordered:
         binding.setdefault(o.dtype, operands[o.name].dtype)

@@ -79,7 +79,7 @@ def test_dps_line_gives_the_validator_its_tiles(db):
     from ptospec.validator import validate
 
     line = ("pto.tcolargmax ins(%src, %tmp : !pto.tile_buf<vec, 16x256xf32, valid=16x255>, "
-            "!pto.tile_buf<vec, 1x32xf32>) outs(%dstIdx : !pto.tile_buf<vec, 1x256xu32, valid=1x255>)")
+            "!pto.tile_buf<vec, 1x128xf32>) outs(%dstIdx : !pto.tile_buf<vec, 1x256xu32, valid=1x255>)")
     parsed = parse_line(db, line)
     assert validate(db, parsed.op, parsed.mode, "a2a3", parsed.operands).ok
 

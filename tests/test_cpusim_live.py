@@ -178,3 +178,18 @@ def test_conformance_command_end_to_end(cache, tmp_path, capsys):
     assert second["stats"]["compiles"] == 0 and second["stats"]["cache_hits"] == second["stats"]["units"]
     assert second["totals"] == first["totals"]
     assert "cases verified/s" in capsys.readouterr().out
+
+
+def test_bf16_is_real_bfloat16(db, tiles, backend):
+    """bf16 runs as bfloat16 (8-bit significand), not as the half-precision alias."""
+    from ptospec.conformance.backend import Invocation
+
+    assert "bf16" in backend.capabilities().dtypes, backend.unsupported_dtypes
+    parsed = tiles(src0="vec, 1x16xbf16", src1="vec, 1x16xbf16", dst="vec, 1x16xbf16")
+    import ml_dtypes
+
+    a = np.full((1, 16), 1.0, dtype=ml_dtypes.bfloat16)
+    b = np.full((1, 16), 2.0 ** -8, dtype=ml_dtypes.bfloat16)  # below half an ulp of 1 in bf16, not in f16
+    result = backend.run(Invocation("tadd", "default", "cpu", parsed, {"src0": a, "src1": b, "dst": a.copy()}))
+    assert result.outputs is not None
+    assert (np.asarray(result.outputs["dst"]).astype(np.float32) == 1.0).all()

@@ -12,7 +12,7 @@ SEED_OPS = ("tcolargmax", "tmax", "trowmax", "tcolexpandmax", "tcolmin")
 
 IDX_SRC = "vec, 16x256xf32, valid=16x255"
 IDX_DST = "vec, 1x256xu32, valid=1x255"
-TMP32 = "vec, 1x32xf32"
+TMP32 = "vec, 1x128xf32"  # f32, 255 valid columns: two regions of 64 elements
 
 # (op, mode, profile, tiles, expected violated rule ids)
 CASES = [
@@ -27,7 +27,9 @@ CASES = [
     ("tcolargmax", "index", "a2a3", dict(src="mat,16x256xf32,valid=16x255", dstIdx=IDX_DST, tmp=TMP32),
      {"loc.vec"}),
     ("tcolargmax", "index", "a2a3", dict(src="vec,16x256xf32,valid=16x255,layout=dn", dstIdx=IDX_DST,
-                                         tmp=TMP32), set()),
+                                         tmp=TMP32), {"layout.npu-src-row-major"}),
+    ("tcolargmax", "index", "cpu", dict(src="vec,16x256xf32,valid=16x255,layout=dn", dstIdx=IDX_DST,
+                                        tmp=TMP32), set()),
     ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx="vec,8x256xu32,valid=1x255,layout=dn", tmp=TMP32),
      {"layout.dst-idx"}),
     ("tcolargmax", "index", "a2a3", dict(src="vec,16x256xf32,valid=0x255", dstIdx=IDX_DST, tmp=TMP32),
@@ -38,18 +40,23 @@ CASES = [
      {"runtime.dst-idx-one-row"}),
     ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx="vec,1x256xu32,valid=1x254", tmp=TMP32),
      {"runtime.dst-idx-cols"}),
-    ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,1x64xu32"), {"tmp.same-dtype"}),
-    # tmp sizing on a2a3: f32, 255 valid columns -> repeats 4 -> 8 + 8 = 16 columns needed
+    ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,1x128xu32"), {"tmp.same-dtype"}),
+    # tmp sizing on a2a3: f32, 255 valid columns -> the kernel touches 2 x 64 elements (the page's formula: 16)
     ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,1x8xf32"), {"tmp.size"}),
-    ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,1x16xf32"), set()),
+    ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,1x16xf32"), {"tmp.size"}),
+    ("tcolargmax", "index", "a2a3", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,2x64xf32"), set()),
     # ... and any tmp on a5, where it is unused
     ("tcolargmax", "index", "a5", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,1x8xf32"), set()),
     ("tcolargmax", "index", "a5", dict(src=IDX_SRC, dstIdx=IDX_DST, tmp="vec,16x16xi16"), set()),
     # ---- tcolargmax, value + index: size-conditional index types
     ("tcolargmax", "value_index", "a2a3", dict(src="vec,16x64xf16,valid=16x60", dstVal="vec,1x64xf16,valid=1x60",
-                                               dstIdx="vec,1x64xi16,valid=1x60", tmp="vec,1x64xf16"), set()),
+                                               dstIdx="vec,1x64xi16,valid=1x60", tmp="vec,1x128xf16"), set()),
     ("tcolargmax", "value_index", "a2a3", dict(src="vec,16x64xf16,valid=16x60", dstVal="vec,1x64xf16,valid=1x60",
-                                               dstIdx="vec,1x64xi32,valid=1x60", tmp="vec,1x64xf16"), {"dtype.i"}),
+                                               dstIdx="vec,1x64xi32,valid=1x60", tmp="vec,1x128xf16"), {"dtype.i"}),
+    # f16, 60 valid columns: region 1 starts at 64 and covers 60 elements
+    ("tcolargmax", "value_index", "a2a3", dict(src="vec,16x64xf16,valid=16x60", dstVal="vec,1x64xf16,valid=1x60",
+                                               dstIdx="vec,1x64xi16,valid=1x60", tmp="vec,1x64xf16"),
+     {"tmp.size-value-index"}),
     ("tcolargmax", "value_index", "a5", dict(src="vec,16x64xf32,valid=16x60", dstVal="vec,1x64xf32,valid=1x60",
                                              dstIdx="vec,1x64xu16,valid=1x60", tmp="vec,1x64xf32"), {"dtype.i"}),
     ("tcolargmax", "value_index", "a5", dict(src="vec,16x64xi8", dstVal="vec,1x64xi8", dstIdx="vec,1x64xi32",

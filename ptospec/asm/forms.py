@@ -33,6 +33,8 @@ class ParsedLine:
     form: str
     operands: dict[str, TileDesc | ScalarDesc]
     values: dict[str, str]  # operand -> SSA value name used in the line
+    implied: tuple[str, ...] = ()  # operands of the mode the form leaves out (tmp, allocated by the implementation)
+    alternatives: tuple[str, ...] = ()  # other modes the line also fits (none of them legal either)
 
 
 def _kind(form: str) -> str:
@@ -73,17 +75,20 @@ def _line(op: OpSpec, form: str, ins: str, in_types: str, outs: str, out_types: 
 
 
 def print_template(op: OpSpec, mode: Mode, form: str) -> str:
-    """The form with ``...`` for types, as upstream pages show it."""
+    """The form with ``...`` for tile types, as upstream pages show it; a scalar shows its type variable."""
     spec = mode.asm[form]
-    kind = _kind(form)
+    tile = f"!pto.{_kind(form)}<...>"
 
-    def t(n: str) -> str:
-        return "!pto.partition_tensor_view<...>" if mode.operand(n).is_global else f"!pto.{kind}<...>"
+    def ty(n: str) -> str:
+        o = mode.operand(n)
+        if o.is_global:
+            return "!pto.partition_tensor_view<...>"
+        return o.dtype if o.role == "scalar" else tile
 
     ins = ", ".join(f"%{n}" for n in spec.ins) + attr_dict(None, mode, None)
     outs = ", ".join(f"%{n}" for n in spec.outs)
-    in_types = ", ".join(t(n) for n in spec.ins)
-    out_types = ", ".join(t(n) for n in spec.outs)
+    in_types = ", ".join(ty(n) for n in spec.ins)
+    out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
         return f"pto.{op.name} ins({ins} : {in_types}) outs({outs} : {out_types})"
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
@@ -174,8 +179,11 @@ def _find_op(db: Database, mnemonic: str, line: str) -> OpSpec:
     return db.ops[name]
 
 
-def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedLine:
-    """Parse any of the three forms back to operand descriptors."""
+def parse_line(db: Database, line: str, mode_name: str | None = None, profile: str | None = None) -> ParsedLine:
+    """Parse any of the three forms back to operand descriptors.
+
+    Without ``mode_name`` the mode is chosen as ``choose_mode`` says; ``profile`` (default: any)
+    is where legality decides between modes the line's shape alone cannot tell apart."""
     text = re.split(r"//|#(?!pto)", line, maxsplit=1)[0].strip()  # comments; #pto... is an attribute value
     if not text:
         raise AsmError("empty assembly line", rule="asm.syntax")
@@ -185,7 +193,7 @@ def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedL
         op = _find_op(db, m.group(1), line)
         ins = _dps_group(m.group(2), line)
         outs = _dps_group(m.group(3), line)
-        return _bind(db, op, "dps", ins, outs, mode_name, line, attrs)
+        return _bind(db, op, "dps", ins, outs, mode_name, line, attrs, profile)
     m = re.match(r"^(.*?)=\s*([a-z][a-z0-9_.]*)\s*(.*?)\s*:\s*(.*)$", text, re.S)
     if not m:  # no results: a store (`tstore %src, %dst : T, U` or `pto.tstore %src, %dst : (T, U) -> ()`)
         m = re.match(r"^()([a-z][a-z0-9_.]*)\s+(%[^:]*?)\s*:\s*(.*)$", text, re.S)
@@ -218,7 +226,7 @@ def parse_line(db: Database, line: str, mode_name: str | None = None) -> ParsedL
             rule="asm.arity",
         )
     return _bind(db, op, form, list(zip(in_vals, in_types, strict=True)),
-                 list(zip(out_vals, out_types, strict=True)), mode_name, line, attrs)
+                 list(zip(out_vals, out_types, strict=True)), mode_name, line, attrs, profile)
 
 
 def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
@@ -234,7 +242,8 @@ def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
     return list(zip(values, type_list, strict=True))
 
 
-def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str, str]) -> ParsedLine:
+def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str, str],
+          profile: str | None) -> ParsedLine:
     candidates = [op.mode(mode_name)] if mode_name else list(op.modes)
     fitting = [m for m in candidates if len(m.asm[form].ins) == len(ins) and len(m.asm[form].outs) == len(outs)]
     if not fitting:
@@ -245,23 +254,91 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
             f"{op.name} {form} form takes ({shapes}), the line has {len(ins)} in and {len(outs)} out: {line!r}",
             rule="asm.arity",
         )
-    mode = fitting[0]
+    types = [_parse_operand_type(db, val, ty) for val, ty in [*ins, *outs]]
+    if mode_name is None and len(fitting) > 1:
+        mode, alternatives = choose_mode(db, op, form, fitting, types, attrs, profile, line)
+    else:
+        mode, alternatives = fitting[0], ()
     operands, values = {}, {}
-    for names, items in ((mode.asm[form].ins, ins), (mode.asm[form].outs, outs)):
-        for name, (val, ty) in zip(names, items, strict=True):
-            try:
-                operands[name] = parse_type(ty, db.isa)
-            except PtospecError as exc:
-                raise AsmError(f"{name}: {exc.message}", rule=exc.rule or "asm.type") from None
-            values[name] = val
+    names = [*mode.asm[form].ins, *mode.asm[form].outs]
+    for name, (val, _ty), desc in zip(names, [*ins, *outs], types, strict=True):
+        if isinstance(desc, PtospecError):
+            raise AsmError(f"{name}: {desc.message}", rule=desc.rule or "asm.type")
+        operands[name] = desc
+        values[name] = val
     keys = {o.asm_key: o for o in mode.attrs}
     for key in attrs:
         if key not in keys:
             expected = ", ".join(keys) or "none"
-            raise AsmError(f"{op.name} has no attribute {key!r} (its attributes: {expected}) in {line!r}",
+            raise AsmError(f"{op.name} {mode.name} has no attribute {key!r} (its attributes: {expected}) in {line!r}",
                            rule="asm.attr")
     for key, o in keys.items():
         if key not in attrs:
-            raise AsmError(f"{op.name} needs the attribute {{{key} = ...}} in {line!r}", rule="asm.attr")
+            raise AsmError(f"{op.name} {mode.name} needs the attribute {{{key} = ...}} in {line!r}", rule="asm.attr")
         operands[o.name] = AttrDesc(_attr_value(db, o.enum, attrs[key], line))
-    return ParsedLine(op.name, mode.name, form, operands, values)
+    return ParsedLine(op.name, mode.name, form, operands, values, implied_by(mode, form), alternatives)
+
+
+def implied_by(mode: Mode, form: str) -> tuple[str, ...]:
+    """The mode's operands the form does not write (the implementation allocates them)."""
+    shown = set(mode.asm[form].ins) | set(mode.asm[form].outs)
+    return tuple(o.name for o in mode.operands if not o.is_attr and o.name not in shown)
+
+
+def _parse_operand_type(db: Database, value: str, text: str) -> TileDesc | ScalarDesc | PtospecError:
+    try:
+        return parse_type(text, db.isa)
+    except PtospecError as exc:
+        return exc
+
+
+def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: list, attrs: dict[str, str],
+                profile: str | None, line: str) -> tuple[Mode, tuple[str, ...]]:
+    """Pick the mode of a line several modes fit by arity.
+
+    In order: the attribute keys the line carries; whether each position holds a scalar or a tile;
+    legality of the operands in the mode (on ``profile``, or on any profile); and a mode that needs no
+    operand the form leaves out over one that implies it (a synchronous TRSQRT is the mode without
+    tmp).  Modes still tied are an ``asm.ambiguous-mode`` error that names them (choose with --mode).
+    When no mode is legal, the first structural fit is taken and the others are returned as
+    alternatives, so the validator reports why."""
+    from ..validator import validate
+
+    def shape_fits(m: Mode) -> bool:
+        if {o.asm_key for o in m.attrs} != set(attrs):
+            return False
+        names = [*m.asm[form].ins, *m.asm[form].outs]
+        for name, desc in zip(names, types, strict=True):
+            if isinstance(desc, PtospecError):
+                continue
+            if (m.operand(name).role == "scalar") != isinstance(desc, ScalarDesc):
+                return False
+        return True
+
+    fitting = [m for m in modes if shape_fits(m)] or modes
+    if len(fitting) == 1 or any(isinstance(t, PtospecError) for t in types):
+        return fitting[0], tuple(m.name for m in fitting[1:])
+    profiles = [profile] if profile else list(db.isa.profiles)
+
+    def legal(m: Mode) -> bool:
+        names = [*m.asm[form].ins, *m.asm[form].outs]
+        operands = dict(zip(names, types, strict=True))
+        for o in m.attrs:
+            try:
+                operands[o.name] = AttrDesc(_attr_value(db, o.enum, attrs[o.asm_key], line))
+            except (KeyError, AsmError):
+                return False
+        implied = implied_by(m, form)
+        return any(validate(db, op.name, m.name, p, operands, implied).ok for p in profiles if p in op.dtypes)
+
+    legal_modes = [m for m in fitting if legal(m)]
+    if not legal_modes:
+        return fitting[0], tuple(m.name for m in fitting[1:])
+    fewest = min(len(implied_by(m, form)) for m in legal_modes)
+    best = [m for m in legal_modes if len(implied_by(m, form)) == fewest]
+    if len(best) > 1:
+        where = f"on {profile}" if profile else "on some profile"
+        raise AsmError(
+            f"{op.name}: the {form} line is legal {where} in several modes ({', '.join(m.name for m in best)}); "
+            f"choose one with --mode: {line!r}", rule="asm.ambiguous-mode")
+    return best[0], ()

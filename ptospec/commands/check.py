@@ -33,24 +33,29 @@ def run(args) -> int:
     if args.asm:
         if args.tile:
             raise InvocationError("give either --asm or --tile, not both", rule="cli.args", where="--asm")
-        parsed = parse_line(db, args.asm, args.mode)
+        parsed = parse_line(db, args.asm, args.mode, args.profile)
         if args.op and args.op.lower().removeprefix("pto.") != parsed.op:
             raise InvocationError(f"the line is {parsed.op}, not {args.op}", rule="cli.args", where="--asm")
-        op, mode, operands = parsed.op, parsed.mode, parsed.operands
+        op, mode, operands, implied = parsed.op, parsed.mode, parsed.operands, parsed.implied
     else:
         if not args.op:
             raise InvocationError("name an op (or give --asm)", rule="cli.args", where="OP")
         if not args.tile:
             raise InvocationError("give one --tile NAME=DESCRIPTOR per operand", rule="cli.args", where="--tile")
-        op, mode, operands = args.op, args.mode, parse_tiles(db, args.tile)
-    report = validate(db, op, mode, args.profile, operands)
+        op, mode, operands, implied = args.op, args.mode, parse_tiles(db, args.tile), ()
+    report = validate(db, op, mode, args.profile, operands, implied)
     head = f"{report.op} {report.mode} on {report.profile}"
     if report.ok:
         print(f"legal: {head}")
-        for d in report.deferred:
-            print(f"  deferred to run time (valid shape not known): {d}")
-        return 0
-    print(f"illegal: {head}: {len(report.violations)} violation(s)")
-    for v in report.violations:
-        print(f"  {v.one_line()}")
-    return 1
+    else:
+        print(f"illegal: {head}: {len(report.violations)} violation(s)")
+        for v in report.violations:
+            print(f"  {v.one_line()}")
+    for d in report.deferred:
+        print(f"  deferred to run time (valid shape not known): {d}")
+    if implied:
+        rules = f"; its rules are not checked here: {', '.join(report.implied)}" if report.implied else ""
+        print(f"  implied by the form (allocated by the implementation): {', '.join(implied)}{rules}")
+    if args.asm and parsed.alternatives:
+        print(f"  the line also fits mode(s) {', '.join(parsed.alternatives)}; choose one with --mode")
+    return 0 if report.ok else 1

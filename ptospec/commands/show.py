@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..asm.forms import FORMS, print_template
+from ..docs.examples import asm_examples
 from ..errors import InvocationError
 from ._common import database, text
 
@@ -38,6 +39,9 @@ def run(args) -> int:
         print("  assembly:")
         for form in FORMS:
             print(f"    {form:<5} {print_template(op, mode, form)}")
+        print(f"  example on {mode.example.profile} (ptospec check --profile {mode.example.profile} --asm LINE):")
+        for form, line in asm_examples(db, op, mode).items():
+            print(f"    {form:<5} {line}")
         print("  C++:")
         for line in mode.cpp_signature.splitlines():
             print(f"    {line}")
@@ -56,6 +60,9 @@ def run(args) -> int:
         print(f"  {r.id:<28} {r.phase:<7} {detail}{when}   [{scope}]")
     n = op.numerics
     print(f"\nnumerics: nan={n.nan} signed_zero={n.signed_zero} ties={n.ties} overflow={n.overflow}")
+    for p in n.exact_specials:
+        variants = ", ".join(f"{f}={v}" for f, v in db.isa.profiles[p].variants.items())
+        print(f"  on {p}: NaN, infinities and signed zeros are defined ({variants or 'IEEE'}) and tested")
     print(f"  {text(n.notes, lang)}")
     if op.differences:
         print("\nrecorded differences between sources:")

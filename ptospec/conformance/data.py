@@ -1,8 +1,9 @@
 """Deterministic test inputs from a seed and a named value pattern.
 
 Patterns: ``random`` (small values with repeats), ``edge`` (±0, ±inf, extreme finite values,
-integer min/max; NaN only when the op's numerics say NaN propagates) and ``ties`` (few
-distinct values, so reductions see many equal candidates).  Input elements outside a tile's
+integer min/max; NaN only when the op's numerics say NaN propagates), ``ties`` (few
+distinct values, so reductions see many equal candidates) and ``special`` (mostly NaN, ±inf and
+±0, for profiles where the op's numerics define them: ``numerics.exact_specials``).  Input elements outside a tile's
 valid region hold alternating extreme values ("poison") that change any result that reads them;
 outputs start filled with a sentinel byte pattern that a correct backend leaves untouched outside
 the destination's valid region.  A global operand is its whole buffer: the view's elements hold the
@@ -45,11 +46,13 @@ def _edge_values(dt: np.dtype, nan: bool) -> np.ndarray:
 
 
 def _random(rng: np.random.Generator, dt: np.dtype, shape: tuple[int, int], pattern: str, nan: bool) -> np.ndarray:
-    if pattern == "edge":
-        choices = _edge_values(dt, nan)
+    if pattern in ("edge", "special"):
+        choices = _edge_values(dt, nan or pattern == "special")
+        if pattern == "special" and dt.kind not in "iu":
+            choices = np.concatenate([choices, np.array([np.nan, 0.0, -0.0], dtype=np.float64).astype(dt)])
         mix = rng.integers(-8, 9, size=shape)
         picks = choices[rng.integers(0, len(choices), size=shape)]
-        use_edge = rng.random(size=shape) < 0.5
+        use_edge = rng.random(size=shape) < (0.8 if pattern == "special" else 0.5)
         return np.where(use_edge, picks, mix.astype(dt)).astype(dt)
     lo, hi = _limits(dt)
     span = 3 if pattern == "ties" else 100

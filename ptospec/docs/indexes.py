@@ -25,8 +25,10 @@ def home_page(db: Database, lang: str) -> str:
            label("home_intro", lang) + "\n",
            f"- [{label('matrix', lang)}](matrix.md)", f"- [{label('differences_page', lang)}](differences.md)", "",
            f"## {label('profiles', lang)}\n"]
-    out.append(table([label("name", lang), label("profile", lang), label("description", lang)],
-                     [[code(p.name), prose(text(p.title, lang)), prose(text(p.description, lang))]
+    out.append(table([label("name", lang), label("profile", lang), label("description", lang),
+                      label("profile_numerics", lang)],
+                     [[code(p.name), prose(text(p.title, lang)), prose(text(p.description, lang)),
+                       prose(text(p.numerics_text, lang)) if p.numerics_text else ""]
                       for p in db.isa.profiles.values()]))
     out.append(f"## {label('families', lang)}\n")
     for fam, ops in _ops_by_family(db).items():

@@ -334,6 +334,9 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
              if value != "not-applicable"]
     if n.exact:
         rows.append([label("exact", lang), ", ".join(code(d) for d in n.exact)])
+    for p in n.exact_specials:
+        variants = ", ".join(f"{f}: {v}" for f, v in db.isa.profiles[p].variants.items())
+        rows.append([label("exact_specials", lang), f"{code(p)} ({prose(variants)})" if variants else code(p)])
     rows += [[f"{label('tolerance', lang)} {code(d)}", f"rtol {t.rtol:g}, atol {t.atol:g}"]
              for d, t in n.tolerance.items()]
     out.append(table([label("name", lang), label("value", lang)], rows))

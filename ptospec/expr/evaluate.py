@@ -33,6 +33,7 @@ class Scope:
     profile_constants: Mapping[str, int] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     attrs: Mapping[str, str] = field(default_factory=dict)  # mode attributes (e.g. a comparison mode)
+    variants: Mapping[str, str] = field(default_factory=dict)  # the profile's numerics variants (max: ordered)
 
     def constants(self) -> dict[str, str]:
         cached = _CONSTANTS.get(id(self.isa))

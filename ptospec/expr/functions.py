@@ -257,8 +257,69 @@ _REDUCE_IMPL = {
 }
 
 
-def reduce_along(name: str, values: np.ndarray, axis: int) -> np.ndarray:
-    """Apply reduction ``name`` along ``axis`` keeping the axis (size 1)."""
+def _ordered_max(a, b):
+    """C++ ``std::max(a, b)``: ``a < b ? b : a`` (b only when it compares greater: max(1, NaN) = 1,
+    max(NaN, 1) = NaN, max(-0, +0) = -0)."""
+    a, b = np.asarray(a), np.asarray(b)
+    with np.errstate(invalid="ignore"):
+        return np.where(a < b, b, a).astype(np.result_type(a, b), copy=False)
+
+
+def _ordered_min(a, b):
+    """C++ ``std::min(a, b)``: ``b < a ? b : a``."""
+    a, b = np.asarray(a), np.asarray(b)
+    with np.errstate(invalid="ignore"):
+        return np.where(b < a, b, a).astype(np.result_type(a, b), copy=False)
+
+
+def _fold(better, want_index: bool):
+    """A reduction that starts from element 0 and moves to a later element only when ``better(new, kept)``
+    holds (a NaN never compares better, and a NaN kept from element 0 is never replaced)."""
+
+    def reduce(values: np.ndarray, axis: int) -> np.ndarray:
+        moved = np.moveaxis(values, axis, 0)
+        kept, index = moved[0].copy(), np.zeros(moved.shape[1:], dtype=np.int64)
+        with np.errstate(invalid="ignore"):
+            for k in range(1, moved.shape[0]):
+                take = better(moved[k], kept)
+                kept = np.where(take, moved[k], kept)
+                index = np.where(take, k, index)
+        return np.expand_dims(index if want_index else kept.astype(values.dtype, copy=False), axis)
+
+    return reduce
+
+
+# Numerics variants: implementations of a function or reduction that differ only in NaN and signed-zero
+# results.  ``ieee`` is NumPy's (NaN propagates; the first NaN is the arg-extreme); a profile picks
+# another in specs/isa.yaml (profiles.<p>.numerics.functions).
+VARIANTS: dict[str, dict[str, str]] = {
+    "max": {"ieee": "NaN propagates (NumPy maximum; reductions and argmax: the first NaN wins)",
+            "ordered": "C++ std::max(a, b) = a < b ? b : a; reductions fold from element 0 and keep the "
+                       "earlier element unless a later one compares greater"},
+    "min": {"ieee": "NaN propagates (NumPy minimum; reductions and argmin: the first NaN wins)",
+            "ordered": "C++ std::min(a, b) = b < a ? b : a; reductions fold from element 0 and keep the "
+                       "earlier element unless a later one compares less"},
+}
+_FUNCTION_VARIANTS = {("max", "ordered"): _ordered_max, ("min", "ordered"): _ordered_min}
+_REDUCTION_VARIANTS = {
+    ("max", "ordered"): _fold(lambda new, kept: kept < new, False),
+    ("argmax", "ordered"): _fold(lambda new, kept: kept < new, True),
+    ("min", "ordered"): _fold(lambda new, kept: new < kept, False),
+    ("argmin", "ordered"): _fold(lambda new, kept: new < kept, True),
+}
+_REDUCTION_FAMILY = {"argmax": "max", "argmin": "min"}  # arg-reductions follow their function's variant
+
+
+def function_impl(name: str, variants: dict[str, str]):
+    """The implementation of element function ``name`` under a profile's variants."""
+    return _FUNCTION_VARIANTS.get((name, variants.get(name, "ieee")), FUNCTIONS[name].impl)
+
+
+def reduce_along(name: str, values: np.ndarray, axis: int, variants: dict[str, str] | None = None) -> np.ndarray:
+    """Apply reduction ``name`` along ``axis`` keeping the axis (size 1), under a profile's variants."""
+    variant = (variants or {}).get(_REDUCTION_FAMILY.get(name, name), "ieee")
+    if (name, variant) in _REDUCTION_VARIANTS:
+        return _REDUCTION_VARIANTS[(name, variant)](values, axis)
     impl = _REDUCE_IMPL[name]
     if REDUCTIONS[name].returns_index:
         return np.expand_dims(impl(values, axis=axis), axis)

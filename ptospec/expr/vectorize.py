@@ -21,7 +21,7 @@ from ..errors import ExprError
 from ..tile import GlobalDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, walk
 from .evaluate import Scope, evaluate
-from .functions import FUNCTIONS, REDUCTIONS, c_div, c_mod, reduce_along
+from .functions import FUNCTIONS, REDUCTIONS, c_div, c_mod, function_impl, reduce_along
 
 
 def statement_vars(stmt: Statement) -> list[str]:
@@ -237,10 +237,9 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
         case Call(func=func) if func in FUNCTIONS and FUNCTIONS[func].type_level:
             return evaluate(node, scope)
         case Call(func=func, args=args):
-            fn = FUNCTIONS.get(func)
-            if fn is None:
+            if func not in FUNCTIONS:
                 raise ExprError(f"unknown element function {func!r}", rule="expr.unknown-function")
-            return fn.impl(*(_eval(a, grid, scope, data) for a in args))
+            return function_impl(func, scope.variants)(*(_eval(a, grid, scope, data) for a in args))
         case Reduce(func=func, var=var, body=body):
             if func not in REDUCTIONS:
                 raise ExprError(f"unknown reduction {func!r}", rule="expr.unknown-function")
@@ -253,7 +252,7 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             values = np.broadcast_to(values, full)
             if full[axis] == 0:
                 raise ExprError(f"{func} over an empty range of {var!r}", rule="exec.empty-reduction")
-            return reduce_along(func, values, axis)
+            return reduce_along(func, values, axis, scope.variants)
         case Unary(op="-", operand=o):
             return np.negative(_eval(o, grid, scope, data))
         case Unary(op="not", operand=o):

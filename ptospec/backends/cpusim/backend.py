@@ -273,4 +273,8 @@ class CpuSimBackend(Backend):
         return {"checkout": str(self.checkout.root), "checkout_fingerprint": self.checkout.fingerprint[:16],
                 "compiler": f"{self.compiler.path} ({self.compiler.banner})", "cache": str(self.cache),
                 "jobs": str(self.jobs),
+                "bf16": ("real bfloat16: bfloat16_t is std::bfloat16_t = clang __bf16 "
+                         f"({' '.join(f for f in self.builder.flags if 'BFLOAT16' in f or 'rtlib' in f)})"
+                         if "-D__STDCPP_BFLOAT16_T__=1" in self.builder.flags
+                         else "bfloat16_t is the header's _Float16 alias: bf16 cases are skipped"),
                 **{f"unsupported dtype {d}": why for d, why in self.unsupported_dtypes.items()}}

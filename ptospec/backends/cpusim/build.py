@@ -46,6 +46,81 @@ def base_flags(checkout: Checkout) -> list[str]:
     ]
 
 
+# A real bfloat16 for the simulator.  Its type.hpp takes std::bfloat16_t from <stdfloat> when C++23 and
+# __STDCPP_BFLOAT16_T__ are there, and otherwise makes bfloat16_t an alias of _Float16 (half precision).
+# clang's __bf16 is a bfloat16 arithmetic type on x86-64; libstdc++ 12 has no <stdfloat>, so a small
+# header supplies std::bfloat16_t = __bf16 with its numeric_limits (which TCVT's saturation reads, as the
+# C++23 library would provide them), and the float <-> bf16 conversions link from compiler-rt's
+# builtins (libgcc 12 lacks __truncsfbf2).  Used only when a probe program builds and rounds correctly.
+BF16_SHIM = """#pragma once
+#include <limits>
+namespace std {
+using bfloat16_t = __bf16;
+template <> struct numeric_limits<__bf16> {
+    static constexpr bool is_specialized = true;
+    static constexpr bool is_signed = true;
+    static constexpr bool is_integer = false;
+    static constexpr bool is_exact = false;
+    static constexpr bool has_infinity = true;
+    static constexpr bool has_quiet_NaN = true;
+    static constexpr bool has_signaling_NaN = true;
+    static constexpr bool is_iec559 = false;
+    static constexpr bool is_bounded = true;
+    static constexpr bool is_modulo = false;
+    static constexpr int radix = 2;
+    static constexpr int digits = 8;
+    static constexpr int digits10 = 2;
+    static constexpr int max_digits10 = 4;
+    static constexpr int min_exponent = -125;
+    static constexpr int min_exponent10 = -37;
+    static constexpr int max_exponent = 128;
+    static constexpr int max_exponent10 = 38;
+    static constexpr __bf16 min() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x0080); }
+    static constexpr __bf16 max() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x7F7F); }
+    static constexpr __bf16 lowest() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0xFF7F); }
+    static constexpr __bf16 epsilon() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x3C00); }
+    static constexpr __bf16 round_error() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x3F00); }
+    static constexpr __bf16 infinity() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x7F80); }
+    static constexpr __bf16 quiet_NaN() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x7FC0); }
+    static constexpr __bf16 signaling_NaN() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x7FA0); }
+    static constexpr __bf16 denorm_min() noexcept { return __builtin_bit_cast(__bf16, (unsigned short)0x0001); }
+};
+}  // namespace std
+"""
+BF16_FLAGS = ["-std=c++23", "-D__STDCPP_BFLOAT16_T__=1", "--rtlib=compiler-rt"]
+BF16_PROBE = """#include <stdfloat>
+int main() {
+    std::bfloat16_t x = static_cast<std::bfloat16_t>(1.00390625f);  /* 1 + 2^-8 rounds to 1 */
+    std::bfloat16_t y = static_cast<std::bfloat16_t>(1.0078125f);  /* 1 + 2^-7 is exact */
+    std::bfloat16_t z = x + y;  /* 2 + 2^-7 is a tie: to even, 2 */
+    bool limits = static_cast<float>(std::numeric_limits<std::bfloat16_t>::max()) > 3.0e38f;
+    return sizeof(x) == 2 && static_cast<float>(x) == 1.0f && static_cast<float>(z) == 2.0f && limits ? 0 : 1;
+}
+"""
+_BF16: dict[tuple[str, str], list[str]] = {}
+
+
+def bf16_flags(compiler: Compiler, cache: Path) -> list[str]:
+    """Flags that give the simulator a real bfloat16_t with this compiler, or [] (bf16 stays aliased)."""
+    key = (compiler.path, compiler.banner)
+    if key not in _BF16:
+        shim = cache / f"bf16-shim-{content_key(BF16_SHIM)[:12]}"
+        shim.mkdir(parents=True, exist_ok=True)
+        if not (shim / "stdfloat").is_file() or (shim / "stdfloat").read_text() != BF16_SHIM:
+            (shim / "stdfloat").write_text(BF16_SHIM)
+        flags = [*BF16_FLAGS, f"-I{shim}"]
+        with tempfile.TemporaryDirectory(dir=shim) as work:
+            (Path(work) / "probe.cpp").write_text(BF16_PROBE)
+            try:
+                built = subprocess.run([compiler.path, *flags, "probe.cpp", "-o", "probe"], cwd=work,
+                                       capture_output=True, timeout=120).returncode == 0
+                works = built and subprocess.run(["./probe"], cwd=work, timeout=30).returncode == 0
+            except (OSError, subprocess.TimeoutExpired):
+                works = False
+        _BF16[key] = flags if works else []
+    return _BF16[key]
+
+
 DIAGNOSTIC_FLAGS = ["-ferror-limit=0", "-ftemplate-backtrace-limit=0", "-fno-color-diagnostics",
                     "-fno-caret-diagnostics"]
 
@@ -109,6 +184,8 @@ class Builder:
         self.cache = cache
         self.stats = stats
         self.flags = base_flags(checkout)
+        if extra := bf16_flags(compiler, cache):
+            self.flags = [f for f in self.flags if not f.startswith("-std=")] + extra
         self._pch_lock = threading.Lock()
         self._pch: Path | None = None
         self._pch_error: str | None = None
