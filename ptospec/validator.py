@@ -142,16 +142,12 @@ def validate(
     for name, desc in operands.items():
         if not isinstance(desc, TileDesc):
             continue
-        scope = Scope(isa=db.isa, tiles={"t": desc})
-        for rule in db.isa.tile_rules:
-            try:
-                if rule.when is not None and not evaluate(rule.when, scope):
-                    continue
-                if not evaluate(rule.check, scope):
-                    out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} "
-                                         f"({_describe(desc)})", "static", f"{rule.file}:{rule.line}"))
-            except UnknownValue:
+        for rule, verdict in tile_verdicts(db, desc):
+            if verdict is None:
                 deferred.append(f"{rule.id} ({name})")
+            elif not verdict:
+                out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} "
+                                     f"({_describe(desc)})", "static", f"{rule.file}:{rule.line}"))
 
     # 3. operands sharing a type variable must share the dtype
     for var in mode.type_vars:
@@ -181,6 +177,31 @@ def validate(
             out.append(Violation(rule.id, rule.operands, f"cannot evaluate the check: {exc.message}", rule.phase,
                                  f"{rule.file}:{rule.line}"))
     return Report(op.name, mode.name, profile, tuple(out), tuple(deferred))
+
+
+_TILE_VERDICTS: dict[int, tuple[object, dict[TileDesc, tuple]]] = {}  # per ISA object
+_TILE_VERDICTS_MAX = 100_000
+
+
+def tile_verdicts(db: Database, desc: TileDesc) -> tuple[tuple[Rule, bool | None], ...]:
+    """Each tile rule that applies to ``desc`` with its verdict (None: needs a dynamic value), remembered
+    per descriptor: the verdict depends on the tile alone, and searches ask about the same tiles often."""
+    cached = _TILE_VERDICTS.get(id(db.isa))
+    if cached is None or cached[0] is not db.isa or len(cached[1]) >= _TILE_VERDICTS_MAX:
+        cached = _TILE_VERDICTS[id(db.isa)] = (db.isa, {})
+    verdicts = cached[1].get(desc)
+    if verdicts is None:
+        scope = Scope(isa=db.isa, tiles={"t": desc})
+        found: list[tuple[Rule, bool | None]] = []
+        for rule in db.isa.tile_rules:
+            try:
+                if rule.when is not None and not evaluate(rule.when, scope):
+                    continue
+                found.append((rule, bool(evaluate(rule.check, scope))))
+            except UnknownValue:
+                found.append((rule, None))
+        verdicts = cached[1][desc] = tuple(found)
+    return verdicts
 
 
 def _describe(t: TileDesc) -> str:

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..asm.types import format_descriptor, parse_descriptor
+from ..expr.ast import Attr, Index, Name, Node, walk
 from ..model import Database, Mode, OpSpec
 from ..tile import AttrDesc, ScalarDesc, TileDesc
-from ..validator import Report, validate
+from ..validator import Report, tile_verdicts, validate
 
 Tiles = dict[str, TileDesc | ScalarDesc]
 
@@ -42,7 +43,7 @@ class Case:
         return "reject" if self.reject else "positive"
 
     def parsed(self, db: Database) -> Tiles:
-        return {n: parse_descriptor(t, db.isa) for n, t in self.tiles.items()}
+        return {n: descriptor(db, t) for n, t in self.tiles.items()}
 
 
 def seed_of(text: str) -> int:
@@ -106,15 +107,25 @@ def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
 
 def feasible(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str]) -> bool:
     """Whether the binding is legal in at least one of the shape/layout variants cases are drawn from."""
+    memo = _search(db).feasible
     key = (op.name, mode.name, profile, tuple(sorted(binding.items())))
-    if key not in _FEASIBLE:
-        _FEASIBLE[key] = any(configurations(db, op, mode, profile, binding, target, partial, layout) is not None
-                             for target, partial, layout in variant_space(db, op, mode))
-    return _FEASIBLE[key]
+    if key not in memo:
+        memo[key] = any(configurations(db, op, mode, profile, binding, target, partial, layout) is not None
+                        for target, partial, layout in variant_space(db, op, mode))
+    return memo[key]
+
+
+def descriptor(db: Database, text: str) -> TileDesc | ScalarDesc | AttrDesc:
+    """``parse_descriptor``, remembered (cases repeat the same descriptors)."""
+    memo = _search(db).descriptors
+    desc = memo.get(text)
+    if desc is None:
+        desc = memo[text] = parse_descriptor(text, db.isa)
+    return desc
 
 
 def example_tiles(db: Database, mode: Mode) -> Tiles:
-    return {o.name: parse_descriptor(mode.example.tiles[o.name], db.isa) for o in mode.operands}
+    return {o.name: descriptor(db, mode.example.tiles[o.name]) for o in mode.operands}
 
 
 def with_dtypes(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> Tiles:
@@ -161,26 +172,51 @@ def _shaped(base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: in
 def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
+    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None,
 ) -> Tiles | None:
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
     A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
     dimension becomes the target's.  Physical dimensions are the valid ones rounded up to a power of
     two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
-    (a list) remembers the rounding that worked last and is tried first.
+    (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
+    rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
+    can be accepted; the search skips those (it finds the same rounding, with fewer checks).
     """
-    order = ([hint[0]] if hint else []) + SCALES
-    for kr, kc in order:
+    bad_rows: set[int] = set()
+    bad_cols: set[int] = set()
+    for kr, kc in ([hint[0]] if hint else []) + SCALES:
+        if kr in bad_rows or kc in bad_cols:
+            continue
         tiles = _shaped(base, target, partial, kr, kc)
-        if accept(validate(db, op.name, mode.name, profile, tiles)):
+        report = check(db, op, mode, profile, tiles)
+        if accept(report):
             if hint is not None:
                 hint[:] = [(kr, kc)]
             return tiles
+        if blocked is not None:
+            hopeless, row_bad, col_bad = blocked(op, report)
+            if hopeless:
+                return None
+            if row_bad:
+                bad_rows.add(kr)
+            if col_bad:
+                bad_cols.add(kc)
     return None
 
 
 def legal(report: Report) -> bool:
     return report.ok and not report.deferred
+
+
+def check(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Report:
+    """``validate``, remembered: the case search asks about the same configuration many times."""
+    memo = _search(db).reports
+    key = (op.name, mode.name, profile, tuple(tiles.items()))
+    report = memo.get(key)
+    if report is None:
+        report = memo[key] = validate(db, op.name, mode.name, profile, tiles)
+    return report
 
 
 def layout_variants(db: Database, base: Tiles) -> Iterator[Tiles]:
@@ -211,16 +247,126 @@ def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
     return f"{types}{shape}-{lays}"
 
 
+
+# ---------------------------------------------------------------- which fields a rule reads
+
+ANY = "*"  # a rule that reads a whole tile (or elements): any change may matter
+_LAYOUT_FIELDS = frozenset({"blayout", "slayout"})
+
+
+def _fields_read(nodes: list[Node], lets: dict[str, list[Node]], tiles: set[str], dtype_names: set[str],
+                 attr_names: set[str]) -> frozenset[str]:
+    """Descriptor fields the expressions (and the ``let`` values they use) read; ``value`` for attributes."""
+    out: set[str] = set()
+    todo, seen = list(nodes), set()
+    while todo:
+        for n in walk(todo.pop()):
+            if isinstance(n, Attr) and n.obj != "profile":
+                out |= _LAYOUT_FIELDS if n.name == "layout" else {n.name}
+            elif isinstance(n, Index):
+                out.add(ANY)
+            elif isinstance(n, Name):
+                if n.id in lets and n.id not in seen:
+                    seen.add(n.id)
+                    todo.extend(lets[n.id])
+                if n.id in tiles:
+                    out.add(ANY)
+                if n.id in dtype_names:
+                    out.add("dtype")
+                if n.id in attr_names:
+                    out.add("value")
+    return frozenset(out)
+
+
+def rule_reads(db: Database, op: OpSpec) -> dict[str, frozenset[str]]:
+    """Rule id -> the descriptor fields its verdict depends on, for every rule ``validate`` can report
+    on a well-formed invocation of ``op`` (its rules, the tile rules, the dtype checks)."""
+    memo = _search(db).reads
+    if op.name in memo:
+        return memo[op.name]
+    operands = {o.name for m in op.modes for o in m.operands if not o.is_attr}
+    attrs = {o.name for m in op.modes for o in m.attrs}
+    type_vars = {v for m in op.modes for v in m.type_vars}
+    reads: dict[str, set[str]] = {}
+    for var in type_vars:
+        reads[f"dtype.{var.lower()}"] = {"dtype"}
+        reads[f"dtype.same-{var.lower()}"] = {"dtype"}
+    for rule in db.isa.tile_rules:
+        nodes = [n for n in (rule.check, rule.when) if n is not None]
+        reads.setdefault(rule.id, set()).update(_fields_read(nodes, {}, {"t"}, set(), set()))
+    op_lets = [(name, node) for name, node, _ in op.let]
+    for rule in op.rules:
+        if rule.kind == "loc":
+            fields: frozenset[str] = frozenset({"loc"})
+        elif rule.kind == "layout":
+            fields = _LAYOUT_FIELDS
+        else:
+            nodes = [n for n in (rule.check, rule.when) if n is not None] + [node for _, node, _ in rule.let]
+            lets: dict[str, list[Node]] = {}
+            for name, node in [*op_lets, *((name, node) for name, node, _ in rule.let)]:
+                lets.setdefault(name, []).append(node)
+            fields = _fields_read(nodes, lets, operands, type_vars, attrs)
+        reads.setdefault(rule.id, set()).update(fields)
+    result = {rid: frozenset(f) for rid, f in reads.items()}
+    memo[op.name] = result
+    return result
+
+
+PHYSICAL_FIELDS = frozenset({"rows", "cols", ANY})
+
+
+def _fixed_violations(op: OpSpec, report: Report, db: Database) -> set[str] | None:
+    """Rule ids of ``report`` whose verdict no change of the tiles' physical rows and cols can alter
+    (None: the report has deferred checks)."""
+    if report.deferred:
+        return None
+    reads = rule_reads(db, op)
+    return {r for r in report.rule_ids
+            if r.startswith(("profile.", "invocation.")) or (r in reads and not reads[r] & PHYSICAL_FIELDS)}
+
+
+def _legality_blocked(db: Database, op: OpSpec, report: Report) -> tuple[bool, bool, bool]:
+    """For a configuration that must become legal: (no rounding helps, no configuration with this row
+    rounding is legal, no configuration with this column rounding is legal)."""
+    if report.deferred:
+        return True, False, False
+    reads = rule_reads(db, op)
+    row_bad = col_bad = False
+    for rid in report.rule_ids:
+        physical = reads.get(rid, frozenset({ANY})) & PHYSICAL_FIELDS
+        if not physical:
+            return True, False, False
+        row_bad |= physical == {"rows"}
+        col_bad |= physical == {"cols"}
+    return False, row_bad, col_bad
+
+
 @dataclass
-class Plan:
-    """Per (op, mode, profile): the shape/layout variants that are legal for some dtype binding."""
+class _Search:
+    """What the case search remembers about one database.  The rounding hints steer the search, so
+    ``all_cases`` starts each op with fresh hints (and what depends on them) for byte-identical output."""
 
-    variants: list[tuple[tuple[int, int], bool, int]]  # (target, partial, layout variant index)
+    db: Database
+    reports: dict[tuple, Report] = field(default_factory=dict)
+    configs: dict[tuple, Tiles | None] = field(default_factory=dict)
+    hints: dict[tuple, list[tuple[int, int]]] = field(default_factory=dict)
+    feasible: dict[tuple, bool] = field(default_factory=dict)
+    reads: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
+
+    def restart(self) -> None:
+        for memo in (self.reports, self.configs, self.hints, self.feasible):
+            memo.clear()
 
 
-_HINTS: dict[tuple, list[tuple[int, int]]] = {}
-_IMPOSSIBLE: set[tuple] = set()
-_FEASIBLE: dict[tuple, bool] = {}
+_SEARCH: dict[int, _Search] = {}
+
+
+def _search(db: Database) -> _Search:
+    state = _SEARCH.get(id(db))
+    if state is None or state.db is not db:
+        state = _SEARCH[id(db)] = _Search(db)
+    return state
 
 
 def configurations(
@@ -228,18 +374,19 @@ def configurations(
     target: tuple[int, int], partial: bool, layout: int,
 ) -> Tiles | None:
     """A legal configuration for one dtype binding and one shape/layout variant, or None."""
+    state = _search(db)
+    exact = (op.name, mode.name, profile, target, partial, layout, tuple(binding.items()))
+    if exact in state.configs:
+        return state.configs[exact]
     base = with_dtypes(mode, example_tiles(db, mode), binding)
     variants = list(layout_variants(db, base))
-    if layout >= len(variants):
-        return None
-    sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
-    key = (op.name, mode.name, profile, target, partial, layout, sizes)
-    exact = (*key, tuple(binding.values()))
-    if exact in _IMPOSSIBLE:
-        return None
-    found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, _HINTS.setdefault(key, []))
-    if found is None:
-        _IMPOSSIBLE.add(exact)
+    found = None
+    if layout < len(variants):
+        sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
+        hint = state.hints.setdefault((op.name, mode.name, profile, target, partial, layout, sizes), [])
+        found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, hint,
+                        lambda op, report: _legality_blocked(db, op, report))
+    state.configs[exact] = found
     return found
 
 
@@ -310,55 +457,75 @@ def case_id(case: Case, db: Database) -> str:
 # ---------------------------------------------------------------- must-reject cases
 
 
-def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[tuple[Tiles, bool]]:
-    """Single-attribute mutations of a legal configuration; the flag says whether reshaping may help."""
+Change = dict[str, dict[str, object]]  # operand -> descriptor field -> new value
+
+
+def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[tuple[Change, bool]]:
+    """Single-attribute mutations of a legal configuration, as changes (see ``_apply``); the flag says
+    whether reshaping may help."""
     dtypes = list(db.isa.dtypes)
     for var in mode.type_vars:
         users = [o.name for o in mode.operands if o.dtype == var]
         for d in dtypes:
             if d != tiles[users[0]].dtype:
-                changed = {**tiles}
-                for u in users:
-                    t = tiles[u]
-                    changed[u] = ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)
-                yield changed, True
+                yield {u: {"dtype": d} for u in users}, True
     for a in mode.attrs:
         for value in db.isa.enums[a.enum].values:
             if value != tiles[a.name].value:
-                yield {**tiles, a.name: AttrDesc(value)}, False
+                yield {a.name: {"value": value}}, False
     for o in mode.operands:
         t = tiles[o.name]
         if o.is_attr:
             continue
         for d in dtypes:
             if d != t.dtype:
-                yield {**tiles, o.name: ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)}, True
+                yield {o.name: {"dtype": d}}, True
     for o in mode.operands:
         t = tiles[o.name]
         if not isinstance(t, TileDesc):
             continue
         for loc in db.isa.tile_types:
             if loc != t.loc:
-                yield {**tiles, o.name: t.with_(loc=loc)}, False
+                yield {o.name: {"loc": loc}}, False
         for bl in db.isa.blayouts:
             for sl in db.isa.slayouts:
                 if (bl, sl) != (t.blayout, t.slayout):
-                    yield {**tiles, o.name: t.with_(blayout=bl, slayout=sl)}, True
+                    yield {o.name: {"blayout": bl, "slayout": sl}}, True
         for vr in (0, 1, 2, t.valid_row - 1, t.valid_row + 1):
             if vr >= 0 and vr != t.valid_row:
-                yield {**tiles, o.name: t.with_(valid_row=vr)}, False
-                yield {**tiles, o.name: t.with_(valid_row=vr, rows=max(t.rows, vr))}, False
+                yield {o.name: {"valid_row": vr}}, False
+                yield {o.name: {"valid_row": vr, "rows": max(t.rows, vr)}}, False
         for vc in (0, 1, 2, t.valid_col - 1, t.valid_col + 1):
             if vc >= 0 and vc != t.valid_col:
-                yield {**tiles, o.name: t.with_(valid_col=vc)}, False
-                yield {**tiles, o.name: t.with_(valid_col=vc, cols=max(t.cols, vc))}, False
+                yield {o.name: {"valid_col": vc}}, False
+                yield {o.name: {"valid_col": vc, "cols": max(t.cols, vc)}}, False
         for k in range(0, 9):
             size = 1 << k
             if size != t.cols:
-                yield {**tiles, o.name: t.with_(cols=size, valid_col=min(t.valid_col, size))}, False
+                yield {o.name: {"cols": size, "valid_col": min(t.valid_col, size)}}, False
             if size != t.rows:
-                yield {**tiles, o.name: t.with_(rows=size, valid_row=min(t.valid_row, size))}, False
-        yield {**tiles, o.name: t.with_(fractal=64)}, False
+                yield {o.name: {"rows": size, "valid_row": min(t.valid_row, size)}}, False
+        yield {o.name: {"fractal": 64}}, False
+
+
+def _changed(tiles: Tiles, change: Change) -> Tiles:
+    """The operands ``change`` touches, changed."""
+    out: Tiles = {}
+    for name, fields in change.items():
+        t = tiles[name]
+        if isinstance(t, TileDesc):
+            out[name] = t.with_(**fields)
+        elif isinstance(t, ScalarDesc):
+            out[name] = ScalarDesc(str(fields["dtype"]))
+        else:
+            out[name] = AttrDesc(str(fields["value"]))
+    return out
+
+
+def _changed_fields(tiles: Tiles, change: Change) -> frozenset[str]:
+    """Every descriptor field ``change`` really changes, with ``ANY``."""
+    return frozenset([ANY, *(f for name, fields in change.items() for f, v in fields.items()
+                             if getattr(tiles[name], f) != v)])
 
 
 def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: Tiles,
@@ -367,7 +534,20 @@ def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: 
         return len(report.rule_ids) == 1 and not report.deferred and not any(
             r.startswith("tile.") for r in report.rule_ids)
 
-    return reshape(db, op, mode, profile, mutant, target, True, single)
+    def blocked(op: OpSpec, report: Report) -> tuple[bool, bool, bool]:
+        fixed = _fixed_violations(op, report, db)
+        return fixed is None or len(fixed) > 1 or any(r.startswith("tile.") for r in fixed), False, False
+
+    return reshape(db, op, mode, profile, mutant, target, True, single, blocked=blocked)
+
+
+def reportable(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[str]:
+    """Rule ids ``validate`` can report for a well-formed invocation of ``mode`` on ``profile``."""
+    ids = [r.id for r in op.rules if mode.name in r.modes and profile in r.profiles]
+    ids += [r.id for r in db.isa.tile_rules]
+    ids += [f"dtype.{v.lower()}" for v in mode.type_vars]
+    ids += [f"dtype.same-{v.lower()}" for v in mode.type_vars if sum(o.dtype == v for o in mode.operands) > 1]
+    return list(dict.fromkeys(ids))
 
 
 def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
@@ -386,11 +566,28 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                     picked.append(c)
             picked.extend(c for c in bases[:: max(1, len(bases) // 6)] if c not in picked)
             found: dict[str, Tiles] = {}
+            reads = {rid: rule_reads(db, op)[rid] for rid in reportable(db, op, mode, profile)}
+            tile_ids = {r.id for r in db.isa.tile_rules}
+            open_ids: dict[frozenset[str], set[str]] = {}  # changed fields -> rules that could add a case
             for base_case in picked:
                 tiles = base_case.parsed(db)
                 target = example_target(tiles)
-                for mutant, may_reshape in _mutations(db, op, mode, profile, tiles):
-                    report = validate(db, op.name, mode.name, profile, mutant)
+                for change, may_reshape in _mutations(db, op, mode, profile, tiles):
+                    # the base is legal, so only rules reading a changed field can fail: skip the mutation
+                    # when none of those can still add a case (tile rules: judged on the changed tiles)
+                    changed = _changed_fields(tiles, change)
+                    if changed not in open_ids:
+                        open_ids[changed] = {rid for rid, fields in reads.items() if fields & changed}
+                    candidates = open_ids[changed] - found.keys()
+                    if not candidates:
+                        continue
+                    touched = _changed(tiles, change)
+                    if candidates <= tile_ids and not any(
+                            verdict is False and rule.id in candidates for t in touched.values()
+                            if isinstance(t, TileDesc) for rule, verdict in tile_verdicts(db, t)):
+                        continue
+                    mutant = {**tiles, **touched}
+                    report = check(db, op, mode, profile, mutant)
                     if report.deferred:
                         continue
                     ids = report.rule_ids
@@ -431,9 +628,6 @@ def uncovered_rules(db: Database, op: OpSpec, rejects: list[Case]) -> list[str]:
 
 
 def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:
-    # the rounding caches steer the search, so start from scratch for byte-identical output
-    _HINTS.clear()
-    _IMPOSSIBLE.clear()
-    _FEASIBLE.clear()
+    _search(db).restart()
     positives = positive_cases(db, op)
     return positives, reject_cases(db, op, positives)
