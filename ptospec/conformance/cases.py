@@ -390,6 +390,42 @@ def configurations(
     return found
 
 
+# Ranges of the valid regions property tests draw.
+PROPERTY_ROWS = (1, 24)
+PROPERTY_COLS = (1, 80)
+
+
+def _nearest(value: int, bounds: tuple[int, int]) -> Iterator[int]:
+    """``value``, then the other values of ``bounds`` by distance (the smaller first)."""
+    lo, hi = bounds
+    for d in range(hi - lo + 1):
+        for v in (value - d, value + d) if d else (value,):
+            if lo <= v <= hi:
+                yield v
+
+
+def legal_configuration(
+    db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
+    target: tuple[int, int], partial: bool, layout: int,
+) -> Tiles | None:
+    """The legal configuration nearest to a drawn one, so that property tests draw legal configurations
+    directly: at ``target``; else with the nearest column count, then the nearest row count (within
+    ``PROPERTY_ROWS`` x ``PROPERTY_COLS``); else at the layout variant's example target; else the first legal
+    variant of the binding.  None only when the binding is not ``feasible``."""
+    rows, cols = target
+    if configurations(db, op, mode, profile, binding, target, partial, layout) is None:
+        own = example_target(example_tiles(db, mode))
+        if configurations(db, op, mode, profile, binding, own, partial, layout) is None:
+            # the variant itself is illegal for this binding: take the binding's first legal variant
+            return next((tiles for t, p, lay in variant_space(db, op, mode)
+                         for tiles in [configurations(db, op, mode, profile, binding, t, p, lay)]
+                         if tiles is not None), None)
+        candidates = [*((rows, c) for c in _nearest(cols, PROPERTY_COLS)),
+                      *((r, cols) for r in _nearest(rows, PROPERTY_ROWS)), own]
+        target = next(t for t in candidates if configurations(db, op, mode, profile, binding, t, partial, layout))
+    return configurations(db, op, mode, profile, binding, target, partial, layout)
+
+
 def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
     base = example_tiles(db, mode)
     n_layouts = len(list(layout_variants(db, base)))

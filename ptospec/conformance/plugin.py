@@ -21,10 +21,13 @@ from .cases import Case
 from .report import Matrix
 
 try:  # settings profiles for the property tests: --hypothesis-profile=ci|thorough
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Phase, settings
 
+    # ci: a few derandomized examples (every draw is a legal configuration), reported as found: no shrinking
     settings.register_profile("ci", max_examples=4, derandomize=True, deadline=None, database=None,
+                              phases=(Phase.explicit, Phase.reuse, Phase.generate),
                               suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+    # thorough: many random examples, failures shrunk to a minimal configuration
     settings.register_profile("thorough", max_examples=500, deadline=None,
                               suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 except ImportError:  # pragma: no cover - hypothesis is only needed for the property tests
