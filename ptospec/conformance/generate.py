@@ -38,8 +38,8 @@ def fingerprint(db: Database, op: OpSpec) -> str:
 
 CONFTEST = f'''{HEADER}
 # Conformance suite support: the `ptospec` pytest plugin (installed with ptospec) provides
-# --pto-backend, --pto-profile, --pto-report and the `pto_runner` fixture.  Property tests use the
-# hypothesis settings profile "ci" unless --hypothesis-profile is given ("thorough": many examples).
+# --pto-backend, --pto-profile, --pto-report, --pto-matrix and the `pto_runner` fixture.  Property tests use
+# the hypothesis settings profile "ci" unless --hypothesis-profile is given ("thorough": many examples).
 from __future__ import annotations
 
 import pytest
