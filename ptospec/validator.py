@@ -100,7 +100,30 @@ def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Map
     return scope
 
 
+_REPORTS: dict[int, tuple[Database, dict[tuple, Report]]] = {}  # per database object
+_REPORTS_MAX = 20_000
+
+
 def validate(
+    db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc]
+) -> Report:
+    """The legality report of one invocation (remembered: reports are immutable, and a conformance run asks
+    about the same invocation several times)."""
+    key = (op_name, mode_name, profile, tuple(operands.items()))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable operand: judged without the memo
+        return _validate(db, op_name, mode_name, profile, operands)
+    cached = _REPORTS.get(id(db))
+    if cached is None or cached[0] is not db or len(cached[1]) >= _REPORTS_MAX:
+        cached = _REPORTS[id(db)] = (db, {})
+    report = cached[1].get(key)
+    if report is None:
+        report = cached[1][key] = _validate(db, op_name, mode_name, profile, operands)
+    return report
+
+
+def _validate(
     db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc]
 ) -> Report:
     op, mode = resolve(db, op_name, mode_name, profile, operands)

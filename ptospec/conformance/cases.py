@@ -210,13 +210,7 @@ def legal(report: Report) -> bool:
 
 
 def check(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Report:
-    """``validate``, remembered: the case search asks about the same configuration many times."""
-    memo = _search(db).reports
-    key = (op.name, mode.name, profile, tuple(tiles.items()))
-    report = memo.get(key)
-    if report is None:
-        report = memo[key] = validate(db, op.name, mode.name, profile, tiles)
-    return report
+    return validate(db, op.name, mode.name, profile, tiles)
 
 
 def layout_variants(db: Database, base: Tiles) -> Iterator[Tiles]:
@@ -347,7 +341,6 @@ class _Search:
     ``all_cases`` starts each op with fresh hints (and what depends on them) for byte-identical output."""
 
     db: Database
-    reports: dict[tuple, Report] = field(default_factory=dict)
     configs: dict[tuple, Tiles | None] = field(default_factory=dict)
     hints: dict[tuple, list[tuple[int, int]]] = field(default_factory=dict)
     feasible: dict[tuple, bool] = field(default_factory=dict)
@@ -355,7 +348,7 @@ class _Search:
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
 
     def restart(self) -> None:
-        for memo in (self.reports, self.configs, self.hints, self.feasible):
+        for memo in (self.configs, self.hints, self.feasible):
             memo.clear()
 
 
