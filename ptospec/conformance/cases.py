@@ -244,90 +244,100 @@ def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
 
 # ---------------------------------------------------------------- which fields a rule reads
 
-ANY = "*"  # a rule that reads a whole tile (or elements): any change may matter
-_LAYOUT_FIELDS = frozenset({"blayout", "slayout"})
+ANY = "*"  # a rule that reads a whole tile (or its elements): any change of that operand may matter
+_LAYOUT_FIELDS = ("blayout", "slayout")
+Read = tuple[str, str]  # (operand, descriptor field); "value" for attributes
 
 
-def _fields_read(nodes: list[Node], lets: dict[str, list[Node]], tiles: set[str], dtype_names: set[str],
-                 attr_names: set[str]) -> frozenset[str]:
-    """Descriptor fields the expressions (and the ``let`` values they use) read; ``value`` for attributes."""
-    out: set[str] = set()
+def _reads(nodes: list[Node], lets: dict[str, list[Node]], tiles: set[str], type_users: dict[str, tuple[str, ...]],
+           attrs: set[str]) -> set[Read]:
+    """The (operand, field) pairs the expressions (and the ``let`` values they use) read."""
+    out: set[Read] = set()
     todo, seen = list(nodes), set()
     while todo:
         for n in walk(todo.pop()):
             if isinstance(n, Attr) and n.obj != "profile":
-                out |= _LAYOUT_FIELDS if n.name == "layout" else {n.name}
+                out.update((n.obj, f) for f in (_LAYOUT_FIELDS if n.name == "layout" else (n.name,)))
             elif isinstance(n, Index):
-                out.add(ANY)
+                out.add((n.base, ANY))
             elif isinstance(n, Name):
                 if n.id in lets and n.id not in seen:
                     seen.add(n.id)
                     todo.extend(lets[n.id])
                 if n.id in tiles:
-                    out.add(ANY)
-                if n.id in dtype_names:
-                    out.add("dtype")
-                if n.id in attr_names:
-                    out.add("value")
-    return frozenset(out)
+                    out.add((n.id, ANY))
+                out.update((u, "dtype") for u in type_users.get(n.id, ()))
+                if n.id in attrs:
+                    out.add((n.id, "value"))
+    return out
 
 
-def rule_reads(db: Database, op: OpSpec) -> dict[str, frozenset[str]]:
-    """Rule id -> the descriptor fields its verdict depends on, for every rule ``validate`` can report
-    on a well-formed invocation of ``op`` (its rules, the tile rules, the dtype checks)."""
+def rule_reads(db: Database, op: OpSpec, mode: Mode) -> dict[str, frozenset[Read]]:
+    """Rule id -> the (operand, field) pairs its verdict depends on, for every rule ``validate`` can report
+    on a well-formed invocation of ``mode`` (the op's rules, the tile rules, the dtype checks)."""
     memo = _search(db).reads
-    if op.name in memo:
-        return memo[op.name]
-    operands = {o.name for m in op.modes for o in m.operands if not o.is_attr}
-    attrs = {o.name for m in op.modes for o in m.attrs}
-    type_vars = {v for m in op.modes for v in m.type_vars}
-    reads: dict[str, set[str]] = {}
-    for var in type_vars:
-        reads[f"dtype.{var.lower()}"] = {"dtype"}
-        reads[f"dtype.same-{var.lower()}"] = {"dtype"}
+    if (op.name, mode.name) in memo:
+        return memo[op.name, mode.name]
+    tiles = {o.name for o in mode.operands if not o.is_attr}
+    attrs = {o.name for o in mode.attrs}
+    type_users = {v: tuple(o.name for o in mode.operands if o.dtype == v) for v in mode.type_vars}
+    reads: dict[str, set[Read]] = {}
+    for var, users in type_users.items():
+        reads[f"dtype.{var.lower()}"] = {(o, "dtype") for o in tiles}  # the table judges the whole binding
+        reads[f"dtype.same-{var.lower()}"] = {(u, "dtype") for u in users}
     for rule in db.isa.tile_rules:
         nodes = [n for n in (rule.check, rule.when) if n is not None]
-        reads.setdefault(rule.id, set()).update(_fields_read(nodes, {}, {"t"}, set(), set()))
+        fields = {f for _, f in _reads(nodes, {}, {"t"}, {}, set())}
+        reads.setdefault(rule.id, set()).update((o, f) for o in tiles for f in fields)
     op_lets = [(name, node) for name, node, _ in op.let]
     for rule in op.rules:
         if rule.kind == "loc":
-            fields: frozenset[str] = frozenset({"loc"})
+            found = {(o, "loc") for o in rule.operands}
         elif rule.kind == "layout":
-            fields = _LAYOUT_FIELDS
+            found = {(o, f) for o in rule.operands for f in _LAYOUT_FIELDS}
         else:
             nodes = [n for n in (rule.check, rule.when) if n is not None] + [node for _, node, _ in rule.let]
             lets: dict[str, list[Node]] = {}
             for name, node in [*op_lets, *((name, node) for name, node, _ in rule.let)]:
                 lets.setdefault(name, []).append(node)
-            fields = _fields_read(nodes, lets, operands, type_vars, attrs)
-        reads.setdefault(rule.id, set()).update(fields)
-    result = {rid: frozenset(f) for rid, f in reads.items()}
-    memo[op.name] = result
+            found = _reads(nodes, lets, tiles, type_users, attrs)
+        reads.setdefault(rule.id, set()).update(found)
+    result = {rid: frozenset(r) for rid, r in reads.items()}
+    memo[op.name, mode.name] = result
     return result
+
+
+def _touches(reads: frozenset[Read], changed: frozenset[Read]) -> bool:
+    return any((o, f) in reads or (o, ANY) in reads for o, f in changed)
 
 
 PHYSICAL_FIELDS = frozenset({"rows", "cols", ANY})
 
 
-def _fixed_violations(op: OpSpec, report: Report, db: Database) -> set[str] | None:
+def _physical(db: Database, op: OpSpec, mode: Mode, rid: str) -> frozenset[str]:
+    """Which of the physical dimensions (rows, cols, or ``ANY``) rule ``rid`` reads."""
+    reads = rule_reads(db, op, mode).get(rid)
+    if reads is None:
+        return frozenset() if rid.startswith(("profile.", "invocation.")) else frozenset({ANY})
+    return frozenset(f for _, f in reads) & PHYSICAL_FIELDS
+
+
+def _fixed_violations(db: Database, op: OpSpec, mode: Mode, report: Report) -> set[str] | None:
     """Rule ids of ``report`` whose verdict no change of the tiles' physical rows and cols can alter
     (None: the report has deferred checks)."""
     if report.deferred:
         return None
-    reads = rule_reads(db, op)
-    return {r for r in report.rule_ids
-            if r.startswith(("profile.", "invocation.")) or (r in reads and not reads[r] & PHYSICAL_FIELDS)}
+    return {r for r in report.rule_ids if not _physical(db, op, mode, r)}
 
 
-def _legality_blocked(db: Database, op: OpSpec, report: Report) -> tuple[bool, bool, bool]:
+def _legality_blocked(db: Database, op: OpSpec, mode: Mode, report: Report) -> tuple[bool, bool, bool]:
     """For a configuration that must become legal: (no rounding helps, no configuration with this row
     rounding is legal, no configuration with this column rounding is legal)."""
     if report.deferred:
         return True, False, False
-    reads = rule_reads(db, op)
     row_bad = col_bad = False
     for rid in report.rule_ids:
-        physical = reads.get(rid, frozenset({ANY})) & PHYSICAL_FIELDS
+        physical = _physical(db, op, mode, rid)
         if not physical:
             return True, False, False
         row_bad |= physical == {"rows"}
@@ -344,7 +354,7 @@ class _Search:
     configs: dict[tuple, Tiles | None] = field(default_factory=dict)
     hints: dict[tuple, list[tuple[int, int]]] = field(default_factory=dict)
     feasible: dict[tuple, bool] = field(default_factory=dict)
-    reads: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    reads: dict[tuple[str, str], dict[str, frozenset[Read]]] = field(default_factory=dict)
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
 
     def restart(self) -> None:
@@ -378,7 +388,7 @@ def configurations(
         sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
         hint = state.hints.setdefault((op.name, mode.name, profile, target, partial, layout, sizes), [])
         found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, hint,
-                        lambda op, report: _legality_blocked(db, op, report))
+                        lambda op, report: _legality_blocked(db, op, mode, report))
     state.configs[exact] = found
     return found
 
@@ -551,10 +561,10 @@ def _changed(tiles: Tiles, change: Change) -> Tiles:
     return out
 
 
-def _changed_fields(tiles: Tiles, change: Change) -> frozenset[str]:
-    """Every descriptor field ``change`` really changes, with ``ANY``."""
-    return frozenset([ANY, *(f for name, fields in change.items() for f, v in fields.items()
-                             if getattr(tiles[name], f) != v)])
+def _changed_fields(tiles: Tiles, change: Change) -> frozenset[Read]:
+    """Every (operand, field) ``change`` really changes."""
+    return frozenset((name, f) for name, fields in change.items() for f, v in fields.items()
+                     if getattr(tiles[name], f) != v)
 
 
 def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: Tiles,
@@ -564,7 +574,7 @@ def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: 
             r.startswith("tile.") for r in report.rule_ids)
 
     def blocked(op: OpSpec, report: Report) -> tuple[bool, bool, bool]:
-        fixed = _fixed_violations(op, report, db)
+        fixed = _fixed_violations(db, op, mode, report)
         return fixed is None or len(fixed) > 1 or any(r.startswith("tile.") for r in fixed), False, False
 
     return reshape(db, op, mode, profile, mutant, target, True, single, blocked=blocked)
@@ -595,7 +605,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                     picked.append(c)
             picked.extend(c for c in bases[:: max(1, len(bases) // 6)] if c not in picked)
             found: dict[str, Tiles] = {}
-            reads = {rid: rule_reads(db, op)[rid] for rid in reportable(db, op, mode, profile)}
+            reads = {rid: rule_reads(db, op, mode)[rid] for rid in reportable(db, op, mode, profile)}
             tile_ids = {r.id for r in db.isa.tile_rules}
             open_ids: dict[frozenset[str], set[str]] = {}  # changed fields -> rules that could add a case
             for base_case in picked:
@@ -606,7 +616,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                     # when none of those can still add a case (tile rules: judged on the changed tiles)
                     changed = _changed_fields(tiles, change)
                     if changed not in open_ids:
-                        open_ids[changed] = {rid for rid, fields in reads.items() if fields & changed}
+                        open_ids[changed] = {rid for rid, r in reads.items() if _touches(r, changed)}
                     candidates = open_ids[changed] - found.keys()
                     if not candidates:
                         continue
