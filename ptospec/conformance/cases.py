@@ -412,21 +412,26 @@ def legal_configuration(
     target: tuple[int, int], partial: bool, layout: int,
 ) -> Tiles | None:
     """The legal configuration nearest to a drawn one, so that property tests draw legal configurations
-    directly: at ``target``; else with the nearest column count, then the nearest row count (within
-    ``PROPERTY_ROWS`` x ``PROPERTY_COLS``); else at the layout variant's example target; else the first legal
-    variant of the binding.  None only when the binding is not ``feasible``."""
+    directly.  The drawn layout variant and partial flag come first, then the other flag, then the base
+    layouts: the first of these legal at ``target``; else, the first that is legal at its example target,
+    with the nearest column count, then the nearest row count (within ``PROPERTY_ROWS`` x ``PROPERTY_COLS``),
+    else at that example target; else the first legal variant of the binding.  None only when the
+    binding is not ``feasible``."""
+    def at(t: tuple[int, int], p: bool, lay: int) -> Tiles | None:
+        return configurations(db, op, mode, profile, binding, t, p, lay)
+
+    options = list(dict.fromkeys([(partial, layout), (not partial, layout), (partial, 0), (not partial, 0)]))
+    for p, lay in options:
+        if (tiles := at(target, p, lay)) is not None:
+            return tiles
+    own = example_target(example_tiles(db, mode))
     rows, cols = target
-    if configurations(db, op, mode, profile, binding, target, partial, layout) is None:
-        own = example_target(example_tiles(db, mode))
-        if configurations(db, op, mode, profile, binding, own, partial, layout) is None:
-            # the variant itself is illegal for this binding: take the binding's first legal variant
-            return next((tiles for t, p, lay in variant_space(db, op, mode)
-                         for tiles in [configurations(db, op, mode, profile, binding, t, p, lay)]
-                         if tiles is not None), None)
-        candidates = [*((rows, c) for c in _nearest(cols, PROPERTY_COLS)),
-                      *((r, cols) for r in _nearest(rows, PROPERTY_ROWS)), own]
-        target = next(t for t in candidates if configurations(db, op, mode, profile, binding, t, partial, layout))
-    return configurations(db, op, mode, profile, binding, target, partial, layout)
+    for p, lay in options:
+        if at(own, p, lay) is not None:
+            near = [*((rows, c) for c in _nearest(cols, PROPERTY_COLS)),
+                    *((r, cols) for r in _nearest(rows, PROPERTY_ROWS))]
+            return next((tiles for t in near if (tiles := at(t, p, lay)) is not None), at(own, p, lay))
+    return next((tiles for t, p, lay in variant_space(db, op, mode) if (tiles := at(t, p, lay)) is not None), None)
 
 
 def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
