@@ -3,6 +3,12 @@
 Candidate configurations start from each mode's ``example`` tiles; dtypes, valid regions,
 physical shapes and layouts are varied generically, and only what ``validate`` accepts
 (or, for must-reject cases, what it rejects with exactly one rule id) is kept.
+
+The search asks ``validate`` only what can change its outcome.  ``rule_reads`` says which
+(operand, field) pairs each rule's expressions read; from it, a rounding search skips roundings a
+failed rule rules out (a rule reading only cols fails for every rounding of rows), and the
+must-reject search skips mutations whose changed fields only rules that already have their case
+read.  Both skips are exact: the cases are the same as with a check of every candidate.
 """
 
 from __future__ import annotations
