@@ -61,7 +61,7 @@ def bench_gen(specs: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         args = (["--specs", specs] if specs else []) + ["gen-tests", "--force", "--out", tmp]
         start = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):  # one "wrote" line per module
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # progress
             ptospec_main(args)
         elapsed = time.perf_counter() - start
         (pos, rej, prop), uncovered = suite_counts(Path(tmp))
