@@ -138,13 +138,36 @@ def _rule_references(rule: Rule) -> set[str]:
     return found
 
 
+_REPORTS: dict[int, tuple[Database, dict[tuple, Report]]] = {}  # per database object
+_REPORTS_MAX = 20_000
+
+
 def validate(
     db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
     implied: Collection[str] = (),
 ) -> Report:
     """Check one invocation.  ``implied`` names operands the assembly form leaves out (a synchronous line
     has no tmp: the implementation allocates it); they are not reported missing, and the rules that
-    concern them are listed in ``Report.implied`` instead of being checked."""
+    concern them are listed in ``Report.implied`` instead of being checked.  Reports are remembered (they
+    are immutable, and a conformance run asks about the same invocation several times)."""
+    key = (op_name, mode_name, profile, tuple(operands.items()), tuple(implied))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable operand: judged without the memo
+        return _validate(db, op_name, mode_name, profile, operands, implied)
+    cached = _REPORTS.get(id(db))
+    if cached is None or cached[0] is not db or len(cached[1]) >= _REPORTS_MAX:
+        cached = _REPORTS[id(db)] = (db, {})
+    report = cached[1].get(key)
+    if report is None:
+        report = cached[1][key] = _validate(db, op_name, mode_name, profile, operands, implied)
+    return report
+
+
+def _validate(
+    db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
+    implied: Collection[str] = (),
+) -> Report:
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     out: list[Violation] = []
     deferred: list[str] = []
@@ -196,16 +219,12 @@ def validate(
             var, isa_rules = "g", db.isa.global_rules
         else:
             continue
-        scope = Scope(isa=db.isa, tiles={var: desc})
-        for rule in isa_rules:
-            try:
-                if rule.when is not None and not evaluate(rule.when, scope):
-                    continue
-                if not evaluate(rule.check, scope):
-                    out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} "
-                                         f"({_describe(desc)})", "static", f"{rule.file}:{rule.line}"))
-            except UnknownValue:
+        for rule, verdict in rule_verdicts(db, desc, var, isa_rules):
+            if verdict is None:
                 deferred.append(f"{rule.id} ({name})")
+            elif not verdict:
+                out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} "
+                                     f"({_describe(desc)})", "static", f"{rule.file}:{rule.line}"))
 
     # 3. operands sharing a type variable must share the dtype
     for var in mode.type_vars:
@@ -238,6 +257,37 @@ def validate(
             out.append(Violation(rule.id, rule.operands, f"cannot evaluate the check: {exc.message}", rule.phase,
                                  f"{rule.file}:{rule.line}"))
     return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped))
+
+
+_TILE_VERDICTS: dict[int, tuple[object, dict[object, tuple]]] = {}  # per ISA object
+_TILE_VERDICTS_MAX = 100_000
+
+
+def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules) -> tuple[tuple[Rule, bool | None], ...]:
+    """Each well-formedness rule that applies to ``desc`` with its verdict (None: needs a dynamic value),
+    remembered per descriptor: the verdict depends on the operand alone, and searches ask about the same
+    operands often."""
+    cached = _TILE_VERDICTS.get(id(db.isa))
+    if cached is None or cached[0] is not db.isa or len(cached[1]) >= _TILE_VERDICTS_MAX:
+        cached = _TILE_VERDICTS[id(db.isa)] = (db.isa, {})
+    verdicts = cached[1].get(desc)
+    if verdicts is None:
+        scope = Scope(isa=db.isa, tiles={var: desc})
+        found: list[tuple[Rule, bool | None]] = []
+        for rule in rules:
+            try:
+                if rule.when is not None and not evaluate(rule.when, scope):
+                    continue
+                found.append((rule, bool(evaluate(rule.check, scope))))
+            except UnknownValue:
+                found.append((rule, None))
+        verdicts = cached[1][desc] = tuple(found)
+    return verdicts
+
+
+def tile_verdicts(db: Database, desc: TileDesc) -> tuple[tuple[Rule, bool | None], ...]:
+    """The tile rules' verdicts on one tile (see ``rule_verdicts``)."""
+    return rule_verdicts(db, desc, "t", db.isa.tile_rules)
 
 
 def _describe(t: TileDesc | GlobalDesc) -> str:

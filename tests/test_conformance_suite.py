@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,14 +19,15 @@ SUITE = ROOT / "generated_tests"
 
 
 def run_suite(tmp_path: Path, backend: str, module: str, profile: str, *extra: str) -> tuple[int, dict, str]:
+    """Run one generated module against a backend in this process (as pytest's own pytester does: a
+    fresh session, its terminal output captured), returning exit code, JSON report and output."""
     report = tmp_path / "report.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(SUITE / module), f"--pto-backend={backend}", f"--pto-profile={profile}",
-         f"--pto-report={report}", "-p", "no:cacheprovider", "-q", *extra],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = pytest.main([str(SUITE / module), f"--pto-backend={backend}", f"--pto-profile={profile}",
+                            f"--pto-report={report}", "-p", "no:cacheprovider", "--capture=sys", "-q", *extra])
     data = json.loads(report.read_text()) if report.exists() else {}
-    return proc.returncode, data, proc.stdout + proc.stderr
+    return int(code), data, out.getvalue()
 
 
 def failed_ids(data: dict) -> set[str]:

@@ -3,6 +3,12 @@
 Candidate configurations start from each mode's ``example`` tiles; dtypes, valid regions,
 physical shapes and layouts are varied generically, and only what ``validate`` accepts
 (or, for must-reject cases, what it rejects with exactly one rule id) is kept.
+
+The search asks ``validate`` only what can change its outcome.  ``rule_reads`` says which
+(operand, field) pairs each rule's expressions read; from it, a rounding search skips roundings a
+failed rule rules out (a rule reading only cols fails for every rounding of rows), and the
+must-reject search skips mutations whose changed fields only rules that already have their case
+read.  Both skips are exact: the cases are the same as with a check of every candidate.
 """
 
 from __future__ import annotations
@@ -13,10 +19,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..asm.types import format_descriptor, parse_descriptor
-from ..expr.ast import Attr, walk
+from ..expr.ast import Attr, Index, Name, Node, walk
 from ..model import Database, Mode, OpSpec
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from ..validator import Report, validate
+from ..validator import Report, tile_verdicts, validate
 from . import views
 
 Tiles = dict[str, TileDesc | ScalarDesc]
@@ -44,7 +50,7 @@ class Case:
         return "reject" if self.reject else "positive"
 
     def parsed(self, db: Database) -> Tiles:
-        return {n: parse_descriptor(t, db.isa) for n, t in self.tiles.items()}
+        return {n: descriptor(db, t) for n, t in self.tiles.items()}
 
 
 def seed_of(text: str) -> int:
@@ -108,15 +114,25 @@ def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
 
 def feasible(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str]) -> bool:
     """Whether the binding is legal in at least one of the shape/layout variants cases are drawn from."""
+    memo = _search(db).feasible
     key = (op.name, mode.name, profile, tuple(sorted(binding.items())))
-    if key not in _FEASIBLE:
-        _FEASIBLE[key] = any(configurations(db, op, mode, profile, binding, target, partial, layout) is not None
-                             for target, partial, layout in variant_space(db, op, mode))
-    return _FEASIBLE[key]
+    if key not in memo:
+        memo[key] = any(configurations(db, op, mode, profile, binding, target, partial, layout) is not None
+                        for target, partial, layout in variant_space(db, op, mode))
+    return memo[key]
+
+
+def descriptor(db: Database, text: str) -> TileDesc | ScalarDesc | AttrDesc:
+    """``parse_descriptor``, remembered (cases repeat the same descriptors)."""
+    memo = _search(db).descriptors
+    desc = memo.get(text)
+    if desc is None:
+        desc = memo[text] = parse_descriptor(text, db.isa)
+    return desc
 
 
 def example_tiles(db: Database, mode: Mode) -> Tiles:
-    return {o.name: parse_descriptor(mode.example.tiles[o.name], db.isa) for o in mode.operands}
+    return {o.name: descriptor(db, mode.example.tiles[o.name]) for o in mode.operands}
 
 
 def with_dtypes(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> Tiles:
@@ -172,26 +188,45 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
 def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
+    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None,
 ) -> Tiles | None:
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
     A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
     dimension becomes the target's.  Physical dimensions are the valid ones rounded up to a power of
     two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
-    (a list) remembers the rounding that worked last and is tried first.
+    (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
+    rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
+    can be accepted; the search skips those (it finds the same rounding, with fewer checks).
     """
-    order = ([hint[0]] if hint else []) + SCALES
-    for kr, kc in order:
+    bad_rows: set[int] = set()
+    bad_cols: set[int] = set()
+    for kr, kc in ([hint[0]] if hint else []) + SCALES:
+        if kr in bad_rows or kc in bad_cols:
+            continue
         tiles = _shaped(db.isa, base, target, partial, kr, kc)
-        if accept(validate(db, op.name, mode.name, profile, tiles)):
+        report = check(db, op, mode, profile, tiles)
+        if accept(report):
             if hint is not None:
                 hint[:] = [(kr, kc)]
             return tiles
+        if blocked is not None:
+            hopeless, row_bad, col_bad = blocked(op, report)
+            if hopeless:
+                return None
+            if row_bad:
+                bad_rows.add(kr)
+            if col_bad:
+                bad_cols.add(kc)
     return None
 
 
 def legal(report: Report) -> bool:
     return report.ok and not report.deferred
+
+
+def check(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Report:
+    return validate(db, op.name, mode.name, profile, tiles)
 
 
 def pad_readers(mode: Mode) -> tuple[str, ...]:
@@ -251,16 +286,137 @@ def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
     return f"{types}{shape}-{lays}"
 
 
+
+# ---------------------------------------------------------------- which fields a rule reads
+
+ANY = "*"  # a rule that reads a whole tile (or its elements): any change of that operand may matter
+_LAYOUT_FIELDS = ("blayout", "slayout")
+Read = tuple[str, str]  # (operand, descriptor field); "value" for attributes
+
+
+def _reads(nodes: list[Node], lets: dict[str, list[Node]], tiles: set[str], type_users: dict[str, tuple[str, ...]],
+           attrs: set[str]) -> set[Read]:
+    """The (operand, field) pairs the expressions (and the ``let`` values they use) read."""
+    out: set[Read] = set()
+    todo, seen = list(nodes), set()
+    while todo:
+        for n in walk(todo.pop()):
+            if isinstance(n, Attr) and n.obj != "profile":
+                out.update((n.obj, f) for f in (_LAYOUT_FIELDS if n.name == "layout" else (n.name,)))
+            elif isinstance(n, Index):
+                out.add((n.base, ANY))
+            elif isinstance(n, Name):
+                if n.id in lets and n.id not in seen:
+                    seen.add(n.id)
+                    todo.extend(lets[n.id])
+                if n.id in tiles:
+                    out.add((n.id, ANY))
+                out.update((u, "dtype") for u in type_users.get(n.id, ()))
+                if n.id in attrs:
+                    out.add((n.id, "value"))
+    return out
+
+
+def rule_reads(db: Database, op: OpSpec, mode: Mode) -> dict[str, frozenset[Read]]:
+    """Rule id -> the (operand, field) pairs its verdict depends on, for every rule ``validate`` can report
+    on a well-formed invocation of ``mode`` (the op's rules, the tile rules, the dtype checks)."""
+    memo = _search(db).reads
+    if (op.name, mode.name) in memo:
+        return memo[op.name, mode.name]
+    tiles = {o.name for o in mode.operands if not o.is_attr}
+    attrs = {o.name for o in mode.attrs}
+    type_users = {v: tuple(o.name for o in mode.operands if o.dtype == v) for v in mode.type_vars}
+    reads: dict[str, set[Read]] = {}
+    for var, users in type_users.items():
+        reads[f"dtype.{var.lower()}"] = {(o, "dtype") for o in tiles}  # the table judges the whole binding
+        reads[f"dtype.same-{var.lower()}"] = {(u, "dtype") for u in users}
+    views_ = {o.name for o in mode.operands if o.is_global}
+    for var, group, isa_rules in (("t", tiles - views_, db.isa.tile_rules), ("g", views_, db.isa.global_rules)):
+        for rule in isa_rules:
+            nodes = [n for n in (rule.check, rule.when) if n is not None]
+            fields = {f for _, f in _reads(nodes, {}, {var}, {}, set())}
+            reads.setdefault(rule.id, set()).update((o, f) for o in group for f in fields)
+    op_lets = [(name, node) for name, node, _ in op.let]
+    for rule in op.rules:
+        if rule.kind == "loc":
+            found = {(o, "loc") for o in rule.operands}
+        elif rule.kind == "layout":
+            found = {(o, f) for o in rule.operands for f in _LAYOUT_FIELDS}
+        else:
+            nodes = [n for n in (rule.check, rule.when) if n is not None] + [node for _, node, _ in rule.let]
+            lets: dict[str, list[Node]] = {}
+            for name, node in [*op_lets, *((name, node) for name, node, _ in rule.let)]:
+                lets.setdefault(name, []).append(node)
+            found = _reads(nodes, lets, tiles, type_users, attrs)
+        reads.setdefault(rule.id, set()).update(found)
+    result = {rid: frozenset(r) for rid, r in reads.items()}
+    memo[op.name, mode.name] = result
+    return result
+
+
+def _touches(reads: frozenset[Read], changed: frozenset[Read]) -> bool:
+    return any((o, f) in reads or (o, ANY) in reads for o, f in changed)
+
+
+PHYSICAL_FIELDS = frozenset({"rows", "cols", ANY})
+
+
+def _physical(db: Database, op: OpSpec, mode: Mode, rid: str) -> frozenset[str]:
+    """Which of the physical dimensions (rows, cols, or ``ANY``) rule ``rid`` reads."""
+    reads = rule_reads(db, op, mode).get(rid)
+    if reads is None:
+        return frozenset() if rid.startswith(("profile.", "invocation.")) else frozenset({ANY})
+    return frozenset(f for _, f in reads) & PHYSICAL_FIELDS
+
+
+def _fixed_violations(db: Database, op: OpSpec, mode: Mode, report: Report) -> set[str] | None:
+    """Rule ids of ``report`` whose verdict no change of the tiles' physical rows and cols can alter
+    (None: the report has deferred checks)."""
+    if report.deferred:
+        return None
+    return {r for r in report.rule_ids if not _physical(db, op, mode, r)}
+
+
+def _legality_blocked(db: Database, op: OpSpec, mode: Mode, report: Report) -> tuple[bool, bool, bool]:
+    """For a configuration that must become legal: (no rounding helps, no configuration with this row
+    rounding is legal, no configuration with this column rounding is legal)."""
+    if report.deferred:
+        return True, False, False
+    row_bad = col_bad = False
+    for rid in report.rule_ids:
+        physical = _physical(db, op, mode, rid)
+        if not physical:
+            return True, False, False
+        row_bad |= physical == {"rows"}
+        col_bad |= physical == {"cols"}
+    return False, row_bad, col_bad
+
+
 @dataclass
-class Plan:
-    """Per (op, mode, profile): the shape/layout variants that are legal for some dtype binding."""
+class _Search:
+    """What the case search remembers about one database.  The rounding hints steer the search, so
+    ``all_cases`` starts each op with fresh hints (and what depends on them) for byte-identical output."""
 
-    variants: list[tuple[tuple[int, int], bool, int]]  # (target, partial, layout variant index)
+    db: Database
+    configs: dict[tuple, Tiles | None] = field(default_factory=dict)
+    hints: dict[tuple, list[tuple[int, int]]] = field(default_factory=dict)
+    feasible: dict[tuple, bool] = field(default_factory=dict)
+    reads: dict[tuple[str, str], dict[str, frozenset[Read]]] = field(default_factory=dict)
+    descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
+
+    def restart(self) -> None:
+        for memo in (self.configs, self.hints, self.feasible):
+            memo.clear()
 
 
-_HINTS: dict[tuple, list[tuple[int, int]]] = {}
-_IMPOSSIBLE: set[tuple] = set()
-_FEASIBLE: dict[tuple, bool] = {}
+_SEARCH: dict[int, _Search] = {}
+
+
+def _search(db: Database) -> _Search:
+    state = _SEARCH.get(id(db))
+    if state is None or state.db is not db:
+        state = _SEARCH[id(db)] = _Search(db)
+    return state
 
 
 def configurations(
@@ -268,19 +424,61 @@ def configurations(
     target: tuple[int, int], partial: bool, layout: int,
 ) -> Tiles | None:
     """A legal configuration for one dtype binding and one shape/layout variant, or None."""
+    state = _search(db)
+    exact = (op.name, mode.name, profile, target, partial, layout, tuple(binding.items()))
+    if exact in state.configs:
+        return state.configs[exact]
     base = with_dtypes(mode, example_tiles(db, mode), binding)
     variants = list(layout_variants(db, base, pad_readers(mode)))
-    if layout >= len(variants):
-        return None
-    sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
-    key = (op.name, mode.name, profile, target, partial, layout, sizes)
-    exact = (*key, tuple(binding.values()))
-    if exact in _IMPOSSIBLE:
-        return None
-    found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, _HINTS.setdefault(key, []))
-    if found is None:
-        _IMPOSSIBLE.add(exact)
+    found = None
+    if layout < len(variants):
+        sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
+        hint = state.hints.setdefault((op.name, mode.name, profile, target, partial, layout, sizes), [])
+        found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, hint,
+                        lambda op, report: _legality_blocked(db, op, mode, report))
+    state.configs[exact] = found
     return found
+
+
+# Ranges of the valid regions property tests draw.
+PROPERTY_ROWS = (1, 24)
+PROPERTY_COLS = (1, 80)
+
+
+def _nearest(value: int, bounds: tuple[int, int]) -> Iterator[int]:
+    """``value``, then the other values of ``bounds`` by distance (the smaller first)."""
+    lo, hi = bounds
+    for d in range(hi - lo + 1):
+        for v in (value - d, value + d) if d else (value,):
+            if lo <= v <= hi:
+                yield v
+
+
+def legal_configuration(
+    db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
+    target: tuple[int, int], partial: bool, layout: int,
+) -> Tiles | None:
+    """The legal configuration nearest to a drawn one, so that property tests draw legal configurations
+    directly.  The drawn layout variant and partial flag come first, then the other flag, then the base
+    layouts: the first of these legal at ``target``; else, the first that is legal at its example target,
+    with the nearest column count, then the nearest row count (within ``PROPERTY_ROWS`` x ``PROPERTY_COLS``),
+    else at that example target; else the first legal variant of the binding.  None only when the
+    binding is not ``feasible``."""
+    def at(t: tuple[int, int], p: bool, lay: int) -> Tiles | None:
+        return configurations(db, op, mode, profile, binding, t, p, lay)
+
+    options = list(dict.fromkeys([(partial, layout), (not partial, layout), (partial, 0), (not partial, 0)]))
+    for p, lay in options:
+        if (tiles := at(target, p, lay)) is not None:
+            return tiles
+    own = example_target(example_tiles(db, mode))
+    rows, cols = target
+    for p, lay in options:
+        if at(own, p, lay) is not None:
+            near = [*((rows, c) for c in _nearest(cols, PROPERTY_COLS)),
+                    *((r, cols) for r in _nearest(rows, PROPERTY_ROWS))]
+            return next((tiles for t in near if (tiles := at(t, p, lay)) is not None), at(own, p, lay))
+    return next((tiles for t, p, lay in variant_space(db, op, mode) if (tiles := at(t, p, lay)) is not None), None)
 
 
 def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
@@ -354,59 +552,80 @@ def case_id(case: Case, db: Database) -> str:
 # ---------------------------------------------------------------- must-reject cases
 
 
-def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[tuple[Tiles, bool]]:
-    """Single-attribute mutations of a legal configuration; the flag says whether reshaping may help."""
+Change = dict[str, dict[str, object]]  # operand -> descriptor field -> new value
+
+
+def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[tuple[Change, bool]]:
+    """Single-attribute mutations of a legal configuration, as changes (see ``_apply``); the flag says
+    whether reshaping may help."""
     dtypes = list(db.isa.dtypes)
     for var in mode.type_vars:
         users = [o.name for o in mode.operands if o.dtype == var]
         for d in dtypes:
             if d != tiles[users[0]].dtype:
-                changed = {**tiles}
-                for u in users:
-                    t = tiles[u]
-                    changed[u] = ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)
-                yield changed, True
+                yield {u: {"dtype": d} for u in users}, True
     for a in mode.attrs:
         for value in db.isa.enums[a.enum].values:
             if value != tiles[a.name].value:
-                yield {**tiles, a.name: AttrDesc(value)}, False
+                yield {a.name: {"value": value}}, False
     for o in mode.operands:
         t = tiles[o.name]
         if o.is_attr:
             continue
         for d in dtypes:
             if d != t.dtype:
-                yield {**tiles, o.name: ScalarDesc(d) if isinstance(t, ScalarDesc) else t.with_(dtype=d)}, True
+                yield {o.name: {"dtype": d}}, True
     for o in mode.operands:
         t = tiles[o.name]
         if isinstance(t, GlobalDesc):
             for view in views.mutations(db.isa, t):
-                yield {**tiles, o.name: view}, False
+                yield {o.name: {f: getattr(view, f) for f in views.FIELDS if getattr(view, f) != getattr(t, f)}}, False
             continue
         if not isinstance(t, TileDesc):
             continue
         for loc in db.isa.tile_types:
             if loc != t.loc:
-                yield {**tiles, o.name: t.with_(loc=loc)}, False
+                yield {o.name: {"loc": loc}}, False
         for bl in db.isa.blayouts:
             for sl in db.isa.slayouts:
                 if (bl, sl) != (t.blayout, t.slayout):
-                    yield {**tiles, o.name: t.with_(blayout=bl, slayout=sl)}, True
+                    yield {o.name: {"blayout": bl, "slayout": sl}}, True
         for vr in (0, 1, 2, t.valid_row - 1, t.valid_row + 1):
             if vr >= 0 and vr != t.valid_row:
-                yield {**tiles, o.name: t.with_(valid_row=vr)}, False
-                yield {**tiles, o.name: t.with_(valid_row=vr, rows=max(t.rows, vr))}, False
+                yield {o.name: {"valid_row": vr}}, False
+                yield {o.name: {"valid_row": vr, "rows": max(t.rows, vr)}}, False
         for vc in (0, 1, 2, t.valid_col - 1, t.valid_col + 1):
             if vc >= 0 and vc != t.valid_col:
-                yield {**tiles, o.name: t.with_(valid_col=vc)}, False
-                yield {**tiles, o.name: t.with_(valid_col=vc, cols=max(t.cols, vc))}, False
+                yield {o.name: {"valid_col": vc}}, False
+                yield {o.name: {"valid_col": vc, "cols": max(t.cols, vc)}}, False
         for k in range(0, 9):
             size = 1 << k
             if size != t.cols:
-                yield {**tiles, o.name: t.with_(cols=size, valid_col=min(t.valid_col, size))}, False
+                yield {o.name: {"cols": size, "valid_col": min(t.valid_col, size)}}, False
             if size != t.rows:
-                yield {**tiles, o.name: t.with_(rows=size, valid_row=min(t.valid_row, size))}, False
-        yield {**tiles, o.name: t.with_(fractal=64)}, False
+                yield {o.name: {"rows": size, "valid_row": min(t.valid_row, size)}}, False
+        yield {o.name: {"fractal": 64}}, False
+
+
+def _changed(tiles: Tiles, change: Change) -> Tiles:
+    """The operands ``change`` touches, changed."""
+    out: Tiles = {}
+    for name, fields in change.items():
+        t = tiles[name]
+        if isinstance(t, TileDesc | GlobalDesc):
+            out[name] = t.with_(**fields)
+        elif isinstance(t, ScalarDesc):
+            out[name] = ScalarDesc(str(fields["dtype"]))
+        else:
+            out[name] = AttrDesc(str(fields["value"]))
+    return out
+
+
+def _changed_fields(tiles: Tiles, change: Change) -> frozenset[Read]:
+    """Every (operand, field) ``change`` really changes."""
+    return frozenset((name, read) for name, fields in change.items() for f, v in fields.items()
+                     if getattr(tiles[name], f) != v
+                     for read in (views.FIELD_READS[f] if isinstance(tiles[name], GlobalDesc) else (f,)))
 
 
 def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: Tiles,
@@ -415,7 +634,22 @@ def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: 
         return len(report.rule_ids) == 1 and not report.deferred and not any(
             r.startswith("tile.") for r in report.rule_ids)
 
-    return reshape(db, op, mode, profile, mutant, target, True, single)
+    def blocked(op: OpSpec, report: Report) -> tuple[bool, bool, bool]:
+        fixed = _fixed_violations(db, op, mode, report)
+        return fixed is None or len(fixed) > 1 or any(r.startswith("tile.") for r in fixed), False, False
+
+    return reshape(db, op, mode, profile, mutant, target, True, single, blocked=blocked)
+
+
+def reportable(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[str]:
+    """Rule ids ``validate`` can report for a well-formed invocation of ``mode`` on ``profile``."""
+    ids = [r.id for r in op.rules if mode.name in r.modes and profile in r.profiles]
+    ids += [r.id for r in db.isa.tile_rules]
+    if any(o.is_global for o in mode.operands):
+        ids += [r.id for r in db.isa.global_rules]
+    ids += [f"dtype.{v.lower()}" for v in mode.type_vars]
+    ids += [f"dtype.same-{v.lower()}" for v in mode.type_vars if sum(o.dtype == v for o in mode.operands) > 1]
+    return list(dict.fromkeys(ids))
 
 
 def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
@@ -434,11 +668,28 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                     picked.append(c)
             picked.extend(c for c in bases[:: max(1, len(bases) // 6)] if c not in picked)
             found: dict[str, Tiles] = {}
+            reads = {rid: rule_reads(db, op, mode)[rid] for rid in reportable(db, op, mode, profile)}
+            tile_ids = {r.id for r in db.isa.tile_rules}
+            open_ids: dict[frozenset[str], set[str]] = {}  # changed fields -> rules that could add a case
             for base_case in picked:
                 tiles = base_case.parsed(db)
                 target = example_target(tiles)
-                for mutant, may_reshape in _mutations(db, op, mode, profile, tiles):
-                    report = validate(db, op.name, mode.name, profile, mutant)
+                for change, may_reshape in _mutations(db, op, mode, profile, tiles):
+                    # the base is legal, so only rules reading a changed field can fail: skip the mutation
+                    # when none of those can still add a case (tile rules: judged on the changed tiles)
+                    changed = _changed_fields(tiles, change)
+                    if changed not in open_ids:
+                        open_ids[changed] = {rid for rid, r in reads.items() if _touches(r, changed)}
+                    candidates = open_ids[changed] - found.keys()
+                    if not candidates:
+                        continue
+                    touched = _changed(tiles, change)
+                    if candidates <= tile_ids and not any(
+                            verdict is False and rule.id in candidates for t in touched.values()
+                            if isinstance(t, TileDesc) for rule, verdict in tile_verdicts(db, t)):
+                        continue
+                    mutant = {**tiles, **touched}
+                    report = check(db, op, mode, profile, mutant)
                     if report.deferred:
                         continue
                     ids = report.rule_ids
@@ -467,6 +718,8 @@ def expected_rule_ids(db: Database, op: OpSpec) -> dict[str, set[tuple[str, str]
             ids = [r.id for r in op.rules if mode.name in r.modes and profile in r.profiles]
             ids += [f"dtype.{v.lower()}" for v in mode.type_vars]
             ids += [r.id for r in db.isa.tile_rules]
+            if any(o.is_global for o in mode.operands):
+                ids += [r.id for r in db.isa.global_rules]
             for rid in ids:
                 out.setdefault(rid, set()).add((mode.name, profile))
     return out
@@ -479,9 +732,6 @@ def uncovered_rules(db: Database, op: OpSpec, rejects: list[Case]) -> list[str]:
 
 
 def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:
-    # the rounding caches steer the search, so start from scratch for byte-identical output
-    _HINTS.clear()
-    _IMPOSSIBLE.clear()
-    _FEASIBLE.clear()
+    _search(db).restart()
     positives = positive_cases(db, op)
     return positives, reject_cases(db, op, positives)

@@ -38,8 +38,8 @@ def fingerprint(db: Database, op: OpSpec) -> str:
 
 CONFTEST = f'''{HEADER}
 # Conformance suite support: the `ptospec` pytest plugin (installed with ptospec) provides
-# --pto-backend, --pto-profile, --pto-report and the `pto_runner` fixture.  Property tests use the
-# hypothesis settings profile "ci" unless --hypothesis-profile is given ("thorough": many examples).
+# --pto-backend, --pto-profile, --pto-report, --pto-matrix and the `pto_runner` fixture.  Property tests use
+# the hypothesis settings profile "ci" unless --hypothesis-profile is given ("thorough": many examples).
 from __future__ import annotations
 
 import pytest
@@ -75,6 +75,8 @@ def render_module(db: Database, op: OpSpec) -> str:
         "# the reference executor.  Run: pytest generated_tests --pto-backend=NAME --pto-profile=P",
         f"# {len(positives)} positive cases, {len(rejects)} must-reject cases, {len(props)} property tests.",
         f"# Rules without a must-reject case: {', '.join(uncovered) or 'none'}",
+        '"""Generated conformance cases (PYTEST_DONT_REWRITE: no assertions, so pytest need not rewrite)."""',
+        "",
         "from __future__ import annotations",
         "",
         "import pytest",

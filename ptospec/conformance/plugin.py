@@ -1,6 +1,10 @@
 """pytest plugin running generated conformance suites against a backend.
 
     pytest generated_tests --pto-backend=NAME|module:Class|file.py:Class --pto-profile=P --pto-report=out.json
+    [--pto-matrix]
+
+After the run it prints one summary line, or with ``--pto-matrix`` (or ``--pto-report``) the
+op x dtype x profile pass/fail/skip matrix.
 
 Registered as the ``ptospec`` entry point in group ``pytest11``; it only acts on tests that use
 the ``pto_runner`` fixture (the generated modules), so it is inert in other projects.
@@ -21,10 +25,13 @@ from .cases import Case
 from .report import Matrix
 
 try:  # settings profiles for the property tests: --hypothesis-profile=ci|thorough
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Phase, settings
 
+    # ci: a few derandomized examples (every draw is a legal configuration), reported as found: no shrinking
     settings.register_profile("ci", max_examples=4, derandomize=True, deadline=None, database=None,
+                              phases=(Phase.explicit, Phase.reuse, Phase.generate),
                               suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+    # thorough: many random examples, failures shrunk to a minimal configuration
     settings.register_profile("thorough", max_examples=500, deadline=None,
                               suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 except ImportError:  # pragma: no cover - hypothesis is only needed for the property tests
@@ -32,6 +39,7 @@ except ImportError:  # pragma: no cover - hypothesis is only needed for the prop
 
 _MATRIX = pytest.StashKey[Matrix]()
 _KEYS = pytest.StashKey[dict[str, tuple[str, str, str]]]()
+_DATABASES = pytest.StashKey[dict[str, object]]()
 
 
 class PtoHooks:
@@ -60,7 +68,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pto-backend", default="reference",
                     help="backend: 'reference' (default), an installed backend name, module:Class or file.py:Class")
     group.addoption("--pto-profile", default=None, help="only run cases of this profile (cpu, a2a3, a5)")
-    group.addoption("--pto-report", default=None, metavar="PATH", help="write the pass/fail/skip matrix as JSON")
+    group.addoption("--pto-report", default=None, metavar="PATH",
+                    help="write the pass/fail/skip matrix as JSON (and print it)")
+    group.addoption("--pto-matrix", action="store_true", default=False,
+                    help="print the op x dtype x profile pass/fail/skip matrix (default: one summary line)")
     group.addoption("--pto-specs", default=None, metavar="DIR", help="spec database (default: found from the tests)")
 
 
@@ -92,14 +103,13 @@ def _dtype_of(case: Case, source: str | None) -> str:
 def _sources(config: pytest.Config, items: list[pytest.Item]) -> dict[tuple[str, str], str]:
     """(op, mode) -> first input operand, from the spec database (empty if it cannot be found)."""
     from ..errors import PtospecError
-    from ..loader import load_database
 
     start = next((Path(str(i.path)) for i in items if isinstance(getattr(i, "callspec", None) and
                                                                i.callspec.params.get("case"), Case)), None)
     if start is None:
         return {}
     try:
-        db = load_database(config.getoption("--pto-specs") or _find_specs(start.resolve()))
+        db = _database(config, config.getoption("--pto-specs") or _find_specs(start.resolve()))
     except PtospecError:
         return {}
     return {(op.name, m.name): next((o.name for o in m.operands if o.role == "in"), "")
@@ -138,13 +148,29 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     matrix = config.stash.get(_MATRIX, None)
     if matrix is None or not matrix.cells:
         return
-    terminalreporter.section(f"PTO conformance matrix (backend: {config.getoption('--pto-backend')})")
-    for line in matrix.lines():
-        terminalreporter.write_line(line)
+    backend = config.getoption("--pto-backend")
     path = config.getoption("--pto-report")
+    if config.getoption("--pto-matrix") or path:
+        terminalreporter.section(f"PTO conformance matrix (backend: {backend})")
+        for line in matrix.lines():
+            terminalreporter.write_line(line)
+    else:
+        terminalreporter.write_line(f"PTO conformance (backend: {backend}): {matrix.summary()}; "
+                                    "--pto-matrix prints the matrix")
     if path:
-        matrix.write(path, config.getoption("--pto-backend"))
+        matrix.write(path, backend)
         terminalreporter.write_line(f"wrote {path}")
+
+
+def _database(config: pytest.Config, specs: str | None):
+    """The spec database at ``specs``, loaded once per session."""
+    from ..loader import load_database
+
+    loaded = config.stash.setdefault(_DATABASES, {})
+    key = str(Path(specs).resolve()) if specs else ""
+    if key not in loaded:
+        loaded[key] = load_database(specs)
+    return loaded[key]
 
 
 def _find_specs(start: Path) -> str | None:
@@ -158,7 +184,6 @@ def _find_specs(start: Path) -> str | None:
 def pto_runner(request: pytest.FixtureRequest):
     """The backend under test, wrapped in a ``Runner`` (session-wide)."""
     from ..errors import PtospecError
-    from ..loader import load_database
     from .load import load_backend
     from .runner import Runner
 
@@ -167,7 +192,7 @@ def pto_runner(request: pytest.FixtureRequest):
         or _find_specs(Path(str(config.rootpath)))
     name = config.getoption("--pto-backend")
     try:
-        db = load_database(specs)
+        db = _database(config, specs)
         backend = load_backend(name, db)
         runner = Runner(db, backend, name)
     except PtospecError as exc:

@@ -1,4 +1,4 @@
-"""The op x dtype x profile pass/fail/skip matrix printed after a run and written as JSON."""
+"""The op x dtype x profile pass/fail/skip matrix of a run: a summary line, the table, JSON."""
 
 from __future__ import annotations
 
@@ -28,6 +28,15 @@ class Matrix:
         totals = {o: sum(c[o] for c in self.cells.values()) for o in OUTCOMES}
         out.append(f"{'total':<36} {totals['passed']:>6} {totals['failed']:>6} {totals['skipped']:>6}")
         return out
+
+    def summary(self) -> str:
+        """One line: outcome totals, and how many cells (and ops) the run covered or failed."""
+        totals = {o: sum(c[o] for c in self.cells.values()) for o in OUTCOMES}
+        ops = {op for op, _dtype, _profile in self.cells}
+        failing = sum(1 for c in self.cells.values() if c["failed"])
+        text = (f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped in "
+                f"{len(self.cells)} op x dtype x profile cells of {len(ops)} ops")
+        return text + (f", {failing} cells with failures" if failing else "")
 
     def to_json(self, backend: str) -> dict:
         return {

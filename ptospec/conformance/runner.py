@@ -14,13 +14,15 @@ from ..validator import validate
 from .backend import Backend, Invocation, Result
 from .cases import (
     PATTERNS,
+    PROPERTY_COLS,
+    PROPERTY_ROWS,
     Case,
     case_id,
-    configurations,
     dtype_combos,
     example_tiles,
     feasible,
     layout_variants,
+    legal_configuration,
     pad_readers,
 )
 from .compare import compare_detail
@@ -170,6 +172,8 @@ class Runner:
 
     # -------------------------------------------------------------- property tests
     def check_property(self, op: str, mode: str, profile: str) -> None:
+        """Hypothesis draws dtypes, a valid region, a layout variant, a value pattern and a seed; each draw
+        is mapped onto the nearest legal configuration (``legal_configuration``), so no draw is wasted."""
         from hypothesis import given, note, reject
         from hypothesis import strategies as st
 
@@ -179,9 +183,8 @@ class Runner:
         if reason:
             raise Unsupported(f"{self.backend_name}: profile {profile} not supported")
         combos = [b for b in dtype_combos(self.db, spec, mode_spec, profile)
-                  if (self.caps.dtypes is None or {b[v] for v in mode_spec.type_vars} <= set(self.caps.dtypes))
-                  and feasible(self.db, spec, mode_spec, profile, b)]
-        if not combos:
+                  if self.caps.dtypes is None or {b[v] for v in mode_spec.type_vars} <= set(self.caps.dtypes)]
+        if not any(feasible(self.db, spec, mode_spec, profile, b) for b in combos):
             raise Unsupported(f"{self.backend_name}: no supported dtype for {op} {mode} on {profile}")
         n_layouts = len(list(layout_variants(self.db, example_tiles(self.db, mode_spec), pad_readers(mode_spec))))
         patterns = [p for p in PATTERNS if p != "ties" or spec.numerics.ties == "first"]
@@ -189,23 +192,27 @@ class Runner:
             patterns.append("special")
         run: Callable[..., None] = self.check_positive
 
+        def binding_at(index: int) -> dict[str, str]:
+            """The first feasible binding from ``index`` on (in table order, wrapping around)."""
+            return next(b for k in range(len(combos)) for b in [combos[(index + k) % len(combos)]]
+                        if feasible(self.db, spec, mode_spec, profile, b))
+
         @given(st.data())
         def prop(data: st.DataObject) -> None:
-            binding = data.draw(st.sampled_from(combos), label="dtypes")
-            target = (data.draw(st.integers(1, 24), label="valid_rows"),
-                      data.draw(st.integers(1, 80), label="valid_cols"))
+            binding = binding_at(data.draw(st.integers(0, len(combos) - 1), label="dtypes"))
+            target = (data.draw(st.integers(*PROPERTY_ROWS), label="valid_rows"),
+                      data.draw(st.integers(*PROPERTY_COLS), label="valid_cols"))
             partial = data.draw(st.booleans(), label="partial")
             layout = data.draw(st.integers(0, n_layouts - 1), label="layout variant")
             pattern = data.draw(st.sampled_from(patterns), label="pattern")
             seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-            tiles = configurations(self.db, spec, mode_spec, profile, binding, target, partial, layout)
-            if tiles is None:
-                reject()
+            tiles = legal_configuration(self.db, spec, mode_spec, profile, binding, target, partial, layout)
+            assert tiles is not None  # the binding is feasible
             note(f"tiles: {[format_descriptor(t, self.db.isa) for t in tiles.values()]}")
             try:
                 run(op, mode, profile, tiles, seed, pattern)
             except Unsupported:
-                reject()
+                reject()  # outside the backend's manifest (the reference backend supports everything)
 
         # hypothesis calls the test many times while shrinking: record only what it finally raises
         self._label, self._recording = f"{mode}-{profile}-property", False

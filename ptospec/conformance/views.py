@@ -14,6 +14,16 @@ from ..asm.views import packed_strides
 from ..model import Isa
 from ..tile import GlobalDesc
 
+FIELDS = ("shape", "strides", "layout", "offset", "size")  # what a mutation of a view may change
+# the expression fields (g.dim3, g.span, ...) that read each view field; a layout change also counts as a
+# change of the tile layout fields, which rules reading `x.layout` are filed under
+FIELD_READS = {
+    "shape": ("rank", "span", *(f"dim{k}" for k in range(5))),
+    "strides": ("span", *(f"stride{k}" for k in range(5))),
+    "layout": ("layout", "blayout", "slayout"),
+    "offset": ("offset", "span"),
+    "size": ("size",),
+}
 ORIGIN = 3  # elements before a partial case's view in its buffer
 GAP = 5  # extra elements between neighbouring rows (ND) or columns (DN) of a partial case's view
 SPARE = 7  # buffer elements after the view's last element

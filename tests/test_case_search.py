@@ -1,0 +1,73 @@
+"""The case search's shortcuts are exact, property draws are legal, and a run ends with one summary line."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+from pathlib import Path
+
+import pytest
+
+from ptospec.conformance import cases
+from ptospec.validator import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("op", ["tcolmax", "tadds"])
+def test_skipping_checks_finds_the_same_cases(db, op, monkeypatch):
+    """Rule field dependencies only skip checks that cannot change the outcome: a search that checks every
+    rounding and every mutation finds exactly the same cases."""
+    quick = cases.all_cases(db, db.op(op))
+    monkeypatch.setattr(cases, "_touches", lambda reads, changed: True)
+    monkeypatch.setattr(cases, "_legality_blocked", lambda db, op, mode, report: (False, False, False))
+    monkeypatch.setattr(cases, "_fixed_violations", lambda db, op, mode, report: set())
+    thorough = cases.all_cases(db, db.op(op))
+    assert quick == thorough
+    assert [c.tiles for c in quick[0] + quick[1]] == [c.tiles for c in thorough[0] + thorough[1]]
+
+
+@pytest.mark.parametrize(("op", "mode", "profile"), [("trowexpandadd", "block", "cpu"),
+                                                     ("trowexpandadd", "column", "a5"),
+                                                     ("tadd", "default", "a2a3")])
+def test_property_draws_are_legal_and_keep_what_they_can(db, op, mode, profile):
+    spec = db.op(op)
+    mode_spec = spec.mode(mode)
+    combos = [b for b in cases.dtype_combos(db, spec, mode_spec, profile)
+              if cases.feasible(db, spec, mode_spec, profile, b)]
+    layouts = len(list(cases.layout_variants(db, cases.example_tiles(db, mode_spec))))
+    rng = random.Random(7)
+    shapes = set()
+    for _ in range(25):
+        binding = rng.choice(combos)
+        target = (rng.randint(*cases.PROPERTY_ROWS), rng.randint(*cases.PROPERTY_COLS))
+        partial, layout = rng.random() < 0.5, rng.randrange(layouts)
+        tiles = cases.legal_configuration(db, spec, mode_spec, profile, binding, target, partial, layout)
+        assert tiles is not None
+        report = validate(db, op, mode, profile, tiles)
+        assert report.ok and not report.deferred
+        valid = {(t.valid_row, t.valid_col) for t in tiles.values() if hasattr(t, "valid_row")}
+        if cases.configurations(db, spec, mode_spec, profile, binding, target, partial, layout) is not None:
+            assert any(v == target or v[0] == target[0] for v in valid)  # the drawn region (or its rows) kept
+        shapes.add(frozenset(valid))
+    assert len(shapes) > 10  # draws spread over many valid regions, not one fallback
+
+
+def _run(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = pytest.main([str(ROOT / "generated_tests" / "test_tabs.py"), "--pto-profile=a5", "-p",
+                            "no:cacheprovider", "--capture=sys", "-q", *args])
+    return int(code), out.getvalue()
+
+
+def test_a_run_ends_with_one_summary_line_unless_the_matrix_is_asked_for():
+    code, out = _run("-k", "positive")
+    assert code == 0, out
+    assert "PTO conformance matrix" not in out
+    summary = [line for line in out.splitlines() if line.startswith("PTO conformance (backend: reference):")]
+    assert len(summary) == 1 and " passed, 0 failed, " in summary[0] and "--pto-matrix" in summary[0]
+    code, out = _run("-k", "positive", "--pto-matrix")
+    assert code == 0, out
+    assert "PTO conformance matrix" in out and "tabs" in out and "total" in out
