@@ -625,7 +625,7 @@ def _changed_fields(tiles: Tiles, change: Change) -> frozenset[Read]:
     """Every (operand, field) ``change`` really changes."""
     return frozenset((name, read) for name, fields in change.items() for f, v in fields.items()
                      if getattr(tiles[name], f) != v
-                     for read in (views.FIELD_READS[f] if isinstance(tiles[name], GlobalDesc) else (f,)))
+                     for read in (views.FIELD_READS.get(f, (f,)) if isinstance(tiles[name], GlobalDesc) else (f,)))
 
 
 def _reshape_mutant(db: Database, op: OpSpec, mode: Mode, profile: str, mutant: Tiles,
