@@ -17,6 +17,7 @@ from ._common import database
 
 # backends shipped with ptospec, usable by name even when the package's entry points are not installed
 BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend"}
+DERIVED = 8  # derived cases per fixed positive case (conformance/derive.py)
 
 
 def register(sub) -> None:
@@ -37,6 +38,9 @@ def register(sub) -> None:
                    help="only cases of this profile (default for cpusim: the simulator profile, cpu)")
     p.add_argument("--report-dir", metavar="DIR", default=None,
                    help="where report.json, report.md and repros/ go (default: build/conformance/<backend>)")
+    p.add_argument("--derived", type=int, default=DERIVED, metavar="N",
+                   help=f"derived cases per fixed positive case: other valid regions and data sets of the same "
+                        f"static configuration (default {DERIVED}; 0: only the fixed cases)")
     p.add_argument("--property", action="store_true",
                    help="also run the hypothesis property tests (cpusim: one compile per new shape)")
     p.add_argument("-k", dest="keyword", default=None, metavar="EXPR", help="pytest -k expression to select cases")
@@ -82,9 +86,10 @@ def _prepare_cpusim(args) -> None:
 class Progress:
     """pytest plugin: a one-line counter on stderr, plus what the report needs from the session."""
 
-    def __init__(self, stream: TextIO, backend: str = "") -> None:
+    def __init__(self, stream: TextIO, backend: str = "", derived: int = 0) -> None:
         self.stream = stream
         self.backend = backend
+        self.derived = derived
         self.tty = stream.isatty()
         self.total = 0
         self.counts = {"passed": 0, "failed": 0, "skipped": 0}
@@ -107,6 +112,7 @@ class Progress:
 
     def pytest_pto_runner(self, config, runner) -> None:
         self.runner = runner
+        runner.derive = self.derived  # before the plugin hands the cases to the backend
 
     def pytest_pto_progress(self, config, stage: str, done: int, total: int) -> None:
         self.stage = f"{stage} {done}/{total}"
@@ -209,7 +215,9 @@ def run(args) -> int:
         pytest_args += ["-p", "ptospec.conformance.plugin"]
 
     stream = _progress_stream()
-    progress = Progress(stream, _backend_spec(backend))
+    if args.derived < 0:
+        raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
+    progress = Progress(stream, _backend_spec(backend), args.derived)
     start = time.perf_counter()
     try:
         with open(report_dir / "pytest.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
@@ -226,8 +234,11 @@ def run(args) -> int:
         return 2
 
     runner = progress.runner
-    verified = progress.counts["passed"] + progress.counts["failed"]
-    stats: dict[str, object] = {"wall_seconds": round(wall, 2),
+    tally = runner.tally
+    verified = tally["passed"] + tally["failed"]
+    stats: dict[str, object] = {"wall_seconds": round(wall, 2), "derived_per_fixed_case": args.derived,
+                                "cases_verified": verified, "cases_verified_passed": tally["passed"],
+                                "cases_verified_failed": tally["failed"], "cases_not_run_skipped": tally["skipped"],
                                 "cases_verified_per_second": round(verified / wall, 1) if wall else 0.0}
     stats.update(runner.backend.stats())
     environment = runner.backend.describe() if hasattr(runner.backend, "describe") else {}
@@ -241,8 +252,10 @@ def run(args) -> int:
 
     where = f" on {profile}" if profile else ""
     print(f"{backend}{where}: {progress.total} cases: {progress.counts['passed']} passed, "
-          f"{progress.counts['failed']} failed, {progress.counts['skipped']} skipped in {wall:.1f} s "
-          f"({stats['cases_verified_per_second']} cases verified/s)")
+          f"{progress.counts['failed']} failed, {progress.counts['skipped']} skipped in {wall:.1f} s")
+    print(f"with {args.derived} derived case(s) each: {verified} cases verified ({tally['passed']} passed, "
+          f"{tally['failed']} failed; {tally['skipped']} skipped), {stats['cases_verified_per_second']} "
+          f"cases verified/s")
     if "compiles" in stats:
         print(f"compiles: {stats['compiles']} (+{stats.get('syntax_checks', 0)} syntax checks, "
               f"{stats.get('pch_builds', 0)} PCH builds), cache hits: {stats.get('cache_hits', 0)} of "

@@ -1,8 +1,10 @@
 """Deterministic test inputs from a seed and a named value pattern.
 
 Patterns: ``random`` (small values with repeats), ``edge`` (±0, ±inf, extreme finite values,
-integer min/max; NaN only when the op's numerics say NaN propagates) and ``ties`` (few
-distinct values, so reductions see many equal candidates).  Input elements outside a tile's
+integer min/max; NaN only when the op's numerics say NaN propagates; half of the elements small
+integers), ``special`` (every element a special value: those of ``edge`` plus subnormals, the
+smallest normal, rounding ties such as ±0.5 and 2.5, half the largest value, integers next to a power
+of two) and ``ties`` (few distinct values, so reductions see many equal candidates).  Input elements outside a tile's
 valid region hold alternating extreme values ("poison") that change any result that reads them;
 outputs start filled with a sentinel byte pattern that a correct backend leaves untouched outside
 the destination's valid region.
@@ -41,7 +43,25 @@ def _edge_values(dt: np.dtype, nan: bool) -> np.ndarray:
     return np.array(vals, dtype=np.float64).astype(dt)
 
 
+def _special_values(dt: np.dtype, nan: bool) -> np.ndarray:
+    if dt.kind in "iu":
+        lo, hi = _limits(dt)
+        half = 1 << (dt.itemsize * 8 - 2)
+        vals = [lo, hi, lo + 1, hi - 1, 0, 1, 2, half, half - 1, hi // 2 + 1]
+        vals += [-1, -2, -half, -half - 1] if lo < 0 else [half * 2, half * 2 - 1]
+        return np.array([v for v in vals if lo <= v <= hi], dtype=dt)
+    info = ml_dtypes.finfo(dt)
+    tiny = float(info.tiny)
+    sub = float(getattr(info, "smallest_subnormal", tiny))
+    vals = [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, tiny, -tiny, sub, -sub, float(info.max) / 2, -float(info.max) / 2,
+            1.0 + float(info.eps), -(1.0 + float(info.eps))]
+    return np.concatenate([_edge_values(dt, nan), np.array(vals, dtype=np.float64).astype(dt)])
+
+
 def _random(rng: np.random.Generator, dt: np.dtype, shape: tuple[int, int], pattern: str, nan: bool) -> np.ndarray:
+    if pattern == "special":
+        choices = _special_values(dt, nan)
+        return choices[rng.integers(0, len(choices), size=shape)]
     if pattern == "edge":
         choices = _edge_values(dt, nan)
         mix = rng.integers(-8, 9, size=shape)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,7 +60,7 @@ class Divergence:
     message: str = ""  # the backend's own words (rejection or error message)
     rule: str | None = None  # must-reject cases: the rule the case breaks
     violations: tuple[str, ...] = ()  # every rule id the validator reports for the configuration
-    artifacts: dict[str, str] = field(default_factory=dict, repr=False)  # backend repro material
+    artifacts: Mapping[str, str] = field(default_factory=dict, repr=False)  # backend repro material
     size: int = 0  # elements over all tiles ("smallest case" = smallest size)
 
     @property

@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - hypothesis is only needed for the prop
 
 _MATRIX = pytest.StashKey[Matrix]()
 _KEYS = pytest.StashKey[dict[str, tuple[str, str, str]]]()
+_DBS = pytest.StashKey[dict]()
 
 
 class PtoHooks:
@@ -89,17 +90,26 @@ def _dtype_of(case: Case, source: str | None) -> str:
     return parts[1].strip().split("x")[-1] if len(parts) > 1 else text or "-"
 
 
+def _database(config: pytest.Config, specs: str | None):
+    """The spec database, loaded once per session (collection and the runner fixture both need it)."""
+    from ..loader import load_database
+
+    loaded = config.stash.setdefault(_DBS, {})
+    if specs not in loaded:
+        loaded[specs] = load_database(specs)
+    return loaded[specs]
+
+
 def _sources(config: pytest.Config, items: list[pytest.Item]) -> dict[tuple[str, str], str]:
     """(op, mode) -> first input operand, from the spec database (empty if it cannot be found)."""
     from ..errors import PtospecError
-    from ..loader import load_database
 
     start = next((Path(str(i.path)) for i in items if isinstance(getattr(i, "callspec", None) and
                                                                i.callspec.params.get("case"), Case)), None)
     if start is None:
         return {}
     try:
-        db = load_database(config.getoption("--pto-specs") or _find_specs(start.resolve()))
+        db = _database(config, config.getoption("--pto-specs") or _find_specs(start.resolve()))
     except PtospecError:
         return {}
     return {(op.name, m.name): next((o.name for o in m.operands if o.role == "in"), "")
@@ -158,7 +168,6 @@ def _find_specs(start: Path) -> str | None:
 def pto_runner(request: pytest.FixtureRequest):
     """The backend under test, wrapped in a ``Runner`` (session-wide)."""
     from ..errors import PtospecError
-    from ..loader import load_database
     from .load import load_backend
     from .runner import Runner
 
@@ -167,7 +176,7 @@ def pto_runner(request: pytest.FixtureRequest):
         or _find_specs(Path(str(config.rootpath)))
     name = config.getoption("--pto-backend")
     try:
-        db = load_database(specs)
+        db = _database(config, specs)
         backend = load_backend(name, db)
         runner = Runner(db, backend, name)
     except PtospecError as exc:
