@@ -48,7 +48,9 @@ def register(sub) -> None:
     p.add_argument("--cxx", metavar="PATH", default=None, help="cpusim: clang++ to use (default: newest on PATH)")
     p.add_argument("--cache-dir", metavar="DIR", default=None,
                    help="cpusim: build cache (default: $PTOSPEC_CPUSIM_CACHE or ~/.cache/ptospec/cpusim)")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="cpusim: parallel compiles/runs (default: CPUs)")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="parallel compiles and runs (cpusim), and worker processes deriving and checking the cases of "
+                        "a backend that prepares them in a batch (default: CPUs)")
     p.set_defaults(func=run)
 
 
@@ -86,10 +88,11 @@ def _prepare_cpusim(args) -> None:
 class Progress:
     """pytest plugin: a one-line counter on stderr, plus what the report needs from the session."""
 
-    def __init__(self, stream: TextIO, backend: str = "", derived: int = 0) -> None:
+    def __init__(self, stream: TextIO, backend: str = "", derived: int = 0, workers: int = 0) -> None:
         self.stream = stream
         self.backend = backend
         self.derived = derived
+        self.workers = workers
         self.tty = stream.isatty()
         self.total = 0
         self.counts = {"passed": 0, "failed": 0, "skipped": 0}
@@ -113,6 +116,7 @@ class Progress:
     def pytest_pto_runner(self, config, runner) -> None:
         self.runner = runner
         runner.derive = self.derived  # before the plugin hands the cases to the backend
+        runner.workers = self.workers
 
     def pytest_pto_progress(self, config, stage: str, done: int, total: int) -> None:
         self.stage = f"{stage} {done}/{total}"
@@ -217,7 +221,7 @@ def run(args) -> int:
     stream = _progress_stream()
     if args.derived < 0:
         raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
-    progress = Progress(stream, _backend_spec(backend), args.derived)
+    progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1)
     start = time.perf_counter()
     try:
         with open(report_dir / "pytest.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):

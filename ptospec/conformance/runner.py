@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from ..asm.types import format_descriptor
+from ..asm.types import format_descriptor, parse_descriptor
 from ..executor import execute
 from ..model import Database
 from ..tile import TileDesc
@@ -17,6 +18,7 @@ from .compare import compare_detail
 from .data import make_inputs
 from .derive import Derived, derived_cases
 from .divergence import Divergence
+from .parallel import Checks, derive_all
 from .repro import render
 
 RAN = ("wrong-value", "write-outside-valid")  # divergence categories of a case the backend ran
@@ -80,28 +82,66 @@ class Runner:
         self._derived: dict[Case, list[Derived]] = {}
         self._brief = False  # fail without rendering the repro text
         self._inputs: dict[tuple[Case, str], dict[str, object]] = {}  # data made by prepare, used once
+        self.workers = 0  # worker processes for deriving and checking prepared cases (0 or 1: none)
+        self.parallel_worker = False  # this is a worker's copy of the runner
+        self._checks: Checks | None = None
 
     # -------------------------------------------------------------- batch preparation
     def prepare(self, cases: Sequence[Case], progress: Callable[[str, int, int], None] | None = None) -> None:
         """Hand every runnable case, and the derived cases of each, to the backend's ``prepare`` hook at once
-        (if it has one).  The data made here is kept for ``check``."""
+        (if it has one).  The data made here is kept for ``check``.  With ``workers`` > 1, deriving and
+        then checking the cases run in that many worker processes (see ``parallel``)."""
         if type(self.backend).prepare is Backend.prepare:
             return
         invocations = []
+        runnable: list[Case] = []
+        positives: list[tuple[Case, dict]] = []
         for case in cases:
             tiles = case.parsed(self.db)
             if self.caps.unsupported(case.op, case.mode, case.profile, tiles):
                 continue
             spec = self.db.op(case.op)
-            mode = spec.mode(case.mode)
-            data = make_inputs(self.db, spec, mode, tiles, case.seed, case.pattern)
+            data = make_inputs(self.db, spec, spec.mode(case.mode), tiles, case.seed, case.pattern)
             self._inputs[(case, "")] = data
             invocations.append(self._invocation(case.op, case.mode, case.profile, tiles, data))
-            for d in self._derive(case, tiles):
-                data = make_inputs(self.db, spec, mode, d.tiles, d.seed, d.pattern)
-                self._inputs[(case, d.label)] = data
-                invocations.append(self._invocation(case.op, case.mode, case.profile, d.tiles, data))
+            runnable.append(case)
+            if self.derive and not case.reject:
+                positives.append((case, tiles))
+        if positives:
+            if progress:
+                progress("derive", 0, len(positives))
+            for (case, _tiles), items in zip(positives, derive_all(self, positives, self.workers), strict=True):
+                self._derived[case] = [d for d, _ in items]
+                for d, data in items:
+                    self._inputs[(case, d.label)] = data
+                    invocations.append(self._invocation(case.op, case.mode, case.profile, d.tiles, data))
+            if progress:
+                progress("derive", len(positives), len(positives))
         self.backend.prepare(invocations, progress)
+        if self.workers > 1 and len(runnable) > 1:
+            self._checks = Checks(self, runnable, self.workers)
+
+    def _take(self, case: Case) -> bool:
+        """Report the verdict the workers reached on ``case``; False when they have none (check it here)."""
+        verdict = self._checks.take(case) if self._checks is not None and not self.parallel_worker else None
+        if verdict is None or verdict.outcome == "error":
+            return False
+        self._inputs.pop((case, ""), None)
+        for d in self._derived.get(case, ()):
+            self._inputs.pop((case, d.label), None)
+        for name, n in verdict.tally.items():
+            self.tally[name] += n
+        records = []
+        for d in verdict.divergences:
+            tiles = {n: parse_descriptor(t, self.db.isa) for n, t in d.descriptors.items()}
+            lazy = LazyArtifacts(self.backend, self._invocation(d.op, d.mode, d.profile, tiles, d.inputs))
+            records.append(replace(d, artifacts=lazy))
+        self.divergences.extend(records)
+        if verdict.outcome == "skipped":
+            raise Unsupported(verdict.message)
+        if verdict.outcome == "failed":
+            raise ConformanceFailure(verdict.message, tuple(records))
+        return True
 
     def _derive(self, case: Case, tiles: dict, label: str | None = None) -> list[Derived]:
         if not self.derive or case.reject:
@@ -113,6 +153,8 @@ class Runner:
     # -------------------------------------------------------------- fixed cases
     def check(self, case: Case) -> None:
         """Check a fixed case, then its derived cases; one failure carries every divergence found."""
+        if self._take(case):
+            return
         tiles = case.parsed(self.db)
         label = self._label = case_id(case, self.db)
         derived = self._derive(case, tiles, label)
