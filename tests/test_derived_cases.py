@@ -86,3 +86,29 @@ def test_reference_backend_passes_every_derived_case(db):
     cases = fixed("tcolmin") + fixed("trowsum")
     assert check_all(runner, cases) == []
     assert runner.tally["failed"] == 0 and runner.tally["passed"] > 6 * len(cases)
+
+
+class BatchedFtz(FlushesSubnormals):
+    """The same bug behind a ``prepare`` hook, so the runner derives and checks in worker processes."""
+
+    def prepare(self, cases, progress=None) -> None:
+        self.prepared = len(cases)
+
+    def artifacts(self, case) -> dict[str, str]:
+        return {"cpp_core": f"// {case.op} {case.descriptors['dst']}"}
+
+
+def test_worker_processes_reach_the_same_verdicts(db):
+    cases = [c for c in fixed("tadd") if "f32" in c[0] or "f16" in c[0]]
+    inline = Runner(db, BatchedFtz(db), "ftz")
+    inline.derive = 8
+    inline.prepare([c for _, c in cases])
+    expected = check_all(inline, cases)
+    pooled = Runner(db, BatchedFtz(db), "ftz")
+    pooled.derive, pooled.workers = 8, 2
+    pooled.prepare([c for _, c in cases])
+    assert pooled._checks is not None and pooled.backend.prepared == inline.backend.prepared > 8 * len(cases) // 2
+    assert check_all(pooled, cases) == expected and expected
+    assert pooled.tally == inline.tally
+    assert [d.case for d in pooled.divergences] == [d.case for d in inline.divergences]
+    assert all(d.artifacts["cpp_core"].startswith("// tadd vec") for d in pooled.divergences)
