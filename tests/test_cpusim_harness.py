@@ -611,6 +611,7 @@ def test_runner_records_each_category(db, tiles):
     (["--ops", "tmax"], {"PTO_ISA_ROOT": ""}, "no pto-isa checkout"),
     (["--ops", "tmax", "--pto-isa-root", "/nonexistent"], {}, "is not a pto-isa checkout"),
     (["--ops", "nosuchop"], {}, "unknown op(s): nosuchop"),
+    (["--ops", "tmax", "--derived", "-1"], {}, "--derived must be 0 or more"),
 ])
 def test_conformance_command_errors(args, env, words, capsys, monkeypatch, tmp_path):
     from ptospec.cli import main

@@ -181,6 +181,8 @@ def run(args) -> int:
 
     from ..conformance.divergence import KNOWN_BUG, RECORDED, ConformanceReport
 
+    if args.derived < 0:
+        raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
     db = database(args)
     ops = _op_names(db, args.ops)
     backend = args.backend
@@ -219,8 +221,6 @@ def run(args) -> int:
         pytest_args += ["-p", "ptospec.conformance.plugin"]
 
     stream = _progress_stream()
-    if args.derived < 0:
-        raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
     progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1)
     start = time.perf_counter()
     try:
