@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -37,9 +38,13 @@ def run_ours(root: Path, ops: list[str] | None, cache: Path, report: Path, jobs:
     cmd += ["--ops", *ops] if ops else []
     cmd += ["--jobs", str(jobs)] if jobs else []
     cmd += ["--derived", str(derived)] if derived is not None else []
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=7200)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     path = report / "report.json"
     if proc.returncode not in (0, 1) or not path.is_file():
         raise SystemExit(f"ptospec conformance failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
@@ -47,6 +52,7 @@ def run_ours(root: Path, ops: list[str] | None, cache: Path, report: Path, jobs:
     stats = data["stats"]
     verified = int(stats["cases_verified"])
     return {"seconds": seconds, "verified": verified, "per_second": verified / seconds if seconds else 0.0,
+            "cpu": cpu, "load": load,
             "stats": stats, "totals": data["totals"], "groups": data["divergence_groups"],
             "by_verdict": data["by_verdict"]}
 
@@ -133,7 +139,8 @@ def main() -> None:
                   f"cases/s; compiles {s['compiles']} (+{s['syntax_checks']} syntax checks, {s['pch_builds']} PCH), "
                   f"cache hits {s['cache_hits']}/{s['units']} units, {s['variants']} variants, "
                   f"{s['cases_run']} simulator runs in {s['run_seconds']:.1f} s (summed over drivers); "
-                  f"{r['groups']} divergence groups {r['by_verdict']}")
+                  f"{r['groups']} divergence groups {r['by_verdict']}; CPU time {r['cpu']:.1f} s "
+                  f"({r['verified'] / r['cpu']:.0f} cases per CPU-second), load average {r['load']:.1f} at the start")
         if args.no_upstream:
             return
         why = upstream_missing(checkout.root)

@@ -209,7 +209,7 @@ def run(args) -> int:
     report_dir.mkdir(parents=True, exist_ok=True)
 
     pytest_args = [*map(str, files), f"--pto-backend={_backend_spec(backend)}", f"--pto-specs={db.root}",
-                   "-p", "no:cacheprovider", "-q", "--tb=short", "-o", "addopts="]
+                   "-p", "no:cacheprovider", "-q", "--tb=line", "-o", "addopts="]
     if profile:
         pytest_args.append(f"--pto-profile={profile}")
     selection = [] if args.property else ["not test_property"]

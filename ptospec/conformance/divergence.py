@@ -251,8 +251,9 @@ def _jsonable(value: object) -> object:
     arr = np.asarray(value)
     if arr.dtype.kind in "iub":
         return arr.tolist()
-    return np.vectorize(_float, otypes=[object])(arr.astype(np.float64)).tolist() if arr.ndim else \
-        _float(float(arr))
+    with np.errstate(invalid="ignore"):
+        return np.vectorize(_float, otypes=[object])(arr.astype(np.float64)).tolist() if arr.ndim else \
+            _float(float(arr))
 
 
 def _float(x: float) -> float | str:

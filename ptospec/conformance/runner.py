@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class LazyArtifacts(Mapping[str, str]):
     """A backend's repro material for a failing case, made when first read (reports read it only for the
     cases they show, so thousands of similar divergences cost nothing here)."""
 
-    def __init__(self, backend: Backend, invocation: Invocation) -> None:
+    def __init__(self, backend: Backend, invocation: Callable[[], Invocation]) -> None:
         self._backend = backend
         self._invocation = invocation
         self._made: dict[str, str] | None = None
@@ -36,7 +37,7 @@ class LazyArtifacts(Mapping[str, str]):
     def _items(self) -> dict[str, str]:
         if self._made is None:
             try:
-                self._made = dict(self._backend.artifacts(self._invocation))
+                self._made = dict(self._backend.artifacts(self._invocation()))
             except Exception as exc:  # a broken hook must not hide the divergence itself
                 self._made = {"error": f"artifacts hook failed: {exc}"}
             self._backend = self._invocation = None  # type: ignore[assignment]
@@ -126,22 +127,27 @@ class Runner:
         verdict = self._checks.take(case) if self._checks is not None and not self.parallel_worker else None
         if verdict is None or verdict.outcome == "error":
             return False
-        self._inputs.pop((case, ""), None)
-        for d in self._derived.get(case, ()):
-            self._inputs.pop((case, d.label), None)
+        self._drop(case)
         for name, n in verdict.tally.items():
             self.tally[name] += n
-        records = []
-        for d in verdict.divergences:
-            tiles = {n: parse_descriptor(t, self.db.isa) for n, t in d.descriptors.items()}
-            lazy = LazyArtifacts(self.backend, self._invocation(d.op, d.mode, d.profile, tiles, d.inputs))
-            records.append(replace(d, artifacts=lazy))
+        records = [replace(d, artifacts=LazyArtifacts(self.backend, partial(self._rebuild, d)))
+                   for d in verdict.divergences]
         self.divergences.extend(records)
         if verdict.outcome == "skipped":
             raise Unsupported(verdict.message)
         if verdict.outcome == "failed":
             raise ConformanceFailure(verdict.message, tuple(records))
         return True
+
+    def _rebuild(self, d: Divergence) -> Invocation:
+        tiles = {n: parse_descriptor(t, self.db.isa) for n, t in d.descriptors.items()}
+        return self._invocation(d.op, d.mode, d.profile, tiles, d.inputs)
+
+    def _drop(self, case: Case) -> None:
+        """Forget the data ``prepare`` made for a case and its derived cases."""
+        self._inputs.pop((case, ""), None)
+        for d in self._derived.get(case, ()):
+            self._inputs.pop((case, d.label), None)
 
     def _derive(self, case: Case, tiles: dict, label: str | None = None) -> list[Derived]:
         if not self.derive or case.reject:
@@ -157,19 +163,19 @@ class Runner:
             return
         tiles = case.parsed(self.db)
         label = self._label = case_id(case, self.db)
-        derived = self._derive(case, tiles, label)
         data = self._inputs.pop((case, ""), None)
         first: ConformanceFailure | None = None
         try:
             if case.reject:
                 self.check_reject(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, case.reject, data)
             else:
-                self.check_positive(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, data=data)
+                # derived cases with the fixed case's own region carry the validator's report on it
+                report = next((d.report for d in self._derived.get(case, ()) if d.tiles == tiles), None)
+                self.check_positive(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, report, data)
             self.tally["passed"] += 1
         except Unsupported:
-            self.tally["skipped"] += 1 + len(derived)
-            for d in derived:
-                self._inputs.pop((case, d.label), None)
+            self.tally["skipped"] += 1
+            self._drop(case)
             raise
         except ConformanceFailure as exc:
             self.tally["failed"] += 1
@@ -177,10 +183,10 @@ class Runner:
         if first is not None and any(r.category not in RAN for r in first.divergences):
             # the backend did not run the fixed case (rejected it, or failed): its derived cases share the
             # static configuration, so they would only repeat that; they are not counted as verified
-            self.tally["skipped"] += len(derived)
-            for d in derived:
-                self._inputs.pop((case, d.label), None)
+            self.tally["skipped"] += len(self._derived.get(case, ()))
+            self._drop(case)
             raise first
+        derived = self._derive(case, tiles, label)
         failures: list[tuple[Derived, ConformanceFailure]] = []
         try:
             for d in derived:
@@ -232,7 +238,7 @@ class Runner:
         violations: tuple[str, ...] = ()
         if rule or any(cat in ("accepts-rejected", "rejects-accepted") for cat, _ in found):
             violations = tuple(sorted(validate(self.db, op, mode, profile, tiles).rule_ids))
-        artifacts = LazyArtifacts(self.backend, self._invocation(op, mode, profile, tiles, data))
+        artifacts = LazyArtifacts(self.backend, partial(self._invocation, op, mode, profile, tiles, data))
         mode_spec = self.db.op(op).mode(mode)
         dtypes: dict[str, str] = {}  # type variables and attribute values of the case
         for o in mode_spec.operands:

@@ -11,6 +11,7 @@ its own.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import threading
@@ -61,6 +62,46 @@ def case_key(case: Invocation) -> tuple:
     return case.op, case.mode, case.profile, tuple(case.tiles.items()), digest.hexdigest()
 
 
+class SuspectCache:
+    """Whether the spec rejects a variant statically, by variant signature, kept in the build cache.
+
+    It only decides how variants are packed into units, never a result, and the packing decides the
+    units' cache keys; keeping it makes a warm run ask the validator nothing.  A stale entry (the
+    spec changed) only costs a less efficient packing."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._dirty = False
+        try:
+            self._data: dict[str, bool] = {k: bool(v) for k, v in json.loads(path.read_text()).items()}
+        except (OSError, ValueError, AttributeError):
+            self._data = {}
+
+    @staticmethod
+    def _key(signature: str) -> str:
+        return hashlib.sha256(signature.encode()).hexdigest()[:24]
+
+    def get(self, signature: str) -> bool | None:
+        return self._data.get(self._key(signature))
+
+    def put(self, signature: str, suspect: bool) -> bool:
+        with self._lock:
+            self._data[self._key(signature)] = suspect
+            self._dirty = True
+        return suspect
+
+    def save(self) -> None:
+        with self._lock:
+            if not self._dirty:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self._data, sort_keys=True))
+            os.replace(tmp, self.path)
+            self._dirty = False
+
+
 @dataclass(frozen=True)
 class _Planned:
     case: Invocation
@@ -96,7 +137,7 @@ class CpuSimBackend(Backend):
         self.profiles = tuple(p for p, spec in db.isa.profiles.items() if spec.basis == "simulator")
         self._results: dict[tuple, Result] = {}
         self._plans: dict[tuple, cppgen.VariantPlan | cppgen.Unplannable] = {}  # by static_key
-        self._suspects: dict[str, bool] = {}  # by variant signature
+        self._suspects = SuspectCache(self.cache / "suspects.json")
         self._outcomes: dict[str, int] = {}
         self._lock = threading.Lock()
         self._caps: Capabilities | None = None
@@ -144,9 +185,11 @@ class CpuSimBackend(Backend):
             if isinstance(plan, cppgen.Unplannable):
                 self._store(key, Result.skip(str(plan)))
                 continue
-            if plan.signature not in self._suspects:
-                self._suspects[plan.signature] = self._suspect(case)
-            planned.append(_Planned(case, key, plan, self._suspects[plan.signature]))
+            suspect = self._suspects.get(plan.signature)
+            if suspect is None:
+                suspect = self._suspects.put(plan.signature, self._suspect(case))
+            planned.append(_Planned(case, key, plan, suspect))
+        self._suspects.save()
         if not planned:
             return
         units = self._units(planned)
