@@ -88,7 +88,8 @@ def _prepare_cpusim(args) -> None:
 class Progress:
     """pytest plugin: a one-line counter on stderr, plus what the report needs from the session."""
 
-    def __init__(self, stream: TextIO, backend: str = "", derived: int = 0, workers: int = 0) -> None:
+    def __init__(self, stream: TextIO, backend: str = "", derived: int = 0, workers: int = 0, db=None) -> None:
+        self.db = db  # handed to the plugin so that the session does not load it again
         self.stream = stream
         self.backend = backend
         self.derived = derived
@@ -105,6 +106,12 @@ class Progress:
         self._printed = -1
 
     # -- hooks
+    def pytest_configure(self, config) -> None:
+        if self.db is not None:
+            from ..conformance.plugin import share_database
+
+            share_database(config, str(self.db.root), self.db)
+
     def pytest_collection_finish(self, session) -> None:
         self.total = len(session.items)
         self.draw(force=True)
@@ -221,7 +228,7 @@ def run(args) -> int:
         pytest_args += ["-p", "ptospec.conformance.plugin"]
 
     stream = _progress_stream()
-    progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1)
+    progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1, db)
     start = time.perf_counter()
     try:
         with open(report_dir / "pytest.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):

@@ -90,6 +90,11 @@ def _dtype_of(case: Case, source: str | None) -> str:
     return parts[1].strip().split("x")[-1] if len(parts) > 1 else text or "-"
 
 
+def share_database(config: pytest.Config, specs: str, db) -> None:
+    """Give the session a database the caller has loaded already from ``specs`` (``--pto-specs``)."""
+    config.stash.setdefault(_DBS, {})[specs] = db
+
+
 def _database(config: pytest.Config, specs: str | None):
     """The spec database, loaded once per session (collection and the runner fixture both need it)."""
     from ..loader import load_database
