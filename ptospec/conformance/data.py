@@ -12,6 +12,8 @@ the destination's valid region.
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 
@@ -24,6 +26,7 @@ from ..tile import ScalarDesc, TileDesc
 SENTINEL_BYTE = 0xA5
 
 
+@functools.lru_cache(maxsize=64)
 def _limits(dt: np.dtype) -> tuple[int | float, int | float]:
     if dt.kind in "iu":
         info = np.iinfo(dt)
@@ -79,15 +82,30 @@ def _random(rng: np.random.Generator, dt: np.dtype, shape: tuple[int, int], patt
 
 
 def poison(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
+    return _poison(dt, tuple(shape)).copy()
+
+
+@functools.lru_cache(maxsize=512)
+def _poison(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
     lo, hi = _limits(dt)
     grid = (np.arange(shape[0])[:, None] + np.arange(shape[1])[None, :]) % 2 == 0
     if dt.kind in "iu":
-        return np.where(grid, np.array(hi, dtype=dt), np.array(lo, dtype=dt)).astype(dt)
-    return np.where(grid, np.float64(hi), np.float64(lo)).astype(dt)
+        out = np.where(grid, np.array(hi, dtype=dt), np.array(lo, dtype=dt)).astype(dt)
+    else:
+        out = np.where(grid, np.float64(hi), np.float64(lo)).astype(dt)
+    out.flags.writeable = False  # cached: callers get copies
+    return out
 
 
 def sentinel(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
-    return np.full(shape[0] * shape[1] * dt.itemsize, SENTINEL_BYTE, dtype=np.uint8).view(dt).reshape(shape).copy()
+    return _sentinel(dt, tuple(shape)).copy()
+
+
+@functools.lru_cache(maxsize=512)
+def _sentinel(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
+    out = np.full(shape[0] * shape[1] * dt.itemsize, SENTINEL_BYTE, dtype=np.uint8).view(dt).reshape(shape)
+    out.flags.writeable = False  # cached: callers get copies
+    return out
 
 
 def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pattern: str) -> dict[str, object]:
