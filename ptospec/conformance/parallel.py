@@ -37,6 +37,11 @@ class Verdict:
     tally: dict[str, int]
 
 
+def usable(workers: int) -> bool:
+    """Whether worker processes can be used: more than one asked for, and ``fork`` available."""
+    return workers > 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
 def _pool(workers: int):
     return multiprocessing.get_context("fork").Pool(processes=workers)
 
@@ -64,7 +69,7 @@ def derive_all(runner: Runner, cases: Sequence[tuple[Case, dict]], workers: int
                ) -> list[list[tuple[Derived, dict]]]:
     """For each (fixed positive case, parsed tiles): its derived cases with their data."""
     global _RUNNER
-    if workers <= 1 or len(cases) < 2 * CHUNK:
+    if not usable(workers) or len(cases) < 2 * CHUNK:
         _RUNNER = runner
         try:
             return _derive_chunk(list(cases))

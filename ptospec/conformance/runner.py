@@ -19,7 +19,7 @@ from .compare import compare_detail
 from .data import make_inputs
 from .derive import Derived, derived_cases
 from .divergence import Divergence
-from .parallel import Checks, derive_all
+from .parallel import Checks, derive_all, usable
 from .repro import render
 
 RAN = ("wrong-value", "write-outside-valid")  # divergence categories of a case the backend ran
@@ -119,7 +119,7 @@ class Runner:
             if progress:
                 progress("derive", len(positives), len(positives))
         self.backend.prepare(invocations, progress)
-        if self.workers > 1 and len(runnable) > 1:
+        if usable(self.workers) and len(runnable) > 1:
             self._checks = Checks(self, runnable, self.workers)
 
     def _take(self, case: Case) -> bool:
