@@ -1,20 +1,26 @@
-"""Cases verified per second by the cpusim backend (cold and warm build cache, compile counts), next to the
-upstream project's own CPU test flow for the same ops (``tests/run_cpu.py --testcase <tc>``).
+"""Cases verified per second through ``ptospec conformance --backend cpusim`` (cold and warm build cache, compile
+counts), next to the upstream project's own CPU test flow for the same ops (``tests/run_cpu.py --testcase <tc>``),
+in one run.
 
-    python benchmarks/cpusim.py --pto-isa-root PATH [--ops tmax tcolmin ...] [--no-upstream] [--jobs N]
+    python benchmarks/cpusim.py --pto-isa-root PATH [--ops tmax tcolmin ...] [--derived N] [--no-upstream] [--jobs N]
 
-"Verified" means run to a verdict (pass or divergence); cases the backend skips (e.g. bf16 with a toolchain
-where bfloat16_t is half) are counted apart.  The cold run uses a fresh cache directory, the warm run the
-same one again.  Upstream's flow is timed as cmake configure + build + gen_data + gtest for the testcase
-directory that exercises the op (same name, else the smallest one whose sources call the op's intrinsic);
-it needs cmake and GoogleTest (libgtest-dev), and is skipped with the reason when they are missing.
+"Verified" means run to a verdict (pass or divergence): the fixed cases of the generated suite and their derived
+cases (other valid regions and data sets of the same compiled variant; ``--derived``, default that of ``ptospec
+conformance``).  Cases not run (e.g. bf16 with a toolchain where bfloat16_t is half, or derived cases of a fixed
+case the simulator rejected) are counted apart.  The cold run uses a fresh cache directory, the warm run the same
+one again; each is a separate ``ptospec conformance`` process, so the figures include loading the database,
+collecting the suite, the reference executor and writing the report.  Upstream's flow is timed as cmake configure
++ build + gen_data + gtest for the testcase directory that exercises the op (same name, else the smallest one
+whose sources call the op's intrinsic); it needs cmake and GoogleTest (libgtest-dev), and is skipped with the
+reason when they are missing.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -25,37 +31,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def suite_cases(tests: Path, op: str, profile: str) -> list:
-    spec = importlib.util.spec_from_file_location(f"bench_{op}", tests / f"test_{op}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return [p.values[0] for p in module.POSITIVE + module.MUST_REJECT if p.values[0].profile == profile]
-
-
-def run_ours(db, tests: Path, ops: list[str], root: Path, cache: Path, jobs: int | None) -> dict:
-    from ptospec.backends.cpusim import CpuSimBackend
-    from ptospec.conformance.runner import ConformanceFailure, Runner, Unsupported
-
+def run_ours(root: Path, ops: list[str] | None, cache: Path, report: Path, jobs: int | None,
+             derived: int | None) -> dict:
+    cmd = [sys.executable, "-c", "import sys; from ptospec.cli import main; sys.exit(main())", "conformance",
+           "--backend", "cpusim", "--pto-isa-root", str(root), "--cache-dir", str(cache), "--report-dir", str(report)]
+    cmd += ["--ops", *ops] if ops else []
+    cmd += ["--jobs", str(jobs)] if jobs else []
+    cmd += ["--derived", str(derived)] if derived is not None else []
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    backend = CpuSimBackend(db, root=root, cache=cache, parallel=jobs)
-    profile = backend.profiles[0]
-    cases = [c for op in ops for c in suite_cases(tests, op, profile)]
-    runner = Runner(db, backend, "cpusim")
-    runner.prepare(cases)
-    counts = {"passed": 0, "diverged": 0, "skipped": 0}
-    for case in cases:
-        try:
-            runner.check(case)
-            counts["passed"] += 1
-        except Unsupported:
-            counts["skipped"] += 1
-        except ConformanceFailure:
-            counts["diverged"] += 1
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=7200)
     seconds = time.perf_counter() - start
-    verified = counts["passed"] + counts["diverged"]
-    return {"cases": len(cases), **counts, "verified": verified, "seconds": seconds,
-            "per_second": verified / seconds if seconds else 0.0, "stats": backend.stats(),
-            "compiler": backend.compiler}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    path = report / "report.json"
+    if proc.returncode not in (0, 1) or not path.is_file():
+        raise SystemExit(f"ptospec conformance failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    data = json.loads(path.read_text())
+    stats = data["stats"]
+    verified = int(stats["cases_verified"])
+    return {"seconds": seconds, "verified": verified, "per_second": verified / seconds if seconds else 0.0,
+            "cpu": cpu, "load": load,
+            "stats": stats, "totals": data["totals"], "groups": data["divergence_groups"],
+            "by_verdict": data["by_verdict"]}
 
 
 def upstream_testcase(root: Path, db, op: str) -> str | None:
@@ -106,9 +105,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pto-isa-root", default=os.environ.get("PTO_ISA_ROOT"))
     parser.add_argument("--ops", nargs="+", default=None, help="default: every op with a generated test module")
-    parser.add_argument("--tests", default=str(ROOT / "generated_tests"), help="generated suite directory")
     parser.add_argument("--specs", default=None)
     parser.add_argument("--cache-dir", default=None, help="default: a fresh temporary directory (cold run)")
+    parser.add_argument("--derived", type=int, default=None, help="derived cases per fixed positive case")
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--no-upstream", action="store_true", help="do not time upstream's run_cpu.py flow")
     args = parser.parse_args()
@@ -118,36 +117,36 @@ def main() -> None:
 
     try:
         checkout = find_checkout(args.pto_isa_root)
-        find_compiler(None)
+        compiler = find_compiler(None)
     except ToolchainError as exc:
         print(f"cpusim benchmark not run: {exc.message}")
         return
     db = load_database(args.specs)
-    tests = Path(args.tests)
+    tests = ROOT / "generated_tests"
     ops = args.ops or sorted(op for op in db.ops if (tests / f"test_{op}.py").is_file())
-    missing = sorted(op for op in db.ops if not (tests / f"test_{op}.py").is_file())
-    if missing and not args.ops:
-        print(f"no generated tests (run `ptospec gen-tests`) for: {' '.join(missing)}")
+    print(f"ops: {len(ops)} ({' '.join(ops)})")
     with tempfile.TemporaryDirectory(prefix="ptospec-cpusim-bench-") as tmp:
         cache = Path(args.cache_dir) if args.cache_dir else Path(tmp) / "cache"
-        print(f"ops: {' '.join(ops)}")
         results = {}
         for label in ("cold", "warm"):
-            r = run_ours(db, tests, ops, checkout.root, cache, args.jobs)
+            r = run_ours(checkout.root, args.ops, cache, Path(tmp) / f"report-{label}", args.jobs, args.derived)
             results[label] = r
-            s = r["stats"]
-            print(f"ptospec cpusim, {label} cache: {r['verified']} cases verified ({r['passed']} pass, "
-                  f"{r['diverged']} diverge; {r['skipped']} skipped) in {r['seconds']:.1f} s = "
-                  f"{r['per_second']:.1f} cases/s; compiles {s['compiles']} (+{s['syntax_checks']} syntax checks, "
-                  f"{s['pch_builds']} PCH), cache hits {s['cache_hits']}/{s['units']} units, "
-                  f"{s['variants']} variants, compile CPU {s['compile_seconds']:.1f} s, run {s['run_seconds']:.2f} s")
+            s, t = r["stats"], r["totals"]
+            print(f"ptospec conformance --backend cpusim, {label} cache: {r['verified']} cases verified "
+                  f"({s['cases_verified_passed']} pass, {s['cases_verified_failed']} diverge; "
+                  f"{s['cases_not_run_skipped']} not run) from {t['total']} fixed cases with "
+                  f"{s['derived_per_fixed_case']} derived each, in {r['seconds']:.1f} s = {r['per_second']:.1f} "
+                  f"cases/s; compiles {s['compiles']} (+{s['syntax_checks']} syntax checks, {s['pch_builds']} PCH), "
+                  f"cache hits {s['cache_hits']}/{s['units']} units, {s['variants']} variants, "
+                  f"{s['cases_run']} simulator runs in {s['run_seconds']:.1f} s (summed over drivers); "
+                  f"{r['groups']} divergence groups {r['by_verdict']}; CPU time {r['cpu']:.1f} s "
+                  f"({r['verified'] / r['cpu']:.0f} cases per CPU-second), load average {r['load']:.1f} at the start")
         if args.no_upstream:
             return
         why = upstream_missing(checkout.root)
         if why:
             print(f"upstream flow not timed: {why}")
             return
-        cxx = results["cold"]["compiler"].path
         testcases: dict[str, list[str]] = {}
         for op in ops:
             tc = upstream_testcase(checkout.root, db, op)
@@ -157,16 +156,19 @@ def main() -> None:
             testcases.setdefault(tc, []).append(op)
         total_s, total_tests = 0.0, 0
         for tc, covered in testcases.items():
-            u = run_upstream(checkout.root, tc, cxx, Path(tmp) / "upstream")
+            u = run_upstream(checkout.root, tc, compiler.path, Path(tmp) / "upstream")
             total_s += u["seconds"]
             total_tests += u["tests"]
             status = "ok" if u["ok"] else f"FAILED {' '.join(u['tail'])}"
             print(f"upstream run_cpu.py --testcase {tc} ({', '.join(covered)}): {u['tests']} gtest cases in "
                   f"{u['seconds']:.1f} s (configure + build + run), {status}")
-        if total_s:
-            print(f"upstream total: {total_tests} cases in {total_s:.1f} s = {total_tests / total_s:.2f} cases/s "
-                  f"(ptospec cpusim: {results['cold']['per_second']:.1f} cold, "
-                  f"{results['warm']['per_second']:.1f} warm)")
+        if total_s and total_tests:
+            cold, warm = results["cold"], results["warm"]
+            print(f"upstream total: {len(testcases)} testcases, {total_tests} cases in {total_s:.1f} s = "
+                  f"{total_tests / total_s:.2f} cases/s")
+            print(f"ptospec cpusim against upstream for the same ops: {cold['verified']} / {total_tests} cases = "
+                  f"{cold['verified'] / total_tests:.1f}x; {cold['per_second']:.1f} cases/s cold "
+                  f"({cold['per_second'] / (total_tests / total_s):.0f}x), {warm['per_second']:.1f} cases/s warm")
 
 
 if __name__ == "__main__":

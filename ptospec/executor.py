@@ -17,7 +17,7 @@ from .expr.evaluate import evaluate
 from .expr.vectorize import execute_statement, numpy_dtype_of
 from .model import Database
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from .validator import make_scope, require_legal, resolve, validate
+from .validator import Report, make_scope, require_legal, resolve, validate
 
 
 def numpy_dtype(db: Database, dtype: str) -> np.dtype:
@@ -85,12 +85,15 @@ def execute(
     operands: Mapping[str, TileDesc | ScalarDesc | GlobalDesc],
     data: Mapping[str, object],
     written: dict[str, np.ndarray] | None = None,
+    report: Report | None = None,
 ) -> dict[str, np.ndarray]:
     """Run the op; ``data`` holds arrays for tiles and global buffers (outputs optional: their initial
     contents) and numbers for scalars.  Returns the output tiles and buffers, whole.  ``written``, when
-    given, receives a mask per output of the elements the semantics wrote."""
+    given, receives a mask per output of the elements the semantics wrote.  ``report``: the validator's
+    report on exactly these operands, when the caller has it already (it is not computed again)."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
-    report = validate(db, op.name, mode.name, profile, operands)
+    if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile):
+        report = validate(db, op.name, mode.name, profile, operands)
     require_legal(report)
     if report.deferred:
         raise InvocationError(

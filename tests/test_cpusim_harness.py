@@ -116,7 +116,7 @@ def test_scalar_operands_are_passed_by_value(db, tiles):
     assert "TMAXS(dst, src0, src1);" in body
     files = cppgen.operand_bytes(fake_db, plan, inv)
     assert files["src1"] == np.float16(2.5).tobytes()
-    assert "src1.vr" not in cppgen.params_text(plan, "v0", inv)
+    assert "src1.vr" not in cppgen.params(plan, inv)
 
 
 def test_attribute_operands_are_enumerators_of_the_variant(db, tiles):
@@ -188,8 +188,8 @@ def test_unit_spans_cover_each_variant_and_files_are_logical(db, tiles):
         assert block.startswith(f"// {name}:") and f"}} // namespace {name}" in block
     assert unit.spans["v0"][1] < unit.spans["v7"][0]
     assert cppgen.render_unit(plans, ["v0", "v7"]).text == unit.text  # deterministic
-    params = cppgen.params_text(plans[0], "v0", a)
-    assert "variant v0\n" in params and "src.vr 5\nsrc.vc 9\n" in params
+    params = cppgen.params(plans[0], a)
+    assert params["src.vr"] == "5" and params["src.vc"] == "9" and "fill" in params
     files = cppgen.operand_bytes(db, plans[1], b)
     assert files["src"] == np.ascontiguousarray(b.inputs["src"]).tobytes()  # logical row-major, even for DN
     assert set(files) == {"dst", "src"}
@@ -405,10 +405,10 @@ def test_failed_runtime_check_is_a_rejection_with_its_condition():
     ("signal 11", "", True, "crash: SIGSEGV"),
     ("signal 14", "", True, "did not finish within 20 s"),
     ("exit 3", "boom", True, "crash: exited with status 3"),
-    ("error missing file src.bin", "", False, "driver error: missing file src.bin"),
+    ("error missing data for src", "", False, "driver error: missing data for src"),
     ("crashed", "", False, "without a status"),
     ("", "", False, "never ran"),
-    ("ok", "", False, "no complete dst.out.bin"),
+    ("ok", "", False, "no complete output dst"),
 ])
 def test_run_statuses(status, log, rejected, words):
     result = outcome.from_run(record(status, log), OUT, "/r", timeout=20)
@@ -612,6 +612,7 @@ def test_runner_records_each_category(db, tiles):
     (["--ops", "tmax"], {"PTO_ISA_ROOT": ""}, "no pto-isa checkout"),
     (["--ops", "tmax", "--pto-isa-root", "/nonexistent"], {}, "is not a pto-isa checkout"),
     (["--ops", "nosuchop"], {}, "unknown op(s): nosuchop"),
+    (["--ops", "tmax", "--derived", "-1"], {}, "--derived must be 0 or more"),
 ])
 def test_conformance_command_errors(args, env, words, capsys, monkeypatch, tmp_path):
     from ptospec.cli import main
@@ -646,3 +647,27 @@ def test_descriptor_defaults_reach_the_tile_type(db):
     mat = dataclasses.replace(desc, loc="Mat", slayout="RowMajor", blayout="ColMajor", fractal=1024, pad="Zero")
     assert cppgen.tile_type(db, mat) == ("Tile<TileType::Mat, float, 16, 16, BLayout::ColMajor, DYNAMIC, DYNAMIC, "
                                          "SLayout::RowMajor, 1024, PadValue::Zero>")
+
+
+# ------------------------------------------------------------------ batch protocol
+
+
+def test_batch_file_frames_parameters_and_blobs():
+    from ptospec.backends.cpusim.execute import BatchCase, encode_batch
+
+    data = encode_batch([BatchCase("v3", {"fill": "90", "dst.vr": "1"}, {"src": b"\n\x00ab", "dst": b""})])
+    assert data == b"ptocs-batch 1\ncase v3 2 2\nfill 90\ndst.vr 1\nsrc 4\n\n\x00abdst 0\n"
+
+
+def test_result_records_are_read_by_index_and_damage_keeps_earlier_records():
+    from ptospec.backends.cpusim.execute import NEVER_RAN, decode_results
+
+    ok = b"result 1 ok\nlog 3\nhi\nnotes 10\nguard d 4\nout dst 2\n\x01\x02end\n"
+    crash = b"result 0 signal 11\nlog 0\nend\n"
+    records, problem = decode_results(ok + crash, 3)
+    assert problem == ""
+    assert records[1].status == "ok" and records[1].log == "hi\n" and records[1].notes == ("guard d 4",)
+    assert records[1].outputs == {"dst": b"\x01\x02"}
+    assert records[0].status == "signal 11" and records[2] is NEVER_RAN
+    records, problem = decode_results(crash + b"result 1 ok\nlog 99\nabc", 2)
+    assert records[0].status == "signal 11" and records[1] is NEVER_RAN and "truncated" in problem

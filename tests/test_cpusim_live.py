@@ -106,6 +106,8 @@ template <typename D, typename S> void POKE_INPUT(D& dst, S& src) { src.data()[0
 template <typename D, typename S> void CRASH(D& dst, S& src) { volatile int* p = nullptr; *p = 1; }
 template <typename D, typename S> void CHECK(D& dst, S& src) { PTO_ASSERT(dst.GetValidRow() == 99, "never"); }
 template <typename D, typename S> void FINE(D& dst, S& src) { dst.data()[0] = src.data()[0]; }
+template <typename D, typename S> void SETCTRL(D& dst, S& src) { set_ctrl(0x5A5A); }
+template <typename D, typename S> void READCTRL(D& dst, S& src) { dst.data()[0] = get_ctrl() == 0 ? 1 : 2; }
 """
     unit = cppgen.render_unit(list(plans.values()), list(plans))
     head, _, rest = unit.text.partition("\n\n")
@@ -115,7 +117,7 @@ template <typename D, typename S> void FINE(D& dst, S& src) { dst.data()[0] = sr
 
 
 def test_harness_notices_stray_writes_crashes_and_failed_checks(db, tiles, backend, cache):
-    from ptospec.backends.cpusim.execute import CaseFiles, run_cases
+    from ptospec.backends.cpusim.execute import BatchCase, run_batch
 
     parsed = tiles(dst="vec, 2x8xf32, valid=1x3", src="vec, 4x8xf32, valid=2x3")
     spec = db.op("tcolmin")
@@ -123,13 +125,14 @@ def test_harness_notices_stray_writes_crashes_and_failed_checks(db, tiles, backe
 
     inv = Invocation("tcolmin", "default", "cpu", parsed, make_inputs(db, spec, spec.modes[0], parsed, 3, "random"))
     base = cppgen.plan_variant(db, inv)
-    calls = ["STRAY", "POKE_INPUT", "CRASH", "CHECK", "FINE"]
+    calls = ["STRAY", "POKE_INPUT", "CRASH", "CHECK", "SETCTRL", "READCTRL", "FINE"]
     plans = {f"v{i}": dataclasses.replace(base, call=c) for i, c in enumerate(calls)}
     built = backend.builder.build(list(plans), lambda names: _helpers_unit({n: plans[n] for n in names}))
     assert built.binary is not None, built.variants
-    files = [CaseFiles(cppgen.params_text(plans[n], n, inv), cppgen.operand_bytes(db, plans[n], inv), ("dst",))
-             for n in plans]
-    records, _ = run_cases(built.binary, files, cache / "tmp")
+    batch = [BatchCase(n, cppgen.params(plans[n], inv), cppgen.operand_bytes(db, plans[n], inv)) for n in plans]
+    records, _ = run_batch(built.binary, batch, cache / "tmp")
+    isolated, _ = run_batch(built.binary, batch, cache / "tmp", fork_each=True)
+    assert [(r.status, r.notes, r.outputs) for r in records] == [(r.status, r.notes, r.outputs) for r in isolated]
     shapes = {"dst": (np.dtype(np.float32), (2, 8))}
     results = dict(zip(calls, (outcome.from_run(r, shapes, str(backend.checkout.root), 20) for r in records),
                        strict=True))
@@ -137,6 +140,7 @@ def test_harness_notices_stray_writes_crashes_and_failed_checks(db, tiles, backe
     assert results["POKE_INPUT"].stray == ("src: 1 element(s) of this input tile changed",)
     assert results["CRASH"].rejected and "SIGSEGV" in results["CRASH"].message
     assert results["CHECK"].rejected and "[dst.GetValidRow() == 99]" in results["CHECK"].message
+    assert results["READCTRL"].outputs["dst"][0, 0] == 1  # a case starts with the control register reset
     fine = results["FINE"]
     assert not fine.rejected and not fine.stray and fine.error is None
     expected = np.asarray(inv.inputs["dst"]).copy()

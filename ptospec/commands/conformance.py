@@ -17,6 +17,7 @@ from ._common import database
 
 # backends shipped with ptospec, usable by name even when the package's entry points are not installed
 BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend"}
+DERIVED = 8  # derived cases per fixed positive case (conformance/derive.py)
 
 
 def register(sub) -> None:
@@ -37,6 +38,9 @@ def register(sub) -> None:
                    help="only cases of this profile (default for cpusim: the simulator profile, cpu)")
     p.add_argument("--report-dir", metavar="DIR", default=None,
                    help="where report.json, report.md and repros/ go (default: build/conformance/<backend>)")
+    p.add_argument("--derived", type=int, default=DERIVED, metavar="N",
+                   help=f"derived cases per fixed positive case: other valid regions and data sets of the same "
+                        f"static configuration (default {DERIVED}; 0: only the fixed cases)")
     p.add_argument("--property", action="store_true",
                    help="also run the hypothesis property tests (cpusim: one compile per new shape)")
     p.add_argument("-k", dest="keyword", default=None, metavar="EXPR", help="pytest -k expression to select cases")
@@ -44,7 +48,9 @@ def register(sub) -> None:
     p.add_argument("--cxx", metavar="PATH", default=None, help="cpusim: clang++ to use (default: newest on PATH)")
     p.add_argument("--cache-dir", metavar="DIR", default=None,
                    help="cpusim: build cache (default: $PTOSPEC_CPUSIM_CACHE or ~/.cache/ptospec/cpusim)")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="cpusim: parallel compiles/runs (default: CPUs)")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="parallel compiles and runs (cpusim), and worker processes deriving and checking the cases of "
+                        "a backend that prepares them in a batch (default: CPUs)")
     p.set_defaults(func=run)
 
 
@@ -82,9 +88,12 @@ def _prepare_cpusim(args) -> None:
 class Progress:
     """pytest plugin: a one-line counter on stderr, plus what the report needs from the session."""
 
-    def __init__(self, stream: TextIO, backend: str = "") -> None:
+    def __init__(self, stream: TextIO, backend: str = "", derived: int = 0, workers: int = 0, db=None) -> None:
+        self.db = db  # handed to the plugin so that the session does not load it again
         self.stream = stream
         self.backend = backend
+        self.derived = derived
+        self.workers = workers
         self.tty = stream.isatty()
         self.total = 0
         self.counts = {"passed": 0, "failed": 0, "skipped": 0}
@@ -97,6 +106,12 @@ class Progress:
         self._printed = -1
 
     # -- hooks
+    def pytest_configure(self, config) -> None:
+        if self.db is not None:
+            from ..conformance.plugin import share_database
+
+            share_database(config, str(self.db.root), self.db)
+
     def pytest_collection_finish(self, session) -> None:
         self.total = len(session.items)
         self.draw(force=True)
@@ -107,6 +122,8 @@ class Progress:
 
     def pytest_pto_runner(self, config, runner) -> None:
         self.runner = runner
+        runner.derive = self.derived  # before the plugin hands the cases to the backend
+        runner.workers = self.workers
 
     def pytest_pto_progress(self, config, stage: str, done: int, total: int) -> None:
         self.stage = f"{stage} {done}/{total}"
@@ -171,6 +188,8 @@ def run(args) -> int:
 
     from ..conformance.divergence import KNOWN_BUG, RECORDED, ConformanceReport
 
+    if args.derived < 0:
+        raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
     db = database(args)
     ops = _op_names(db, args.ops)
     backend = args.backend
@@ -197,7 +216,7 @@ def run(args) -> int:
     report_dir.mkdir(parents=True, exist_ok=True)
 
     pytest_args = [*map(str, files), f"--pto-backend={_backend_spec(backend)}", f"--pto-specs={db.root}",
-                   "-p", "no:cacheprovider", "-q", "--tb=short", "-o", "addopts="]
+                   "-p", "no:cacheprovider", "-q", "--tb=line", "-o", "addopts="]
     if profile:
         pytest_args.append(f"--pto-profile={profile}")
     selection = [] if args.property else ["not test_property"]
@@ -209,7 +228,7 @@ def run(args) -> int:
         pytest_args += ["-p", "ptospec.conformance.plugin"]
 
     stream = _progress_stream()
-    progress = Progress(stream, _backend_spec(backend))
+    progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1, db)
     start = time.perf_counter()
     try:
         with open(report_dir / "pytest.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
@@ -226,8 +245,11 @@ def run(args) -> int:
         return 2
 
     runner = progress.runner
-    verified = progress.counts["passed"] + progress.counts["failed"]
-    stats: dict[str, object] = {"wall_seconds": round(wall, 2),
+    tally = runner.tally
+    verified = tally["passed"] + tally["failed"]
+    stats: dict[str, object] = {"wall_seconds": round(wall, 2), "derived_per_fixed_case": args.derived,
+                                "cases_verified": verified, "cases_verified_passed": tally["passed"],
+                                "cases_verified_failed": tally["failed"], "cases_not_run_skipped": tally["skipped"],
                                 "cases_verified_per_second": round(verified / wall, 1) if wall else 0.0}
     stats.update(runner.backend.stats())
     environment = runner.backend.describe() if hasattr(runner.backend, "describe") else {}
@@ -241,8 +263,10 @@ def run(args) -> int:
 
     where = f" on {profile}" if profile else ""
     print(f"{backend}{where}: {progress.total} cases: {progress.counts['passed']} passed, "
-          f"{progress.counts['failed']} failed, {progress.counts['skipped']} skipped in {wall:.1f} s "
-          f"({stats['cases_verified_per_second']} cases verified/s)")
+          f"{progress.counts['failed']} failed, {progress.counts['skipped']} skipped in {wall:.1f} s")
+    print(f"with {args.derived} derived case(s) each: {verified} cases verified ({tally['passed']} passed, "
+          f"{tally['failed']} failed; {tally['skipped']} skipped), {stats['cases_verified_per_second']} "
+          f"cases verified/s")
     if "compiles" in stats:
         print(f"compiles: {stats['compiles']} (+{stats.get('syntax_checks', 0)} syntax checks, "
               f"{stats.get('pch_builds', 0)} PCH builds), cache hits: {stats.get('cache_hits', 0)} of "

@@ -30,7 +30,7 @@ Tiles = dict[str, TileDesc | ScalarDesc]
 # Valid-region targets (rows, cols) besides the example's own: 1-row, 1-column,
 # non-multiples of any block size, and a few larger ones.
 TARGETS: tuple[tuple[int, int], ...] = ((1, 1), (1, 37), (5, 1), (3, 5), (7, 19), (16, 64), (2, 130), (33, 9))
-PATTERNS = ("random", "edge", "ties")  # plus "special" where numerics.exact_specials names the profile
+PATTERNS = ("random", "edge", "ties")  # plus "ieee" where numerics.exact_specials names the profile
 
 
 @dataclass(frozen=True)
@@ -525,7 +525,7 @@ def positive_cases(db: Database, op: OpSpec) -> list[Case]:
             if profile in op.numerics.exact_specials:  # NaN, infinities and signed zeros, per float binding
                 for k, binding in enumerate(combos):
                     if any(db.isa.dtypes[d].is_float for d in binding.values() if d in db.isa.dtypes):
-                        add(mode, profile, binding, k % len(space), "special")
+                        add(mode, profile, binding, k % len(space), "ieee")
             # make sure every shape/layout variant is exercised at least once per mode and profile
             for vi in range(len(space)):
                 if combos and counter < len(space):

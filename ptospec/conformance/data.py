@@ -1,9 +1,12 @@
 """Deterministic test inputs from a seed and a named value pattern.
 
 Patterns: ``random`` (small values with repeats), ``edge`` (±0, ±inf, extreme finite values,
-integer min/max; NaN only when the op's numerics say NaN propagates), ``ties`` (few
-distinct values, so reductions see many equal candidates) and ``special`` (mostly NaN, ±inf and
-±0, for profiles where the op's numerics define them: ``numerics.exact_specials``).  Input elements outside a tile's
+integer min/max; NaN only when the op's numerics say NaN propagates; half of the elements small
+integers), ``special`` (every element a special value: those of ``edge`` plus subnormals, the
+smallest normal, rounding ties such as ±0.5 and 2.5, half the largest value, integers next to a power
+of two), ``ieee`` (mostly NaN, ±inf and ±0, NaN always: for profiles where the op's numerics define
+them, ``numerics.exact_specials``) and ``ties`` (few distinct values, so reductions see many equal
+candidates).  Input elements outside a tile's
 valid region hold alternating extreme values ("poison") that change any result that reads them;
 outputs start filled with a sentinel byte pattern that a correct backend leaves untouched outside
 the destination's valid region.  A global operand is its whole buffer: the view's elements hold the
@@ -12,6 +15,7 @@ pattern, the rest of the buffer holds poison (inputs) or the sentinel (outputs).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import ml_dtypes
@@ -26,6 +30,7 @@ from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 SENTINEL_BYTE = 0xA5
 
 
+@functools.lru_cache(maxsize=64)
 def _limits(dt: np.dtype) -> tuple[int | float, int | float]:
     if dt.kind in "iu":
         info = np.iinfo(dt)
@@ -45,14 +50,32 @@ def _edge_values(dt: np.dtype, nan: bool) -> np.ndarray:
     return np.array(vals, dtype=np.float64).astype(dt)
 
 
+def _special_values(dt: np.dtype, nan: bool) -> np.ndarray:
+    if dt.kind in "iu":
+        lo, hi = _limits(dt)
+        half = 1 << (dt.itemsize * 8 - 2)
+        vals = [lo, hi, lo + 1, hi - 1, 0, 1, 2, half, half - 1, hi // 2 + 1]
+        vals += [-1, -2, -half, -half - 1] if lo < 0 else [half * 2, half * 2 - 1]
+        return np.array([v for v in vals if lo <= v <= hi], dtype=dt)
+    info = ml_dtypes.finfo(dt)
+    tiny = float(info.tiny)
+    sub = float(getattr(info, "smallest_subnormal", tiny))
+    vals = [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, tiny, -tiny, sub, -sub, float(info.max) / 2, -float(info.max) / 2,
+            1.0 + float(info.eps), -(1.0 + float(info.eps))]
+    return np.concatenate([_edge_values(dt, nan), np.array(vals, dtype=np.float64).astype(dt)])
+
+
 def _random(rng: np.random.Generator, dt: np.dtype, shape: tuple[int, int], pattern: str, nan: bool) -> np.ndarray:
-    if pattern in ("edge", "special"):
-        choices = _edge_values(dt, nan or pattern == "special")
-        if pattern == "special" and dt.kind not in "iu":
+    if pattern == "special":
+        choices = _special_values(dt, nan)
+        return choices[rng.integers(0, len(choices), size=shape)]
+    if pattern in ("edge", "ieee"):
+        choices = _edge_values(dt, nan or pattern == "ieee")
+        if pattern == "ieee" and dt.kind not in "iu":
             choices = np.concatenate([choices, np.array([np.nan, 0.0, -0.0], dtype=np.float64).astype(dt)])
         mix = rng.integers(-8, 9, size=shape)
         picks = choices[rng.integers(0, len(choices), size=shape)]
-        use_edge = rng.random(size=shape) < (0.8 if pattern == "special" else 0.5)
+        use_edge = rng.random(size=shape) < (0.8 if pattern == "ieee" else 0.5)
         return np.where(use_edge, picks, mix.astype(dt)).astype(dt)
     lo, hi = _limits(dt)
     span = 3 if pattern == "ties" else 100
@@ -65,15 +88,30 @@ def _random(rng: np.random.Generator, dt: np.dtype, shape: tuple[int, int], patt
 
 
 def poison(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
+    return _poison(dt, tuple(shape)).copy()
+
+
+@functools.lru_cache(maxsize=512)
+def _poison(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
     lo, hi = _limits(dt)
     grid = (np.arange(shape[0])[:, None] + np.arange(shape[1])[None, :]) % 2 == 0
     if dt.kind in "iu":
-        return np.where(grid, np.array(hi, dtype=dt), np.array(lo, dtype=dt)).astype(dt)
-    return np.where(grid, np.float64(hi), np.float64(lo)).astype(dt)
+        out = np.where(grid, np.array(hi, dtype=dt), np.array(lo, dtype=dt)).astype(dt)
+    else:
+        out = np.where(grid, np.float64(hi), np.float64(lo)).astype(dt)
+    out.flags.writeable = False  # cached: callers get copies
+    return out
 
 
 def sentinel(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
-    return np.full(shape[0] * shape[1] * dt.itemsize, SENTINEL_BYTE, dtype=np.uint8).view(dt).reshape(shape).copy()
+    return _sentinel(dt, tuple(shape)).copy()
+
+
+@functools.lru_cache(maxsize=512)
+def _sentinel(dt: np.dtype, shape: tuple[int, int]) -> np.ndarray:
+    out = np.full(shape[0] * shape[1] * dt.itemsize, SENTINEL_BYTE, dtype=np.uint8).view(dt).reshape(shape)
+    out.flags.writeable = False  # cached: callers get copies
+    return out
 
 
 def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pattern: str) -> dict[str, object]:

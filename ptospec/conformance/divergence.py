@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,7 +60,7 @@ class Divergence:
     message: str = ""  # the backend's own words (rejection or error message)
     rule: str | None = None  # must-reject cases: the rule the case breaks
     violations: tuple[str, ...] = ()  # every rule id the validator reports for the configuration
-    artifacts: dict[str, str] = field(default_factory=dict, repr=False)  # backend repro material
+    artifacts: Mapping[str, str] = field(default_factory=dict, repr=False)  # backend repro material
     size: int = 0  # elements over all tiles ("smallest case" = smallest size)
 
     @property
@@ -250,8 +251,9 @@ def _jsonable(value: object) -> object:
     arr = np.asarray(value)
     if arr.dtype.kind in "iub":
         return arr.tolist()
-    return np.vectorize(_float, otypes=[object])(arr.astype(np.float64)).tolist() if arr.ndim else \
-        _float(float(arr))
+    with np.errstate(invalid="ignore"):
+        return np.vectorize(_float, otypes=[object])(arr.astype(np.float64)).tolist() if arr.ndim else \
+            _float(float(arr))
 
 
 def _float(x: float) -> float | str:

@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - hypothesis is only needed for the prop
 
 _MATRIX = pytest.StashKey[Matrix]()
 _KEYS = pytest.StashKey[dict[str, tuple[str, str, str]]]()
-_DATABASES = pytest.StashKey[dict[str, object]]()
+_DBS = pytest.StashKey[dict]()
 
 
 class PtoHooks:
@@ -98,6 +98,26 @@ def _dtype_of(case: Case, source: str | None) -> str:
     text = case.tiles.get(source or "", next(iter(case.tiles.values()), ""))
     parts = text.split(",")
     return parts[1].strip().split("x")[-1] if len(parts) > 1 else text or "-"
+
+
+def _specs_key(specs: str | None) -> str:
+    return str(Path(specs).resolve()) if specs else ""
+
+
+def share_database(config: pytest.Config, specs: str | None, db) -> None:
+    """Give the session a database the caller has loaded already from ``specs`` (``--pto-specs``)."""
+    config.stash.setdefault(_DBS, {})[_specs_key(specs)] = db
+
+
+def _database(config: pytest.Config, specs: str | None):
+    """The spec database, loaded once per session (collection and the runner fixture both need it)."""
+    from ..loader import load_database
+
+    loaded = config.stash.setdefault(_DBS, {})
+    key = _specs_key(specs)
+    if key not in loaded:
+        loaded[key] = load_database(specs)
+    return loaded[key]
 
 
 def _sources(config: pytest.Config, items: list[pytest.Item]) -> dict[tuple[str, str], str]:
@@ -160,17 +180,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if path:
         matrix.write(path, backend)
         terminalreporter.write_line(f"wrote {path}")
-
-
-def _database(config: pytest.Config, specs: str | None):
-    """The spec database at ``specs``, loaded once per session."""
-    from ..loader import load_database
-
-    loaded = config.stash.setdefault(_DATABASES, {})
-    key = str(Path(specs).resolve()) if specs else ""
-    if key not in loaded:
-        loaded[key] = load_database(specs)
-    return loaded[key]
 
 
 def _find_specs(start: Path) -> str | None:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
-from ..asm.types import format_descriptor
+from ..asm.types import format_descriptor, parse_descriptor
 from ..executor import execute
 from ..model import Database
 from ..tile import TileDesc
-from ..validator import validate
+from ..validator import Report, validate
 from .backend import Backend, Invocation, Result
 from .cases import (
     PATTERNS,
@@ -27,8 +29,40 @@ from .cases import (
 )
 from .compare import compare_detail
 from .data import make_inputs
+from .derive import Derived, derived_cases
 from .divergence import Divergence
+from .parallel import Checks, derive_all, usable
 from .repro import render
+
+RAN = ("wrong-value", "write-outside-valid")  # divergence categories of a case the backend ran
+
+
+class LazyArtifacts(Mapping[str, str]):
+    """A backend's repro material for a failing case, made when first read (reports read it only for the
+    cases they show, so thousands of similar divergences cost nothing here)."""
+
+    def __init__(self, backend: Backend, invocation: Callable[[], Invocation]) -> None:
+        self._backend = backend
+        self._invocation = invocation
+        self._made: dict[str, str] | None = None
+
+    def _items(self) -> dict[str, str]:
+        if self._made is None:
+            try:
+                self._made = dict(self._backend.artifacts(self._invocation()))
+            except Exception as exc:  # a broken hook must not hide the divergence itself
+                self._made = {"error": f"artifacts hook failed: {exc}"}
+            self._backend = self._invocation = None  # type: ignore[assignment]
+        return self._made
+
+    def __getitem__(self, key: str) -> str:
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
 
 
 class ConformanceFailure(AssertionError):
@@ -56,30 +90,144 @@ class Runner:
         self.divergences: list[Divergence] = []  # every disagreement found, in order
         self._label = ""
         self._recording = True
+        self.derive = 0  # derived cases checked with each fixed positive case (see derive.py); 0: none
+        self.tally = {"passed": 0, "failed": 0, "skipped": 0}  # every case checked, fixed and derived
+        self._derived: dict[Case, list[Derived]] = {}
+        self._brief = False  # fail without rendering the repro text
+        self._inputs: dict[tuple[Case, str], dict[str, object]] = {}  # data made by prepare, used once
+        self.workers = 0  # worker processes for deriving and checking prepared cases (0 or 1: none)
+        self.parallel_worker = False  # this is a worker's copy of the runner
+        self._checks: Checks | None = None
 
     # -------------------------------------------------------------- batch preparation
     def prepare(self, cases: Sequence[Case], progress: Callable[[str, int, int], None] | None = None) -> None:
-        """Hand every runnable case to the backend's ``prepare`` hook at once (if it has one)."""
+        """Hand every runnable case, and the derived cases of each, to the backend's ``prepare`` hook at once
+        (if it has one).  The data made here is kept for ``check``.  With ``workers`` > 1, deriving and
+        then checking the cases run in that many worker processes (see ``parallel``)."""
         if type(self.backend).prepare is Backend.prepare:
             return
         invocations = []
+        runnable: list[Case] = []
+        positives: list[tuple[Case, dict]] = []
         for case in cases:
             tiles = case.parsed(self.db)
             if self.caps.unsupported(case.op, case.mode, case.profile, tiles):
                 continue
             spec = self.db.op(case.op)
             data = make_inputs(self.db, spec, spec.mode(case.mode), tiles, case.seed, case.pattern)
+            self._inputs[(case, "")] = data
             invocations.append(self._invocation(case.op, case.mode, case.profile, tiles, data))
+            runnable.append(case)
+            if self.derive and not case.reject:
+                positives.append((case, tiles))
+        if positives:
+            if progress:
+                progress("derive", 0, len(positives))
+            for (case, _tiles), items in zip(positives, derive_all(self, positives, self.workers), strict=True):
+                self._derived[case] = [d for d, _ in items]
+                for d, data in items:
+                    self._inputs[(case, d.label)] = data
+                    invocations.append(self._invocation(case.op, case.mode, case.profile, d.tiles, data))
+            if progress:
+                progress("derive", len(positives), len(positives))
         self.backend.prepare(invocations, progress)
+        if usable(self.workers) and len(runnable) > 1:
+            self._checks = Checks(self, runnable, self.workers)
+
+    def _take(self, case: Case) -> bool:
+        """Report the verdict the workers reached on ``case``; False when they have none (check it here)."""
+        verdict = self._checks.take(case) if self._checks is not None and not self.parallel_worker else None
+        if verdict is None or verdict.outcome == "error":
+            return False
+        self._drop(case)
+        for name, n in verdict.tally.items():
+            self.tally[name] += n
+        records = [replace(d, artifacts=LazyArtifacts(self.backend, partial(self._rebuild, d)))
+                   for d in verdict.divergences]
+        self.divergences.extend(records)
+        if verdict.outcome == "skipped":
+            raise Unsupported(verdict.message)
+        if verdict.outcome == "failed":
+            raise ConformanceFailure(verdict.message, tuple(records))
+        return True
+
+    def _rebuild(self, d: Divergence) -> Invocation:
+        tiles = {n: parse_descriptor(t, self.db.isa) for n, t in d.descriptors.items()}
+        return self._invocation(d.op, d.mode, d.profile, tiles, d.inputs)
+
+    def _drop(self, case: Case) -> None:
+        """Forget the data ``prepare`` made for a case and its derived cases."""
+        self._inputs.pop((case, ""), None)
+        for d in self._derived.get(case, ()):
+            self._inputs.pop((case, d.label), None)
+
+    def _derive(self, case: Case, tiles: dict, label: str | None = None) -> list[Derived]:
+        if not self.derive or case.reject:
+            return []
+        if case not in self._derived:
+            self._derived[case] = derived_cases(self.db, case, tiles, label or case_id(case, self.db), self.derive)
+        return self._derived[case]
 
     # -------------------------------------------------------------- fixed cases
     def check(self, case: Case) -> None:
+        """Check a fixed case, then its derived cases; one failure carries every divergence found."""
+        if self._take(case):
+            return
         tiles = case.parsed(self.db)
-        self._label = case_id(case, self.db)
-        if case.reject:
-            self.check_reject(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, case.reject)
+        label = self._label = case_id(case, self.db)
+        data = self._inputs.pop((case, ""), None)
+        first: ConformanceFailure | None = None
+        try:
+            if case.reject:
+                self.check_reject(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, case.reject, data)
+            else:
+                # derived cases with the fixed case's own region carry the validator's report on it
+                report = next((d.report for d in self._derived.get(case, ()) if d.tiles == tiles), None)
+                self.check_positive(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, report, data)
+            self.tally["passed"] += 1
+        except Unsupported:
+            self.tally["skipped"] += 1
+            self._drop(case)
+            raise
+        except ConformanceFailure as exc:
+            self.tally["failed"] += 1
+            first = exc
+        if first is not None and any(r.category not in RAN for r in first.divergences):
+            # the backend did not run the fixed case (rejected it, or failed): its derived cases share the
+            # static configuration, so they would only repeat that; they are not counted as verified
+            self.tally["skipped"] += len(self._derived.get(case, ()))
+            self._drop(case)
+            raise first
+        derived = self._derive(case, tiles, label)
+        failures: list[tuple[Derived, ConformanceFailure]] = []
+        try:
+            for d in derived:
+                self._label = f"{label}/{d.label}"
+                self._brief = first is not None or bool(failures)
+                data = self._inputs.pop((case, d.label), None)
+                try:
+                    self.check_positive(case.op, case.mode, case.profile, d.tiles, d.seed, d.pattern, d.report, data)
+                    self.tally["passed"] += 1
+                except Unsupported:
+                    self.tally["skipped"] += 1
+                except ConformanceFailure as exc:
+                    self.tally["failed"] += 1
+                    failures.append((d, exc))
+        finally:
+            self._label, self._brief = label, False
+        if first is None and not failures:
+            return
+        records = tuple(r for exc in ([first] if first else []) + [e for _, e in failures] for r in exc.divergences)
+        names = ", ".join(d.label for d, _ in failures[:8]) + (", ..." if len(failures) > 8 else "")
+        if first is not None:
+            text = str(first)
+            if failures:
+                text += f"\n\n{len(failures)} of {len(derived)} derived cases diverged too: {names}"
         else:
-            self.check_positive(case.op, case.mode, case.profile, tiles, case.seed, case.pattern)
+            d, exc = failures[0]
+            text = (f"{len(failures)} of {len(derived)} derived cases (other valid regions and data of this "
+                    f"configuration) diverged: {names}; the first, {label}/{d.label}:\n{exc}")
+        raise ConformanceFailure(text, records)
 
     def _invocation(self, op: str, mode: str, profile: str, tiles: dict, data: dict) -> Invocation:
         descriptors = {n: format_descriptor(t, self.db.isa) for n, t in tiles.items()}
@@ -102,10 +250,7 @@ class Runner:
         violations: tuple[str, ...] = ()
         if rule or any(cat in ("accepts-rejected", "rejects-accepted") for cat, _ in found):
             violations = tuple(sorted(validate(self.db, op, mode, profile, tiles).rule_ids))
-        try:
-            artifacts = self.backend.artifacts(self._invocation(op, mode, profile, tiles, data))
-        except Exception as exc:  # a broken hook must not hide the divergence itself
-            artifacts = {"error": f"artifacts hook failed: {exc}"}
+        artifacts = LazyArtifacts(self.backend, partial(self._invocation, op, mode, profile, tiles, data))
         mode_spec = self.db.op(op).mode(mode)
         dtypes: dict[str, str] = {}  # type variables and attribute values of the case
         for o in mode_spec.operands:
@@ -122,13 +267,18 @@ class Runner:
             for cat, ps in found)
         if self._recording:
             self.divergences.extend(records)
+        if self._brief:  # a derived case after the first failure: its text is not shown
+            raise ConformanceFailure("; ".join(problems), records)
         text = render(self.db, op, mode, profile, descriptors, data, self.backend_name, problems)
         raise ConformanceFailure(text, records)
 
-    def check_positive(self, op: str, mode: str, profile: str, tiles: dict, seed: int, pattern: str) -> None:
+    def check_positive(self, op: str, mode: str, profile: str, tiles: dict, seed: int, pattern: str,
+                       report: Report | None = None, data: dict | None = None) -> None:
+        """``report``: the validator's report on ``tiles`` if known; ``data``: the inputs if already made."""
         spec = self.db.op(op)
         mode_spec = spec.mode(mode)
-        data = make_inputs(self.db, spec, mode_spec, tiles, seed, pattern)
+        if data is None:
+            data = make_inputs(self.db, spec, mode_spec, tiles, seed, pattern)
         result = self._invoke(op, mode, profile, tiles, data)
         if result.error:
             self._fail(op, mode, profile, tiles, data,
@@ -138,7 +288,7 @@ class Runner:
                        [("rejects-accepted", [f"the backend rejected a legal configuration: "
                                               f"{result.message or result.rules}"])], result.message)
         written: dict[str, np.ndarray] = {}
-        expected = execute(self.db, op, mode, profile, tiles, _copy(data), written)
+        expected = execute(self.db, op, mode, profile, tiles, _copy(data), written, report)
         wrong: list[str] = []
         outside: list[str] = list(result.stray)
         outputs = result.outputs or {}
@@ -156,9 +306,10 @@ class Runner:
             self._fail(op, mode, profile, tiles, data, found)
 
     def check_reject(self, op: str, mode: str, profile: str, tiles: dict, seed: int, pattern: str,
-                     rule: str) -> None:
+                     rule: str, data: dict | None = None) -> None:
         spec = self.db.op(op)
-        data = make_inputs(self.db, spec, spec.mode(mode), tiles, seed, pattern)
+        if data is None:
+            data = make_inputs(self.db, spec, spec.mode(mode), tiles, seed, pattern)
         result = self._invoke(op, mode, profile, tiles, data)
         if result.error:
             self._fail(op, mode, profile, tiles, data,
@@ -189,7 +340,7 @@ class Runner:
         n_layouts = len(list(layout_variants(self.db, example_tiles(self.db, mode_spec), pad_readers(mode_spec))))
         patterns = [p for p in PATTERNS if p != "ties" or spec.numerics.ties == "first"]
         if profile in spec.numerics.exact_specials:
-            patterns.append("special")
+            patterns.append("ieee")
         run: Callable[..., None] = self.check_positive
 
         def binding_at(index: int) -> dict[str, str]:

@@ -2,13 +2,16 @@
 
 ``prepare`` (called once with every case of the session) plans one driver variant per static shape
 group, packs the variants of each op mode into translation units, builds them (``-j`` parallel,
-cached by content) and runs each binary once over all its cases.  ``run`` then only looks the result
-up; a case that was not prepared (a property-test example) is prepared on its own.
+cached by content) and runs each binary over batches of its cases.  Valid shapes are dynamic, so
+every valid region and data set of a static shape group runs on the same compiled variant.  ``run``
+then only looks the result up; a case that was not prepared (a property-test example) is prepared on
+its own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import threading
@@ -27,13 +30,26 @@ from ...model import Database
 from ...tile import TileDesc
 from . import cppgen, outcome
 from .build import Builder, Built, Stats
-from .execute import CaseFiles, run_cases
+from .execute import BatchCase, run_batch
 from .toolchain import cache_dir, find_checkout, find_compiler, jobs
 
 MAX_VARIANTS_PER_UNIT = 40  # ~0.4 s + ~55 ms per variant at -O0 with the PCH (measured: 40 in ~2.5 s)
 CASE_TIMEOUT = 20  # seconds per case
+BATCH_CASES = 1500  # cases per driver invocation (smaller batches balance the -j runs better)
 
 Progress = Callable[[str, int, int], None]
+
+
+def static_key(case: Invocation) -> tuple:
+    """What the compiled variant depends on: op, mode and every operand but the tiles' valid shapes."""
+    parts = []
+    for name, t in case.tiles.items():
+        if isinstance(t, TileDesc):
+            parts.append((name, t.loc, t.dtype, t.rows, t.cols, t.blayout, t.slayout, t.fractal, t.pad,
+                          t.valid_row is None or t.valid_col is None))
+        else:
+            parts.append((name, t))
+    return case.op, case.mode, tuple(parts)
 
 
 def case_key(case: Invocation) -> tuple:
@@ -44,6 +60,46 @@ def case_key(case: Invocation) -> tuple:
         digest.update(f"{name}:{value.dtype.str}:{value.shape}".encode())
         digest.update(np.ascontiguousarray(value).tobytes())
     return case.op, case.mode, case.profile, tuple(case.tiles.items()), digest.hexdigest()
+
+
+class SuspectCache:
+    """Whether the spec rejects a variant statically, by variant signature, kept in the build cache.
+
+    It only decides how variants are packed into units, never a result, and the packing decides the
+    units' cache keys; keeping it makes a warm run ask the validator nothing.  A stale entry (the
+    spec changed) only costs a less efficient packing."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._dirty = False
+        try:
+            self._data: dict[str, bool] = {k: bool(v) for k, v in json.loads(path.read_text()).items()}
+        except (OSError, ValueError, AttributeError):
+            self._data = {}
+
+    @staticmethod
+    def _key(signature: str) -> str:
+        return hashlib.sha256(signature.encode()).hexdigest()[:24]
+
+    def get(self, signature: str) -> bool | None:
+        return self._data.get(self._key(signature))
+
+    def put(self, signature: str, suspect: bool) -> bool:
+        with self._lock:
+            self._data[self._key(signature)] = suspect
+            self._dirty = True
+        return suspect
+
+    def save(self) -> None:
+        with self._lock:
+            if not self._dirty:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self._data, sort_keys=True))
+            os.replace(tmp, self.path)
+            self._dirty = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +136,8 @@ class CpuSimBackend(Backend):
         self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats)
         self.profiles = tuple(p for p, spec in db.isa.profiles.items() if spec.basis == "simulator")
         self._results: dict[tuple, Result] = {}
+        self._plans: dict[tuple, cppgen.VariantPlan | cppgen.Unplannable] = {}  # by static_key
+        self._suspects = SuspectCache(self.cache / "suspects.json")
         self._outcomes: dict[str, int] = {}
         self._lock = threading.Lock()
         self._caps: Capabilities | None = None
@@ -123,21 +181,37 @@ class CpuSimBackend(Backend):
             reason = caps.unsupported(case.op, case.mode, case.profile, case.tiles)
             if reason:
                 continue  # the runner skips it before calling run()
-            try:
-                planned.append(_Planned(case, key, cppgen.plan_variant(self.db, case), self._suspect(case)))
-            except cppgen.Unplannable as exc:
-                self._store(key, Result.skip(str(exc)))
+            plan = self._plan(case)
+            if isinstance(plan, cppgen.Unplannable):
+                self._store(key, Result.skip(str(plan)))
+                continue
+            suspect = self._suspects.get(plan.signature)
+            if suspect is None:
+                suspect = self._suspects.put(plan.signature, self._suspect(case))
+            planned.append(_Planned(case, key, plan, suspect))
+        self._suspects.save()
         if not planned:
             return
         units = self._units(planned)
         built = self._build_all(units, progress)
         self._run_all(units, built, progress)
 
+    def _plan(self, case: Invocation) -> cppgen.VariantPlan | cppgen.Unplannable:
+        """The case's driver variant (one per static shape group, so planned once per group)."""
+        key = static_key(case)
+        if key not in self._plans:
+            try:
+                self._plans[key] = cppgen.plan_variant(self.db, case)
+            except cppgen.Unplannable as exc:
+                self._plans[key] = exc
+        return self._plans[key]
+
     def _suspect(self, case: Invocation) -> bool:
         """Whether the spec rejects the case statically (so its variant will likely fail to compile).
 
         Only used to schedule builds: such variants go to their own units, which are checked with
-        -fsyntax-only first instead of failing a whole unit's full compile."""
+        -fsyntax-only first instead of failing a whole unit's full compile.  Static rules do not
+        depend on valid shapes, so one case answers for its whole variant."""
         from ...validator import validate
 
         try:
@@ -199,7 +273,8 @@ class CpuSimBackend(Backend):
                     continue
                 runnable += [(name, plan, p) for p in members]
             if runnable and b.binary is not None:
-                jobs_list.append((b.binary, runnable))
+                jobs_list += [(b.binary, runnable[i:i + BATCH_CASES]) for i in range(0, len(runnable), BATCH_CASES)]
+        jobs_list.sort(key=lambda job: -len(job[1]))  # big batches first: better packing on -j
         total = sum(len(r) for _, r in jobs_list)
         done = 0
         lock = threading.Lock()
@@ -208,12 +283,11 @@ class CpuSimBackend(Backend):
 
         def one(binary: Path, runnable) -> None:
             nonlocal done
-            files = [CaseFiles(cppgen.params_text(plan, name, p.case), cppgen.operand_bytes(self.db, plan, p.case),
-                               tuple(o.name for o in plan.operands if o.role == "out"))
+            batch = [BatchCase(name, cppgen.params(plan, p.case), cppgen.operand_bytes(self.db, plan, p.case))
                      for name, plan, p in runnable]
             start = time.perf_counter()
-            records, own = run_cases(binary, files, self.cache / "tmp", CASE_TIMEOUT)
-            self._stats.add(binaries_run=1, cases_run=len(files), run_seconds=time.perf_counter() - start)
+            records, own = run_batch(binary, batch, self.cache / "tmp", CASE_TIMEOUT)
+            self._stats.add(binaries_run=1, cases_run=len(batch), run_seconds=time.perf_counter() - start)
             for (_name, plan, p), record in zip(runnable, records, strict=True):
                 result = outcome.from_run(record, self._output_shapes(plan, p.case), str(self.checkout.root),
                                           CASE_TIMEOUT)

@@ -31,7 +31,7 @@ from .cppgen import UnitSource
 from .harness import HEADER, HEADER_NAME
 from .toolchain import Checkout, Compiler, ToolchainError
 
-FORMAT = "ptospec-cpusim-1"  # bump when the driver protocol changes
+FORMAT = "ptospec-cpusim-2"  # bump when the driver protocol changes
 UNIT_FILE = "unit.cpp"
 BINARY = "driver"
 COMPILE_TIMEOUT = 900

@@ -165,7 +165,7 @@ def variant_block(name: str, plan: VariantPlan) -> list[str]:
     out = [f"// {name}: {plan.call} ({plan.op} {plan.mode}; {mode_desc})", f"namespace {name} {{",
            "using namespace pto;"]
     out += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.is_tile]
-    out += ["void run(const ptocs::Case& ptocs_case)", "{", "    ptocs::Bench ptocs_bench(ptocs_case);"]
+    out += ["void run(ptocs::Case& ptocs_case)", "{", "    ptocs::Bench ptocs_bench(ptocs_case);"]
     out += _variant_body(plan)
     out += ["    ptocs_bench.finish();", "}", f"}} // namespace {name}", ""]
     return out
@@ -200,17 +200,19 @@ def render_unit(plans: Sequence[VariantPlan], names: Sequence[str] | None = None
 # ------------------------------------------------------------------ per-case files
 
 
-def params_text(plan: VariantPlan, variant: str, inv: Invocation) -> str:
-    lines = [f"variant {variant}", f"fill {FILL_BYTE}"]
+def params(plan: VariantPlan, inv: Invocation) -> dict[str, str]:
+    """The case's ``key value`` parameters: the fill byte and every tile's valid shape."""
+    out = {"fill": str(FILL_BYTE)}
     for o in plan.operands:
         desc = inv.tiles[o.name]
         if isinstance(desc, TileDesc):
-            lines += [f"{o.name}.vr {desc.valid_row}", f"{o.name}.vc {desc.valid_col}"]
-    return "\n".join(lines) + "\n"
+            out[f"{o.name}.vr"] = str(desc.valid_row)
+            out[f"{o.name}.vc"] = str(desc.valid_col)
+    return out
 
 
 def operand_bytes(db: Database, plan: VariantPlan, inv: Invocation) -> dict[str, bytes]:
-    """``<name>.bin`` contents: logical row-major tiles for inputs and output pre-fills, raw scalars."""
+    """Operand data: logical row-major tiles for inputs and output pre-fills, raw scalars."""
     from ...executor import numpy_dtype
 
     files: dict[str, bytes] = {}

@@ -3,19 +3,23 @@
 It is ptospec's own code (nothing from the upstream library is copied); it only uses the public
 tile API (``Tile``, ``TASSIGN``, ``GetTileElementOffset``) of ``<pto/pto-inst.hpp>``.
 
-What a driver binary does (``./driver [--no-fork] [--timeout S] CASES.list``):
+What a driver binary does (``./driver [--fork-each] [--timeout S] BATCH RESULTS LOG``):
 
-* ``CASES.list`` names one case directory per line.  A case directory holds ``params.txt``
-  (``key value`` lines: ``variant v3``, ``fill 165``, ``dst.vr 1``, ``dst.vc 16``, ...) and, per
-  operand, ``<name>.bin``: tiles as the *logical* row-major ``rows x cols`` array (the driver maps
-  elements to storage with the simulator's own offset function, so every layout is exchanged the
-  same way), scalars as ``sizeof(T)`` bytes.
-* Each case runs in a forked child (one crash or failed check loses only that case, and every
-  case starts from a fresh simulated memory) with an alarm as time limit.  The child writes
-  ``status.txt`` (``ok`` or ``error <why>``; the parent writes ``exit N`` / ``signal N``),
-  ``log.txt`` (its stdout and stderr), ``<out>.out.bin`` per output tile (logical order) and
-  ``notes.txt``: one line per byte range that changed although it should not have (``guard <name>
-  <bytes>`` past the end of a tile's storage, ``input <name> <elements>`` inside an input tile).
+* ``BATCH`` holds every case of the run (``batch.encode_batch``): a line ``ptocs-batch N``, then per
+  case a line ``case VARIANT P B``, ``P`` lines ``key value`` (``fill 165``, ``dst.vr 1``, ``dst.vc 16``,
+  ...) and ``B`` blobs, each a line ``NAME BYTES`` and the raw bytes: tiles as the *logical* row-major
+  ``rows x cols`` array (the driver maps elements to storage with the simulator's own offset function,
+  so every layout is exchanged the same way), scalars as ``sizeof(T)`` bytes.
+* The cases run one after another in a forked child process, with an alarm as time limit per case.
+  A crash, failed check (``PTO_ASSERT``, ``assert``) or time-out ends the child; the parent writes that
+  case's status and starts a new child at the next case, so one bad case loses only itself.  Every
+  case refills the storage and guard gap of each of its tiles and starts with the simulator's control
+  register as a fresh process has it.  ``--fork-each`` runs every case in a child of its own instead.
+* ``RESULTS`` gets one record per case: a line ``result INDEX STATUS`` (``ok``, ``error <why>``,
+  ``exit N``, ``signal N``, ``crashed``), then ``log BYTES`` + the case's stdout and stderr, ``notes
+  BYTES`` + one line per byte range that changed although it should not have (``guard <name> <bytes>``
+  past the end of a tile's storage, ``input <name> <elements>`` inside an input tile), ``out NAME
+  BYTES`` + each output tile (logical order), and ``end``.
 """
 
 from __future__ import annotations
@@ -55,7 +59,6 @@ inline int printf(const char* fmt, Args... args);
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -70,26 +73,19 @@ struct HarnessError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// One case of the batch: its parameters and input blobs, and what the run produced.
 class Case {
 public:
-    explicit Case(std::string dir) : dir_(std::move(dir))
-    {
-        std::ifstream in(path("params.txt"));
-        if (!in) {
-            throw HarnessError("cannot open params.txt");
-        }
-        std::string key, value;
-        while (in >> key >> value) {
-            params_[key] = value;
-        }
-    }
-
-    std::string path(const std::string& name) const { return dir_ + "/" + name; }
+    std::string variant;
+    std::map<std::string, std::string> params;
+    std::map<std::string, std::string> blobs;
+    std::string outputs;  // "out NAME BYTES\n<bytes>" records
+    std::string notes;
 
     const std::string& text(const std::string& key) const
     {
-        auto it = params_.find(key);
-        if (it == params_.end()) {
+        auto it = params.find(key);
+        if (it == params.end()) {
             throw HarnessError("missing parameter " + key);
         }
         return it->second;
@@ -99,28 +95,21 @@ public:
 
     void read(const std::string& name, void* dst, size_t bytes) const
     {
-        std::ifstream in(path(name), std::ios::binary);
-        if (!in) {
-            throw HarnessError("missing file " + name);
+        auto it = blobs.find(name);
+        if (it == blobs.end()) {
+            throw HarnessError("missing data for " + name);
         }
-        in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
-        if (static_cast<size_t>(in.gcount()) != bytes || in.peek() != std::char_traits<char>::eof()) {
-            throw HarnessError("file " + name + " does not have " + std::to_string(bytes) + " bytes");
+        if (it->second.size() != bytes) {
+            throw HarnessError("data for " + name + " does not have " + std::to_string(bytes) + " bytes");
         }
+        std::memcpy(dst, it->second.data(), bytes);
     }
 
-    void write(const std::string& name, const void* src, size_t bytes) const
+    void output(const std::string& name, const void* src, size_t bytes)
     {
-        std::ofstream out(path(name), std::ios::binary | std::ios::trunc);
-        out.write(static_cast<const char*>(src), static_cast<std::streamsize>(bytes));
-        if (!out) {
-            throw HarnessError("cannot write " + name);
-        }
+        outputs += "out " + name + " " + std::to_string(bytes) + "\n";
+        outputs.append(static_cast<const char*>(src), bytes);
     }
-
-private:
-    std::string dir_;
-    std::map<std::string, std::string> params_;
 };
 
 enum class Role { In, Out, Tmp };
@@ -130,7 +119,7 @@ enum class Role { In, Out, Tmp };
 // the instruction reports stray writes and dumps the outputs.
 class Bench {
 public:
-    explicit Bench(const Case& c) : case_(c), fill_(static_cast<unsigned char>(c.dim("fill"))) {}
+    explicit Bench(Case& c) : case_(c), fill_(static_cast<unsigned char>(c.dim("fill"))) {}
 
     // The only type-dependent part: the logical -> storage map and the placement.  Everything else is
     // plain code shared by every tile type (keeps per-variant compile time low).
@@ -153,7 +142,7 @@ public:
     T scalar(const char* name)
     {
         T value;
-        case_.read(std::string(name) + ".bin", &value, sizeof(T));
+        case_.read(name, &value, sizeof(T));
         return value;
     }
 
@@ -161,9 +150,6 @@ public:
     {
         for (const auto& slot : slots_) {
             check_and_dump(slot);
-        }
-        if (!notes_.empty()) {
-            case_.write("notes.txt", notes_.data(), notes_.size());
         }
     }
 
@@ -179,7 +165,7 @@ private:
         std::vector<size_t> offsets;
     };
     static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-    void note(const std::string& line) { notes_ += line + "\n"; }
+    void note(const std::string& line) { case_.notes += line + "\n"; }
 
     size_t place(int loc, const char* name, const std::vector<size_t>& offsets, size_t elem)
     {
@@ -208,7 +194,7 @@ private:
         std::memset(base, fill_, bytes + kGuard);
         if (role != Role::Tmp) {
             std::vector<unsigned char> logical(n * elem);
-            case_.read(std::string(name) + ".bin", logical.data(), logical.size());
+            case_.read(name, logical.data(), logical.size());
             for (size_t i = 0; i < n; ++i) {
                 std::memcpy(base + offsets[i] * elem, logical.data() + i * elem, elem);
             }
@@ -233,11 +219,11 @@ private:
             std::memcpy(now.data() + i * s.elem, s.base + s.offsets[i] * s.elem, s.elem);
         }
         if (s.role == Role::Out) {
-            case_.write(s.name + ".out.bin", now.data(), now.size());
+            case_.output(s.name, now.data(), now.size());
             return;
         }
         std::vector<unsigned char> before(now.size());
-        case_.read(s.name + ".bin", before.data(), before.size());
+        case_.read(s.name, before.data(), before.size());
         size_t differ = 0;
         for (size_t i = 0; i < s.offsets.size(); ++i) {
             differ += std::memcmp(now.data() + i * s.elem, before.data() + i * s.elem, s.elem) != 0;
@@ -247,112 +233,299 @@ private:
         }
     }
 
-    const Case& case_;
+    Case& case_;
     unsigned char fill_;
     std::map<int, size_t> next_;
     std::vector<Slot> slots_;
-    std::string notes_;
     size_t pending_bytes_ = 0;
 };
 
-using Entry = void (*)(const Case&);
+using Entry = void (*)(Case&);
 struct Variant {
     const char* name;
     Entry run;
 };
 
-inline void put_status(const std::string& dir, const std::string& text)
+// ---------------------------------------------------------------- batch file and result records
+
+inline std::vector<Case> read_batch(const std::string& path)
 {
-    std::ofstream out(dir + "/status.txt", std::ios::trunc);
-    out << text << "\n";
+    std::string data;
+    {
+        int fd = ::open(path.c_str(), O_RDONLY);
+        if (fd < 0) {
+            throw HarnessError("cannot read batch " + path);
+        }
+        char buf[1 << 16];
+        ssize_t got;
+        while ((got = ::read(fd, buf, sizeof buf)) > 0) {
+            data.append(buf, static_cast<size_t>(got));
+        }
+        ::close(fd);
+    }
+    size_t at = 0;
+    auto line = [&]() {
+        size_t end = data.find('\n', at);
+        if (end == std::string::npos) {
+            throw HarnessError("truncated batch file");
+        }
+        std::string out = data.substr(at, end - at);
+        at = end + 1;
+        return out;
+    };
+    auto words = [](const std::string& text) {
+        std::vector<std::string> out;
+        size_t i = 0;
+        while (i < text.size()) {
+            size_t j = text.find(' ', i);
+            if (j == std::string::npos) {
+                j = text.size();
+            }
+            if (j > i) {
+                out.push_back(text.substr(i, j - i));
+            }
+            i = j + 1;
+        }
+        return out;
+    };
+    auto head = words(line());
+    if (head.size() != 2 || head[0] != "ptocs-batch") {
+        throw HarnessError("not a batch file");
+    }
+    std::vector<Case> cases(std::stoul(head[1]));
+    for (auto& c : cases) {
+        auto w = words(line());
+        if (w.size() != 4 || w[0] != "case") {
+            throw HarnessError("bad case header in batch file");
+        }
+        c.variant = w[1];
+        for (unsigned long i = 0, n = std::stoul(w[2]); i < n; ++i) {
+            auto kv = words(line());
+            if (kv.size() != 2) {
+                throw HarnessError("bad parameter line in batch file");
+            }
+            c.params[kv[0]] = kv[1];
+        }
+        for (unsigned long i = 0, n = std::stoul(w[3]); i < n; ++i) {
+            auto nb = words(line());
+            size_t bytes = nb.size() == 2 ? std::stoul(nb[1]) : data.size();
+            if (nb.size() != 2 || at + bytes > data.size()) {
+                throw HarnessError("bad blob in batch file");
+            }
+            c.blobs[nb[0]] = data.substr(at, bytes);
+            at += bytes;
+        }
+    }
+    return cases;
 }
 
-inline int run_here(const std::string& dir, const Variant* table, size_t n)
+inline void write_all(int fd, const std::string& text)
 {
-    try {
-        Case c(dir);
-        const std::string& want = c.text("variant");
-        for (size_t i = 0; i < n; ++i) {
-            if (want == table[i].name) {
-                table[i].run(c);
-                std::fflush(stdout);
-                put_status(dir, "ok");
-                return 0;
-            }
+    size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
         }
-        throw HarnessError("no variant " + want + " in this driver");
-    } catch (const std::exception& e) {
-        std::fflush(stdout);
-        put_status(dir, std::string("error ") + e.what());
-        return 1;
+        if (n <= 0) {
+            return;
+        }
+        done += static_cast<size_t>(n);
     }
 }
 
-inline int run_forked(const std::string& dir, const Variant* table, size_t n, unsigned timeout)
+inline std::string log_since(int logfd, off_t from)
+{
+    struct stat st {};
+    if (::fstat(logfd, &st) != 0 || st.st_size <= from) {
+        return "";
+    }
+    std::string out(static_cast<size_t>(st.st_size - from), '\0');
+    ssize_t got = ::pread(logfd, out.data(), out.size(), from);
+    out.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    return out;
+}
+
+inline off_t log_size(int logfd)
+{
+    struct stat st {};
+    return ::fstat(logfd, &st) == 0 ? st.st_size : 0;
+}
+
+inline std::string record(size_t index, const std::string& status, const std::string& log, const Case* c)
+{
+    std::string out = "result " + std::to_string(index) + " " + status + "\n";
+    out += "log " + std::to_string(log.size()) + "\n" + log;
+    if (c != nullptr) {
+        out += "notes " + std::to_string(c->notes.size()) + "\n" + c->notes;
+        out += c->outputs;
+    }
+    return out + "end\n";
+}
+
+// ---------------------------------------------------------------- running
+
+inline void flush_all()
 {
     std::fflush(stdout);
     std::fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        put_status(dir, "error fork failed");
-        return 1;
-    }
-    if (pid == 0) {
-        int fd = ::open((dir + "/log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            ::close(fd);
+}
+
+// Runs one case in this process; returns its status.
+inline std::string run_one(Case& c, const Variant* table, size_t n)
+{
+    try {
+        for (size_t i = 0; i < n; ++i) {
+            if (c.variant == table[i].name) {
+                table[i].run(c);
+                return "ok";
+            }
         }
-        put_status(dir, "crashed");
+        throw HarnessError("no variant " + c.variant + " in this driver");
+    } catch (const std::exception& e) {
+        c.outputs.clear();
+        return std::string("error ") + e.what();
+    }
+}
+
+// The child: runs cases [first, last), telling the parent through `progress` which one it is in
+// ("s INDEX LOGOFFSET", "d INDEX", and "f" when all are done).
+[[noreturn]] inline void child(std::vector<Case>& cases, size_t first, size_t last, const Variant* table, size_t n,
+                               unsigned timeout, int logfd, int resfd, int progress)
+{
+    ::dup2(logfd, 1);
+    ::dup2(logfd, 2);
+    const uint64_t ctrl = get_ctrl();
+    for (size_t i = first; i < last; ++i) {
+        flush_all();
+        const off_t from = log_size(logfd);
+        write_all(progress, "s " + std::to_string(i) + " " + std::to_string(from) + "\n");
+        set_ctrl(ctrl);
         alarm(timeout);
-        std::fflush(stdout);
-        _exit(run_here(dir, table, n));
+        std::string status = run_one(cases[i], table, n);
+        flush_all();
+        alarm(0);
+        write_all(resfd, record(i, status, log_since(logfd, from), &cases[i]));
+        cases[i].outputs.clear();
+        cases[i].notes.clear();
+        write_all(progress, "d " + std::to_string(i) + "\n");
     }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    write_all(progress, "f\n");
+    flush_all();
+    std::_Exit(0);
+}
+
+inline std::string death(int st)
+{
+    if (WIFSIGNALED(st)) {
+        return "signal " + std::to_string(WTERMSIG(st));
     }
-    if (WIFEXITED(st) && WEXITSTATUS(st) <= 1) {
-        return WEXITSTATUS(st);
-    }
-    if (WIFEXITED(st)) {
-        put_status(dir, "exit " + std::to_string(WEXITSTATUS(st)));
-    } else if (WIFSIGNALED(st)) {
-        put_status(dir, "signal " + std::to_string(WTERMSIG(st)));
-    }
-    return 2;
+    return "exit " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 inline int main(int argc, char** argv, const Variant* table, size_t n)
 {
-    bool fork_each = true;
+    bool fork_each = false;
     unsigned timeout = 20;
-    std::vector<std::string> dirs;
+    std::vector<std::string> files;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
-        if (arg == "--no-fork") {
-            fork_each = false;
+        if (arg == "--fork-each") {
+            fork_each = true;
         } else if (arg == "--timeout" && i + 1 < argc) {
             timeout = static_cast<unsigned>(std::stoul(argv[++i]));
         } else {
-            std::ifstream list(arg);
-            if (!list) {
-                std::fprintf(stderr, "cannot read case list %s\n", arg.c_str());
-                return 2;
-            }
-            std::string line;
-            while (std::getline(list, line)) {
-                if (!line.empty()) {
-                    dirs.push_back(line);
-                }
-            }
+            files.push_back(arg);
         }
     }
-    for (const auto& dir : dirs) {
-        if (fork_each) {
-            run_forked(dir, table, n, timeout);
-        } else {
-            run_here(dir, table, n);
+    if (files.size() != 3) {
+        std::fprintf(stderr, "usage: %s [--fork-each] [--timeout S] BATCH RESULTS LOG\n", argv[0]);
+        return 2;
+    }
+    std::vector<Case> cases;
+    try {
+        cases = read_batch(files[0]);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 2;
+    }
+    int resfd = ::open(files[1].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    int logfd = ::open(files[2].c_str(), O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    if (resfd < 0 || logfd < 0) {
+        std::fprintf(stderr, "cannot create %s or %s\n", files[1].c_str(), files[2].c_str());
+        return 2;
+    }
+    size_t next = 0;
+    while (next < cases.size()) {
+        const size_t last = fork_each ? next + 1 : cases.size();
+        int pipefd[2];
+        if (::pipe(pipefd) != 0) {
+            std::fprintf(stderr, "pipe failed\n");
+            return 2;
+        }
+        flush_all();
+        pid_t pid = fork();
+        if (pid < 0) {
+            std::fprintf(stderr, "fork failed\n");
+            return 2;
+        }
+        if (pid == 0) {
+            ::close(pipefd[0]);
+            child(cases, next, last, table, n, timeout, logfd, resfd, pipefd[1]);
+        }
+        ::close(pipefd[1]);
+        std::string said;
+        char buf[4096];
+        ssize_t got;
+        while ((got = ::read(pipefd[0], buf, sizeof buf)) != 0) {
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            if (got < 0) {
+                break;
+            }
+            said.append(buf, static_cast<size_t>(got));
+        }
+        ::close(pipefd[0]);
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        // The last complete message says where the child was.
+        long started = -1, done = -1;
+        off_t from = 0;
+        bool finished = false;
+        size_t pos = 0;
+        while (pos < said.size()) {
+            size_t end = said.find('\n', pos);
+            if (end == std::string::npos) {
+                break;
+            }
+            std::string msg = said.substr(pos, end - pos);
+            pos = end + 1;
+            if (msg[0] == 's') {
+                size_t space = msg.find(' ', 2);
+                started = std::stol(msg.substr(2, space - 2));
+                from = static_cast<off_t>(std::stoll(msg.substr(space + 1)));
+            } else if (msg[0] == 'd') {
+                done = std::stol(msg.substr(2));
+            } else if (msg[0] == 'f') {
+                finished = true;
+            }
+        }
+        if (finished && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+            next = last;
+            continue;
+        }
+        if (started >= 0 && started != done) {  // died inside a case
+            write_all(resfd, record(static_cast<size_t>(started), death(st), log_since(logfd, from), nullptr));
+            next = static_cast<size_t>(started) + 1;
+        } else {  // died between cases: blame the next one so that the run always moves on
+            size_t at = done >= 0 ? static_cast<size_t>(done) + 1 : next;
+            if (at < cases.size()) {
+                const off_t size = log_size(logfd);
+                write_all(resfd, record(at, "crashed", log_since(logfd, size > 4096 ? size - 4096 : 0), nullptr));
+            }
+            next = at + 1;
         }
     }
     return 0;

@@ -55,7 +55,7 @@ def from_run(record: RunRecord, outputs: dict[str, tuple[np.dtype, tuple[int, in
             data = record.outputs.get(name)
             expected = shape[0] * shape[1] * dtype.itemsize
             if data is None or len(data) != expected:
-                return Result.harness_error(f"the driver wrote no complete {name}.out.bin")
+                return Result.harness_error(f"the driver returned no complete output {name}")
             arrays[name] = np.frombuffer(data, dtype=dtype).reshape(shape).copy()
         return Result(outputs=arrays, stray=tuple(_note(n) for n in record.notes))
     if status == f"exit {TRAP_EXIT}" and "[PTO][ASSERT]" in record.log:
