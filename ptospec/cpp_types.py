@@ -20,3 +20,10 @@ def global_type(isa: Isa, g: GlobalDesc) -> str:
 def global_pointer(isa: Isa, g: GlobalDesc, name: str) -> str:
     """The kernel parameter a view is made from: ``__gm__ T *name``."""
     return f"__gm__ {isa.dtypes[g.dtype].cpp} *{name}"
+
+
+def dynamic_global_type(isa: Isa, g: GlobalDesc) -> str:
+    """The ``GlobalTensor`` type with every extent and stride dynamic: one compiled type serves every view of
+    an element type and layout (the values come at run time)."""
+    dyn = ", ".join([DYNAMIC] * 5)
+    return f"GlobalTensor<{isa.dtypes[g.dtype].cpp}, Shape<{dyn}>, Stride<{dyn}>, Layout::{g.layout}>"

@@ -27,7 +27,7 @@ import numpy as np
 from ...conformance.backend import Backend, Capabilities, Invocation, Result
 from ...executor import numpy_dtype
 from ...model import Database
-from ...tile import TileDesc
+from ...tile import GlobalDesc, TileDesc
 from . import cppgen, outcome
 from .build import Builder, Built, Stats
 from .execute import BatchCase, run_batch
@@ -47,6 +47,8 @@ def static_key(case: Invocation) -> tuple:
         if isinstance(t, TileDesc):
             parts.append((name, t.loc, t.dtype, t.rows, t.cols, t.blayout, t.slayout, t.fractal, t.pad,
                           t.valid_row is None or t.valid_col is None))
+        elif isinstance(t, GlobalDesc):  # extents, strides and place are run-time values of the driver
+            parts.append((name, "global", t.dtype, t.layout, t.known))
         else:
             parts.append((name, t))
     return case.op, case.mode, tuple(parts)
@@ -309,6 +311,8 @@ class CpuSimBackend(Backend):
             desc = case.tiles[o.name]
             if o.role == "out" and isinstance(desc, TileDesc):
                 out[o.name] = (numpy_dtype(self.db, desc.dtype), desc.shape)
+            elif o.role == "out" and isinstance(desc, GlobalDesc):
+                out[o.name] = (numpy_dtype(self.db, desc.dtype), (desc.size,))
         return out
 
     def _store(self, key: tuple, result: Result) -> None:

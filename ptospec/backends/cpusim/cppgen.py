@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...conformance.backend import Invocation
+from ...cpp_types import dynamic_global_type
 from ...model import CPP_LITERAL, Database
-from ...tile import AttrDesc, ScalarDesc, TileDesc
+from ...tile import GLOBAL_RANK, AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .harness import HEADER_NAME, TRAP_EXIT
 
 ROLES = ("in", "out", "tmp", "scalar", "attr")
@@ -49,10 +50,15 @@ class OperandPlan:
     cpp: str  # C++ type: a Tile<...>, the scalar's element type or the attribute's enum type
     dtype: str  # ISA dtype name ("" for an attr)
     value: str = ""  # attr: the enumerator (e.g. GT)
+    kind: str = "tile"  # in/out: "tile" or "global" (a GlobalTensor view of a host buffer)
 
     @property
     def is_tile(self) -> bool:
-        return self.role in ("in", "out", "tmp")
+        return self.role in ("in", "out", "tmp") and self.kind == "tile"
+
+    @property
+    def is_global(self) -> bool:
+        return self.kind == "global"
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,14 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
                 raise Unplannable(f"scalar operand {o.name} was given a tile")
             operands.append(OperandPlan(o.name, ident, o.role, db.isa.dtypes[desc.dtype].cpp, desc.dtype))
             continue
+        if o.is_global:
+            if not isinstance(desc, GlobalDesc):
+                raise Unplannable(f"global operand {o.name} was given a tile or scalar")
+            if not desc.known:
+                raise Unplannable(f"global operand {o.name} has a dynamic shape, stride, offset or size")
+            operands.append(OperandPlan(o.name, ident, o.role, dynamic_global_type(db.isa, desc), desc.dtype,
+                                        kind="global"))
+            continue
         if not isinstance(desc, TileDesc):
             raise Unplannable(f"tile operand {o.name} was given a scalar")
         if desc.valid_row is None or desc.valid_col is None:
@@ -137,7 +151,18 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
     args = tuple(idents.get(a, a) for a in written)  # operands by identifier, literals verbatim
-    return VariantPlan(inv.op, inv.mode, mode.cpp_name, args, tuple(operands))
+    call = mode.cpp_name
+    if mode.cpp_template:  # explicit template arguments: operand types, attribute enumerators, C++ text
+        by_name = {o.name: o for o in operands}
+
+        def argument(a: str) -> str:
+            o = by_name.get(a)
+            if o is None:
+                return a
+            return f"{o.cpp}::{o.value}" if o.role == "attr" else f"{o.ident}_t"
+
+        call = f"{call}<{', '.join(argument(a) for a in mode.cpp_template)}>"
+    return VariantPlan(inv.op, inv.mode, call, args, tuple(operands))
 
 
 # ------------------------------------------------------------------ translation units
@@ -152,6 +177,15 @@ def _variant_body(plan: VariantPlan) -> list[str]:
             lines.append(f"    {o.ident}_t {o.ident}({dims});")
             role = {"in": "In", "out": "Out", "tmp": "Tmp"}[o.role]
             lines.append(f"    ptocs_bench.tile({o.ident}, \"{o.name}\", ptocs::Role::{role});")
+        elif o.is_global:  # a host buffer (its blob is the whole buffer) and the view on it
+            role = {"in": "In", "out": "Out"}[o.role]
+            shape = ", ".join(f"ptocs_case.dim(\"{o.name}.d{k}\")" for k in range(GLOBAL_RANK))
+            stride = ", ".join(f"ptocs_case.dim(\"{o.name}.s{k}\")" for k in range(GLOBAL_RANK))
+            lines.append(f"    auto* {o.ident}_buf = static_cast<typename {o.ident}_t::RawDType*>(ptocs_bench.global("
+                         f"\"{o.name}\", ptocs::Role::{role}, ptocs_case.dim(\"{o.name}.size\"), "
+                         f"sizeof(typename {o.ident}_t::RawDType)));")
+            lines.append(f"    {o.ident}_t {o.ident}({o.ident}_buf + ptocs_case.dim(\"{o.name}.offset\"), "
+                         f"typename {o.ident}_t::Shape({shape}), typename {o.ident}_t::Stride({stride}));")
         elif o.role == "attr":
             lines.append(f"    const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
         else:
@@ -164,7 +198,7 @@ def variant_block(name: str, plan: VariantPlan) -> list[str]:
     mode_desc = ", ".join(f"{o.name}={o.dtype}" for o in plan.operands)
     out = [f"// {name}: {plan.call} ({plan.op} {plan.mode}; {mode_desc})", f"namespace {name} {{",
            "using namespace pto;"]
-    out += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.is_tile]
+    out += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.is_tile or o.is_global]
     out += ["void run(ptocs::Case& ptocs_case)", "{", "    ptocs::Bench ptocs_bench(ptocs_case);"]
     out += _variant_body(plan)
     out += ["    ptocs_bench.finish();", "}", f"}} // namespace {name}", ""]
@@ -208,6 +242,12 @@ def params(plan: VariantPlan, inv: Invocation) -> dict[str, str]:
         if isinstance(desc, TileDesc):
             out[f"{o.name}.vr"] = str(desc.valid_row)
             out[f"{o.name}.vc"] = str(desc.valid_col)
+        elif isinstance(desc, GlobalDesc):  # the view: five extents and strides, its origin, the buffer's length
+            for k, (d, st) in enumerate(zip(desc.dims5, desc.strides5, strict=True)):
+                out[f"{o.name}.d{k}"] = str(d)
+                out[f"{o.name}.s{k}"] = str(st)
+            out[f"{o.name}.offset"] = str(desc.offset)
+            out[f"{o.name}.size"] = str(desc.size)
     return out
 
 

@@ -58,6 +58,7 @@ inline int printf(const char* fmt, Args... args);
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <map>
 #include <stdexcept>
@@ -136,6 +137,22 @@ public:
         const size_t elem = sizeof(typename TileT::DType);
         pto::TASSIGN(t, place(static_cast<int>(TileT::Loc), name, offsets, elem));
         attach(name, role, reinterpret_cast<unsigned char*>(t.data()), elem, std::move(offsets));
+    }
+
+    // A global-memory buffer of ``count`` elements (the case's blob is the whole buffer) with a guard
+    // behind it, on the host heap; the caller builds its GlobalTensor view on it.  An input buffer must
+    // come back unchanged, an output buffer is dumped whole.
+    void* global(const char* name, Role role, size_t count, size_t elem)
+    {
+        buffers_.emplace_back(count * elem + kGuard);
+        unsigned char* base = buffers_.back().data();
+        pending_bytes_ = count * elem;
+        std::vector<size_t> offsets(count);
+        for (size_t i = 0; i < count; ++i) {
+            offsets[i] = i;
+        }
+        attach(name, role, base, elem, std::move(offsets));
+        return base;
     }
 
     template <typename T>
@@ -237,6 +254,7 @@ private:
     unsigned char fill_;
     std::map<int, size_t> next_;
     std::vector<Slot> slots_;
+    std::deque<std::vector<unsigned char>> buffers_;  // global buffers (a deque keeps their addresses)
     size_t pending_bytes_ = 0;
 };
 
