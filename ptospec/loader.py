@@ -505,7 +505,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         if p not in isa.profiles:
             issues.add(src, ("numerics", "exact_specials"), f"unknown profile {p!r}", "op.profile")
     differences = []
-    rule_ids = {r.id for r in rules}
+    rule_ids = {r.id for r in rules} | {r.id for r in (*isa.tile_rules, *isa.global_rules)}
     for i, diff in enumerate(d.get("differences", [])):
         dp = ("differences", i)
         check_sources(dp, [c["source"] for c in diff["claims"]])

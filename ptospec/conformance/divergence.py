@@ -292,15 +292,20 @@ def _inputs_markdown(db: Database, d: Divergence) -> list[str]:
         if arr.ndim == 0:
             lines.append(f"- input `{name}` = {arr.item()!r}")
             continue
+        size = "x".join(map(str, arr.shape))
         if roles.get(name) == "out":
-            lines.append(f"- `{name}` starts as the sentinel pattern ({arr.shape[0]}x{arr.shape[1]} {arr.dtype})")
+            lines.append(f"- `{name}` starts as the sentinel pattern ({size} {arr.dtype})")
+            continue
+        if arr.ndim == 1:  # a global buffer: printed whole when it is small
+            shown_text = f"`{_jsonable(arr)}`" if arr.size <= INLINE_ELEMENTS else "(in the .npz)"
+            lines.append(f"- input `{name}`: buffer of {arr.size} {arr.dtype} {shown_text}")
             continue
         valid = _valid(d.descriptors.get(name, ""))
         shown = arr[: valid[0], : valid[1]] if valid else arr
         if shown.size and shown.size <= INLINE_ELEMENTS:
             lines.append(f"- input `{name}`, valid region {shown.shape[0]}x{shown.shape[1]}: `{_jsonable(shown)}`")
         else:
-            lines.append(f"- input `{name}`: {arr.shape[0]}x{arr.shape[1]} {arr.dtype} (in the .npz)")
+            lines.append(f"- input `{name}`: {size} {arr.dtype} (in the .npz)")
     return lines
 
 

@@ -127,7 +127,15 @@ def execute_statement(
         values = value.astype(dest.dtype)
         if stmt.combine:
             # in index order, so that repeated targets accumulate as the hardware's sequence of writes does
-            _COMBINE[stmt.combine].at(dest, tuple(w.ravel() for w in where), values.ravel())
+            variant = scope.variants.get(stmt.combine, "ieee")
+            if stmt.combine in ("max", "min") and variant != "ieee":  # the profile's max/min (e.g. std::max)
+                pick = function_impl(stmt.combine, scope.variants)
+                flat_where = tuple(w.ravel() for w in where)
+                for k, value in enumerate(values.ravel()):
+                    at = tuple(w[k] for w in flat_where)
+                    dest[at] = pick(dest[at], value)  # (current, new): the implementations' argument order
+            else:
+                _COMBINE[stmt.combine].at(dest, tuple(w.ravel() for w in where), values.ravel())
         else:
             dest[where] = values
 

@@ -45,7 +45,7 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def from_run(record: RunRecord, outputs: dict[str, tuple[np.dtype, tuple[int, int]]], root: str = "",
+def from_run(record: RunRecord, outputs: dict[str, tuple[np.dtype, tuple[int, ...]]], root: str = "",
              timeout: int = 0) -> Result:
     """The case's result from its run directory; ``outputs`` gives each output tile's dtype and shape."""
     status = record.status
@@ -53,7 +53,7 @@ def from_run(record: RunRecord, outputs: dict[str, tuple[np.dtype, tuple[int, in
         arrays: dict[str, np.ndarray] = {}
         for name, (dtype, shape) in outputs.items():
             data = record.outputs.get(name)
-            expected = shape[0] * shape[1] * dtype.itemsize
+            expected = int(np.prod(shape)) * dtype.itemsize  # a tile (rows, cols) or a buffer (size,)
             if data is None or len(data) != expected:
                 return Result.harness_error(f"the driver returned no complete output {name}")
             arrays[name] = np.frombuffer(data, dtype=dtype).reshape(shape).copy()
