@@ -138,7 +138,7 @@ def _rule_references(rule: Rule) -> set[str]:
     return found
 
 
-_REPORTS: dict[int, tuple[Database, dict[tuple, Report]]] = {}  # per database object
+_REPORTS: list[tuple[Database, dict[tuple, Report]]] = []  # the last database's reports (one slot)
 _REPORTS_MAX = 20_000
 
 
@@ -155,9 +155,9 @@ def validate(
         hash(key)
     except TypeError:  # an unhashable operand: judged without the memo
         return _validate(db, op_name, mode_name, profile, operands, implied)
-    cached = _REPORTS.get(id(db))
-    if cached is None or cached[0] is not db or len(cached[1]) >= _REPORTS_MAX:
-        cached = _REPORTS[id(db)] = (db, {})
+    if not _REPORTS or _REPORTS[0][0] is not db or len(_REPORTS[0][1]) >= _REPORTS_MAX:
+        _REPORTS[:] = [(db, {})]
+    cached = _REPORTS[0]
     report = cached[1].get(key)
     if report is None:
         report = cached[1][key] = _validate(db, op_name, mode_name, profile, operands, implied)
@@ -259,7 +259,7 @@ def _validate(
     return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped))
 
 
-_TILE_VERDICTS: dict[int, tuple[object, dict[object, tuple]]] = {}  # per ISA object
+_TILE_VERDICTS: list[tuple[object, dict[object, tuple]]] = []  # the last ISA's verdicts (one slot)
 _TILE_VERDICTS_MAX = 100_000
 
 
@@ -267,9 +267,9 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules) ->
     """Each well-formedness rule that applies to ``desc`` with its verdict (None: needs a dynamic value),
     remembered per descriptor: the verdict depends on the operand alone, and searches ask about the same
     operands often."""
-    cached = _TILE_VERDICTS.get(id(db.isa))
-    if cached is None or cached[0] is not db.isa or len(cached[1]) >= _TILE_VERDICTS_MAX:
-        cached = _TILE_VERDICTS[id(db.isa)] = (db.isa, {})
+    if not _TILE_VERDICTS or _TILE_VERDICTS[0][0] is not db.isa or len(_TILE_VERDICTS[0][1]) >= _TILE_VERDICTS_MAX:
+        _TILE_VERDICTS[:] = [(db.isa, {})]
+    cached = _TILE_VERDICTS[0]
     verdicts = cached[1].get(desc)
     if verdicts is None:
         scope = Scope(isa=db.isa, tiles={var: desc})

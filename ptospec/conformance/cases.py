@@ -409,14 +409,13 @@ class _Search:
             memo.clear()
 
 
-_SEARCH: dict[int, _Search] = {}
+_SEARCH: list[_Search] = []  # the last database's search state (one slot: databases are not kept alive)
 
 
 def _search(db: Database) -> _Search:
-    state = _SEARCH.get(id(db))
-    if state is None or state.db is not db:
-        state = _SEARCH[id(db)] = _Search(db)
-    return state
+    if not _SEARCH or _SEARCH[0].db is not db:
+        _SEARCH[:] = [_Search(db)]
+    return _SEARCH[0]
 
 
 def configurations(
