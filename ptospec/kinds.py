@@ -231,7 +231,9 @@ def _merge(base: Any, over: Any, bpath: PathKey, opath: PathKey, bsrc: Located, 
 
 
 def _by_id(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(e, dict) and "id" in e for e in value)
+    """A list merged entry by entry: every entry a mapping with a text ``id`` (anything else is replaced whole,
+    and the schema judges it)."""
+    return isinstance(value, list) and all(isinstance(e, dict) and isinstance(e.get("id"), str) for e in value)
 
 
 def _record(value: Any, path: PathKey, src: Located, origins: dict[PathKey, tuple[str, int]],

@@ -142,7 +142,7 @@ def validate(
     for name, desc in operands.items():
         if not isinstance(desc, TileDesc):
             continue
-        scope = Scope(isa=db.isa, tiles={"t": desc})
+        scope = Scope(isa=db.isa, tiles={"t": desc}, profile_constants=db.isa.profiles[profile].constants)
         for rule in db.isa.tile_rules:
             try:
                 if rule.when is not None and not evaluate(rule.when, scope):

@@ -21,6 +21,9 @@ from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Stateme
 from .evaluate import Scope, evaluate
 from .functions import FUNCTIONS, REDUCTIONS, c_div, c_mod, reduce_along
 
+MAX_GRID = 1 << 22  # index combinations one statement may visit (the largest tile holds 256 Ki elements)
+_FAILURES = (ArithmeticError, TypeError, ValueError, IndexError, KeyError)
+
 
 def statement_vars(stmt: Statement) -> list[str]:
     """Index variables of a statement in axis order: target, then ``for``, then reductions."""
@@ -74,10 +77,25 @@ def execute_statement(
         if isinstance(node, Reduce):
             extents[node.var] = _extent(node.bound, scope, node.var)
     grid = _Grid(variables, extents)
+    cells = 1
+    for var in variables:
+        cells *= extents.get(var, 1)
+    if cells > MAX_GRID:
+        raise ExprError(f"{stmt.text!r} would visit {cells} index combinations (limit {MAX_GRID})",
+                        rule="exec.too-large")
+    try:
+        _run(stmt, grid, scope, data, dest, valid_rows, valid_cols)
+    except _FAILURES as exc:
+        raise ExprError(f"{stmt.text!r} cannot be executed on these operands: {exc}", rule="exec.type") from None
 
+
+def _run(stmt: Statement, grid: _Grid, scope: Scope, data, dest: np.ndarray, valid_rows: int, valid_cols: int):
+    target = stmt.target
     with np.errstate(all="ignore"):
         value = np.asarray(_eval(stmt.value, grid, scope, data))
         index_arrays = [np.asarray(_eval(i, grid, scope, data)) for i in target.indices]
+    if value.dtype.kind not in "biufV" or any(a.dtype.kind not in "biu" for a in index_arrays):
+        raise ExprError(f"{stmt.text!r} computes a {value.dtype} value or a non-integer index", rule="exec.type")
     rows, cols, value = np.broadcast_arrays(*index_arrays, value)
     if rows.size == 0:
         return
@@ -115,8 +133,9 @@ def pack_bits(bits: np.ndarray, like: np.ndarray) -> np.ndarray:
 
 def _extent(bound: Node, scope: Scope, var: str) -> int:
     value = evaluate(bound, scope)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ExprError(f"range of {var!r} must be a non-negative integer, got {value!r}", rule="exec.range")
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > MAX_GRID:
+        raise ExprError(f"range of {var!r} must be an integer from 0 to {MAX_GRID}, got {value!r}",
+                        rule="exec.range")
     return value
 
 
@@ -207,8 +226,12 @@ def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
     """Where ``node`` (an operand's value domain, over ``x``) holds for each of ``values``."""
     inner = Scope(scope.isa, scope.tiles, scope.type_vars, scope.profile_constants, {**scope.values, "x": values},
                   scope.attrs)
-    mask = _eval(node, _Grid([], {}), inner, {})
-    return np.broadcast_to(np.asarray(mask, dtype=bool), values.shape)
+    try:
+        with np.errstate(all="ignore"):
+            mask = _eval(node, _Grid([], {}), inner, {})
+        return np.broadcast_to(np.asarray(mask, dtype=bool), values.shape)
+    except _FAILURES as exc:
+        raise ExprError(f"value domain cannot be evaluated: {exc}", rule="exec.type") from None
 
 
 def numpy_dtype_of(isa, dtype: str) -> np.dtype:
