@@ -11,9 +11,10 @@ loader expands the kind and merges the op file over it:
   ``{id: X, omit: true}`` in the op file removes the kind's entry X;
 * any other value from the op file replaces the kind's.
 
-Every instruction gets the implicit params ``op`` (``tadd``) and ``OP`` (``TADD``).  A string
-that is exactly one placeholder takes the param's value with its YAML type (a list stays a
-list); elsewhere the value is substituted as text.  A param declared with ``args: [a, b]`` is
+Every instruction gets the implicit params ``op`` (``tadd``) and ``OP`` (``TADD``).  A param's
+value is a text or a text per language (``{en: ..., zh: ...}``, the schema says so).  A string
+that is exactly one placeholder takes the param's value as it is (a mapping stays a mapping);
+elsewhere the value is substituted as text.  A param declared with ``args: [a, b]`` is
 an expression over those names, used as ``{{fn(src0[i, j], src1[i, 0])}}``: each name is
 replaced, token by token, by the parenthesised argument.  Nothing is evaluated.
 """

@@ -51,6 +51,8 @@ class Report:
 
 def resolve(db: Database, op_name: str, mode: str | None, profile: str, operands=None) -> tuple[OpSpec, Mode]:
     """Look up op, mode and profile, with one clear error for each unknown name."""
+    if not isinstance(op_name, str) or not isinstance(profile, str) or not isinstance(mode, str | None):
+        raise InvocationError("op, mode and profile are names (text)", rule="invocation.op")
     key = op_name.lower().removeprefix("pto.")
     if key not in db.ops:
         close = [n for n in db.ops if n.startswith(key[:4])][:5]
@@ -104,6 +106,10 @@ def validate(
     db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc]
 ) -> Report:
     op, mode = resolve(db, op_name, mode_name, profile, operands)
+    for name, desc in operands.items():
+        if not isinstance(desc, TileDesc | ScalarDesc | AttrDesc):
+            raise InvocationError(f"operand {name!r} must be described by a TileDesc, ScalarDesc or AttrDesc "
+                                  f"(parse_descriptor gives one), got {type(desc).__name__}", rule="invocation.operand")
     out: list[Violation] = []
     deferred: list[str] = []
 
@@ -152,6 +158,9 @@ def validate(
                                          f"({_describe(desc)})", "static", f"{rule.file}:{rule.line}"))
             except UnknownValue:
                 deferred.append(f"{rule.id} ({name})")
+            except ExprError as exc:  # e.g. sizes beyond 2**64 in a hand-built TileDesc
+                out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} ({exc.message})", "static",
+                                     f"{rule.file}:{rule.line}"))
 
     # 3. operands sharing a type variable must share the dtype
     for var in mode.type_vars:

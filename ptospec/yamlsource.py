@@ -56,6 +56,8 @@ class Located:
 def read_yaml(path: Path, display: str | None = None) -> Located:
     display = display or str(path)
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise SpecError(f"file is larger than {MAX_BYTES} bytes", where=display, rule="yaml.too-large")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"cannot read file: {exc.strerror}", where=display, rule="yaml.read") from exc

@@ -13,6 +13,7 @@ runner)`` (the session's ``Runner``; its ``divergences`` list fills as cases fai
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,8 @@ def _check_options(config: pytest.Config) -> None:
             raise pytest.UsageError(f"ptospec: --pto-report {report}: is a directory; give a file name")
         if not path.parent.is_dir():
             raise pytest.UsageError(f"ptospec: --pto-report {report}: folder {path.parent} does not exist")
+        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise pytest.UsageError(f"ptospec: --pto-report {report}: not writable")
     backend = config.getoption("--pto-backend", "reference")
     if backend != "reference":
         try:
