@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from ptospec.loader import DatabaseErrors, load_isa, load_op
 from ptospec.validator import validate
 from ptospec.yamlsource import parse_yaml
 
+pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parent.parent
 ISA = ROOT / "specs" / "isa.yaml"
 
@@ -256,6 +255,15 @@ def test_check_asm_with_a_bogus_mode_is_one_line(capsys):
 
 
 # --------------------------------------------------------------------------- run: data in and out
+@pytest.fixture(autouse=True)
+def loaded_once(db, monkeypatch):
+    """The CLI commands use the session's database instead of loading it again for every call."""
+    from ptospec.commands import check, export, run
+
+    for module in (check, export, run):
+        monkeypatch.setattr(module, "database", lambda _args: db)
+
+
 def run_cli(capsys, *args) -> tuple[int, str]:
     code = main(["--specs", str(ROOT / "specs"), "run", *args])
     out = capsys.readouterr()
@@ -357,17 +365,14 @@ def test_execute_refuses_what_run_refuses(db, tiles):
 # --------------------------------------------------------------------------- the pytest plugin's options
 @pytest.mark.parametrize("option, fragment", [
     ("--pto-backend=bogus", "--pto-backend"),
-    ("--pto-backend=nosuchmodule:Backend", "--pto-backend"),
     ("--pto-profile=bogus", "unknown profile 'bogus'"),
     ("--pto-report=/nonexistent/dir/x.json", "--pto-report"),
 ])
-def test_bad_plugin_options_stop_before_collection(tmp_path, option, fragment):
-    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path), option,
-                           f"--pto-specs={ROOT / 'specs'}"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 4, output
+def test_bad_plugin_options_stop_before_collection(pytester, option, fragment):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", option, f"--pto-specs={ROOT / 'specs'}")
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, output
     assert fragment in output and "Traceback" not in output and "passed" not in output
 
 
@@ -400,9 +405,10 @@ def test_docs_writer_does_not_follow_a_dangling_symlink(tmp_path):
 
 
 def test_docs_check_sees_a_truncated_page(db, tmp_path):
-    from ptospec.docs.build import generate, stale, write
+    from ptospec.docs.build import mkdocs_config, stale, write
+    from ptospec.docs.pages import op_page, op_path
 
-    files = {rel: text for rel, text in generate(db).items() if rel.endswith("tadd.md") or rel == "mkdocs.yml"}
+    files = {f"docs/{op_path('en', 'tadd')}": op_page(db, db.ops["tadd"], "en"), "mkdocs.yml": mkdocs_config(db)}
     write(files, tmp_path)
     rel = next(r for r in files if r.endswith("tadd.md"))
     (tmp_path / rel).write_text(files[rel][: len(files[rel]) // 2], encoding="utf-8")
@@ -483,3 +489,58 @@ def test_an_interrupted_write_leaves_the_old_file(tmp_path, monkeypatch):
         outputs.write_atomic(tmp_path, "f.txt", "new\n" * 1000)
     assert info.value.rule == "output.write"
     assert (tmp_path / "f.txt").read_text() == "old\n" and os.listdir(tmp_path) == ["f.txt"]
+
+
+# --------------------------------------------------------------------------- found while writing hostile input
+def test_duplicate_attribute_is_an_error(db):
+    line = ("pto.tcmp ins(%a, %b {cmpMode = #pto.cmp<LT>, cmpMode = #pto.cmp<GT>} : !pto.tile_buf<vec, 16x16xf16>, "
+            "!pto.tile_buf<vec, 16x16xf16>) outs(%m : !pto.tile_buf<vec, 16x8xu32, valid=16x1>)")
+    with pytest.raises(PtospecError) as info:
+        parse_line(db, line)
+    assert info.value.rule == "asm.attr"
+
+
+@pytest.mark.parametrize("output", ["/nonexistent/x.json", "/dev/full"])
+def test_export_output_errors_are_one_line(capsys, output):
+    if output == "/dev/full" and not Path(output).exists():
+        pytest.skip("no /dev/full here")
+    code = main(["--specs", str(ROOT / "specs"), "export", "--json", "-o", output])
+    err = capsys.readouterr().err
+    assert code == 2 and "[export.output]" in err and "Traceback" not in err
+
+
+def test_counts_are_bounded(db, tmp_path):
+    """A file with thousands of modes would make lint (and every later stage) crawl."""
+    modes = "".join(f"  m{i}: {{}}\n" for i in range(17))
+    assert load_fails(db, op_with(tmp_path, "tcvt", "\nmodes:\n", f"\nmodes:\n{modes}"))
+
+
+def test_placeholders_are_found_in_linear_time():
+    from ptospec.kinds import PLACEHOLDER
+
+    start = time.perf_counter()
+    PLACEHOLDER.sub("", "{{a(" * 20000)
+    assert time.perf_counter() - start < 0.5
+
+
+def test_cpp_literals_are_ascii():
+    from ptospec.model import CPP_LITERAL
+
+    assert CPP_LITERAL.fullmatch("16") and CPP_LITERAL.fullmatch("-1.5f") and not CPP_LITERAL.fullmatch("١٦")
+
+
+def test_lint_of_a_device_is_a_problem_not_a_hang(capsys):
+    code = main(["--specs", str(ROOT / "specs"), "lint", "/dev/zero"])
+    assert code == 1 and "[lint.path]" in capsys.readouterr().err
+
+
+def test_validate_with_hand_built_hostile_tiles(db):
+    from ptospec.tile import TileDesc
+
+    huge = TileDesc("Vec", "f32", 2**70, 2**70, 2**70, 2**70)
+    report = validate(db, "tadd", None, "a5", {"src0": huge, "src1": huge, "dst": huge})
+    assert not report.ok
+    with pytest.raises(PtospecError):
+        validate(db, "tadd", None, "a5", {"src0": "vec,16x16xf32", "src1": huge, "dst": huge})
+    with pytest.raises(PtospecError):
+        validate(db, None, None, "a5", {})

@@ -108,6 +108,8 @@ def _take_attrs(text: str, line: str) -> tuple[str, dict[str, str]]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise AsmError(f"expected 'name = value' in the attribute dictionary of {line!r}", rule="asm.syntax")
+        if key.strip() in attrs:
+            raise AsmError(f"attribute {key.strip()!r} given twice in {_short(line)!r}", rule="asm.attr")
         attrs[key.strip()] = value.strip()
     return _ATTRS.sub(" ", text, count=1), attrs
 
