@@ -225,6 +225,8 @@ def test_capacities_follow_the_profile(db, tiles):
     t = tiles(src0="vec,256x256xf32", src1="vec,1x8xf32", dst="vec,1x8xf32")  # 256 KiB
     assert "tile.capacity" in validate(db, "tadd", None, "a2a3", t).rule_ids
     assert "tile.capacity" not in validate(db, "tadd", None, "a5", t).rule_ids
+    big = tiles(src0="vec,1024x1024xu8", src1="vec,1024x1024xu8", dst="vec,1024x1024xu8")  # 1 MiB
+    assert "tile.capacity" in validate(db, "tadd", None, "cpu", big).rule_ids  # fits no buffer anywhere
 
 
 def test_a_long_assembly_line_parses_in_linear_time(db):

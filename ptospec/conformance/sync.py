@@ -143,6 +143,7 @@ def sync(db: Database, outdir: Path, check: bool, force: bool = False,
     rendered = {} if check else render_modules(db, todo, progress)
     want: dict[str, str | None] = {"conftest.py": CONFTEST}
     want.update({f"test_{name}.py": rendered.get(name) if name in todo else "" for name in sorted(db.ops)})
+    want = {rel: text + "\n" if text and not text.endswith("\n") else text for rel, text in want.items()}
     for rel, text in want.items():
         state, body = states[rel]
         if state == "foreign":
