@@ -51,11 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     except PtospecError as exc:
         print(f"ptospec: error: {exc.one_line()}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file or pipe the user named cannot be read or written
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"ptospec: error: [io] {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("ptospec: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

@@ -25,17 +25,24 @@ def numpy_dtype(db: Database, dtype: str) -> np.dtype:
     return numpy_dtype_of(db.isa, dtype)
 
 
-def coerce_array(db: Database, name: str, desc: TileDesc, array) -> np.ndarray:
-    """Check an input array against its tile and return it in the tile's dtype."""
+def coerce_array(db: Database, name: str, desc: TileDesc, array, cast: bool = False) -> np.ndarray:
+    """Check an input array against its tile: same shape, same element type.
+
+    The only reinterpretation is the raw bytes ``np.save`` writes for ml_dtypes types (bfloat16, fp8):
+    an unstructured void array of the same item size.  Any other dtype is an error, unless ``cast``
+    asks for a numeric conversion (values that do not fit wrap or round as NumPy's ``astype`` does)."""
     want = numpy_dtype(db, desc.dtype)
     arr = np.asarray(array)
     if arr.dtype != want:
-        if arr.dtype.kind == "V" and arr.dtype.itemsize == want.itemsize:
+        if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize == want.itemsize \
+                and want.kind == "V":
             arr = arr.view(want)  # raw bytes saved by np.save for ml_dtypes types
-        elif arr.dtype.kind in "biuf" and (arr.dtype.kind != "f" or want.kind == "f" or want.kind == "V"):
-            arr = arr.astype(want)
+        elif cast and arr.dtype.kind in "biuf" and arr.dtype.fields is None:
+            with np.errstate(all="ignore"):
+                arr = arr.astype(want)
         else:
-            raise TileError(f"{name}: array dtype {arr.dtype} does not match tile dtype {desc.dtype}",
+            hint = "" if cast else " (convert it, or ask for a conversion: --cast)"
+            raise TileError(f"{name}: array dtype {arr.dtype} does not match tile dtype {desc.dtype}{hint}",
                             rule="run.dtype")
     if arr.shape != desc.shape:
         raise TileError(f"{name}: array shape {arr.shape} does not match tile shape {desc.shape}",
@@ -43,16 +50,22 @@ def coerce_array(db: Database, name: str, desc: TileDesc, array) -> np.ndarray:
     return arr
 
 
-def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array) -> np.ndarray:
+def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array, cast: bool = False) -> np.ndarray:
     """The buffer behind a global view: ``array`` is either the whole buffer (1-D, ``desc.size`` elements)
-    or the view's elements (shaped like the view), placed into a zero buffer of ``desc.size`` elements."""
+    or the view's elements (shaped like the view), placed into a zero buffer of ``desc.size`` elements.
+    Its dtype must be the view's (see ``coerce_array`` for the one reinterpretation and ``cast``)."""
     want = numpy_dtype(db, desc.dtype)
     arr = np.asarray(array)
     if arr.dtype != want:
-        if arr.dtype.kind == "V" and arr.dtype.itemsize == want.itemsize:
+        if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize == want.itemsize \
+                and want.kind == "V":
             arr = arr.view(want)
+        elif cast and arr.dtype.kind in "biuf" and arr.dtype.fields is None:
+            with np.errstate(all="ignore"):
+                arr = arr.astype(want)
         else:
-            raise TileError(f"{name}: array dtype {arr.dtype} does not match the view's dtype {desc.dtype}",
+            hint = "" if cast else " (convert it, or ask for a conversion: --cast)"
+            raise TileError(f"{name}: array dtype {arr.dtype} does not match the view's dtype {desc.dtype}{hint}",
                             rule="run.dtype")
     if arr.ndim == 1 and arr.shape[0] == desc.size:
         return arr
@@ -77,6 +90,28 @@ def view_elements(desc: GlobalDesc, buffer: np.ndarray) -> np.ndarray:
     return buffer[view_offsets(desc)]
 
 
+def scalar_value(db: Database, name: str, dtype: str, value) -> np.generic:
+    """``value`` as a scalar of ``dtype``, refusing values the type cannot hold exactly (1.5 for i32, -1 for u64)."""
+    np_type = numpy_dtype(db, dtype)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvocationError(f"scalar {name} must be a number, got {type(value).__name__}", rule="run.scalar")
+    if np_type.kind in "iu":
+        info = np.iinfo(np_type)
+        if isinstance(value, float) and not value.is_integer():
+            raise InvocationError(f"scalar {name} = {value!r} is not an integer ({dtype})", rule="run.scalar")
+        if not info.min <= value <= info.max:
+            raise InvocationError(f"scalar {name} = {value!r} is outside the range of {dtype} "
+                                  f"[{info.min}, {info.max}]", rule="run.scalar")
+        return np_type.type(int(value))
+    with np.errstate(all="ignore"):
+        converted = np_type.type(value)
+    if np.isinf(float(converted)) and not np.isinf(value):
+        raise InvocationError(f"scalar {name} = {value!r} is outside the range of {dtype}", rule="run.scalar")
+    return converted
+
+
 def execute(
     db: Database,
     op_name: str,
@@ -86,11 +121,13 @@ def execute(
     data: Mapping[str, object],
     written: dict[str, np.ndarray] | None = None,
     report: Report | None = None,
+    cast: bool = False,
 ) -> dict[str, np.ndarray]:
     """Run the op; ``data`` holds arrays for tiles and global buffers (outputs optional: their initial
-    contents) and numbers for scalars.  Returns the output tiles and buffers, whole.  ``written``, when
-    given, receives a mask per output of the elements the semantics wrote.  ``report``: the validator's
-    report on exactly these operands, when the caller has it already (it is not computed again)."""
+    contents) and numbers for scalars.  Returns the output tiles and buffers, whole.  Arrays must have
+    their operand's dtype unless ``cast``; names that are no operand of the mode are errors.  ``written``,
+    when given, receives a mask per output of the elements the semantics wrote.  ``report``: the
+    validator's report on exactly these operands, when the caller has it already (not computed again)."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile):
         report = validate(db, op.name, mode.name, profile, operands)
@@ -100,6 +137,10 @@ def execute(
             f"cannot execute with unknown valid shapes; give concrete valid=RxC ({', '.join(report.deferred)})",
             rule="run.dynamic",
         )
+    unknown = sorted(str(n) for n in data if n not in {o.name for o in mode.operands})
+    if unknown:
+        raise InvocationError(f"{op.name} {mode.name} has no operand(s) {', '.join(unknown)} (its operands: "
+                              f"{', '.join(o.name for o in mode.operands)})", rule="run.unknown-input")
     arrays: dict[str, np.ndarray] = {}
     outputs: dict[str, np.ndarray] = {}
     scope = make_scope(db, op, mode, profile, operands)
@@ -110,7 +151,7 @@ def execute(
         if isinstance(desc, ScalarDesc):
             if o.name not in data:
                 raise InvocationError(f"missing value for scalar operand {o.name}", rule="run.missing-input")
-            scope.values[o.name] = numpy_dtype(db, desc.dtype).type(data[o.name])
+            scope.values[o.name] = scalar_value(db, o.name, desc.dtype, data[o.name])
             continue
         if isinstance(desc, GlobalDesc):
             if not desc.known:
@@ -120,7 +161,7 @@ def execute(
             if initial is None and o.role != "out":
                 raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
             arr = (np.zeros(desc.size, numpy_dtype(db, desc.dtype)) if initial is None
-                   else coerce_buffer(db, o.name, desc, initial).copy())
+                   else coerce_buffer(db, o.name, desc, initial, cast).copy())
             arrays[o.name] = arr
             if o.role == "out":
                 outputs[o.name] = arr
@@ -128,7 +169,7 @@ def execute(
         if o.role == "out":
             initial = data.get(o.name)
             arr = (np.zeros(desc.shape, numpy_dtype(db, desc.dtype)) if initial is None
-                   else coerce_array(db, o.name, desc, initial).copy())
+                   else coerce_array(db, o.name, desc, initial, cast).copy())
             outputs[o.name] = arr
             arrays[o.name] = arr
         elif o.role == "tmp":
@@ -136,7 +177,7 @@ def execute(
         else:
             if o.name not in data:
                 raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
-            arrays[o.name] = coerce_array(db, o.name, desc, data[o.name])
+            arrays[o.name] = coerce_array(db, o.name, desc, data[o.name], cast)
     # Semantics read the inputs as they were before any output is written.
     snapshot = {n: (a.copy() if n in outputs else a) for n, a in arrays.items()}
     for stmt in mode.semantics:

@@ -11,9 +11,10 @@ loader expands the kind and merges the op file over it:
   ``{id: X, omit: true}`` in the op file removes the kind's entry X;
 * any other value from the op file replaces the kind's.
 
-Every instruction gets the implicit params ``op`` (``tadd``) and ``OP`` (``TADD``).  A string
-that is exactly one placeholder takes the param's value with its YAML type (a list stays a
-list); elsewhere the value is substituted as text.  A param declared with ``args: [a, b]`` is
+Every instruction gets the implicit params ``op`` (``tadd``) and ``OP`` (``TADD``).  A param's
+value is a text or a text per language (``{en: ..., zh: ...}``, the schema says so).  A string
+that is exactly one placeholder takes the param's value as it is (a mapping stays a mapping);
+elsewhere the value is substituted as text.  A param declared with ``args: [a, b]`` is
 an expression over those names, used as ``{{fn(src0[i, j], src1[i, 0])}}``: each name is
 replaced, token by token, by the parenthesised argument.  Nothing is evaluated.
 """
@@ -31,7 +32,7 @@ from .model import Text
 from .yamlsource import Located, PathKey, read_yaml
 
 SIMPLE_ARG = re.compile(r"[A-Za-z_][\w.]*(\[[^\[\]]*\])?|\d+(\.\d*)?")  # needs no parentheses
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*?)\))?\s*\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^{}]*?)\))?\s*\}\}")  # [^{}]: linear time
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,9 @@ def _merge(base: Any, over: Any, bpath: PathKey, opath: PathKey, bsrc: Located, 
 
 
 def _by_id(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(e, dict) and "id" in e for e in value)
+    """A list merged entry by entry: every entry a mapping with a text ``id`` (anything else is replaced whole,
+    and the schema judges it)."""
+    return isinstance(value, list) and all(isinstance(e, dict) and isinstance(e.get("id"), str) for e in value)
 
 
 def _record(value: Any, path: PathKey, src: Located, origins: dict[PathKey, tuple[str, int]],

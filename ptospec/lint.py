@@ -64,7 +64,7 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         elif p.is_file():
             files.append(p)
         else:
-            problems.append(SpecError("no such file or directory", where=str(p), rule="lint.path"))
+            problems.append(SpecError("not a file or directory", where=str(p), rule="lint.path"))
     files = [f for f in files if f.resolve() != (root / "isa.yaml").resolve() and f.resolve() not in kind_paths]
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)

@@ -8,6 +8,7 @@ reports every broken file in one run.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import replace
 from functools import cache
@@ -49,7 +50,7 @@ from .model import (
     Source,
     Tolerance,
 )
-from .tile import GLOBAL_RANK
+from .tile import GLOBAL_RANK, GlobalDesc
 from .yamlsource import Located, read_yaml
 
 SPEC_ENV = "PTOSPEC_SPECS"
@@ -163,6 +164,14 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         name: DType(name, v["cpp"], v["bits"], v["kind"], v["numpy"], tuple(v["profiles"]) if "profiles" in v else None)
         for name, v in d["dtypes"].items()
     }
+    for name, dt in dtypes.items():
+        problem = _numpy_problem(dt)
+        if problem:
+            issues.add(src, ("dtypes", name, "numpy"), f"dtype {name}: {problem}", "isa.numpy")
+    for field, group in (("blayout", "blayouts"), ("slayout", "slayouts"), ("pad", "pad_values")):
+        if d["tile_defaults"][field] not in d[group]:
+            issues.add(src, ("tile_defaults", field), f"default {field} {d['tile_defaults'][field]!r} is not one of "
+                       f"the {group} ({', '.join(d[group])})", "isa.tile-defaults")
     layouts = {n: Layout(n, v["blayout"], v["slayout"], v["text"]) for n, v in d["layouts"].items()}
     for n, lay in layouts.items():
         if lay.blayout not in d["blayouts"] or lay.slayout not in d["slayouts"]:
@@ -192,6 +201,9 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
             except ExprError as exc:
                 issues.add(src, (section, i), exc.message, exc.rule or "expr.syntax")
                 continue
+            for node in (check, when):
+                if node is not None:
+                    _check_tile_rule_names(src, (section, i), node, d, issues, var)
             rules.append(
                 Rule(
                     id=r["id"], kind="check", operands=(var,), allow=(), check=check, check_text=r["check"],
@@ -241,6 +253,46 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
                        v.get("asm_case") == "lower")
                for n, v in d.get("enums", {}).items()},
     )
+
+
+_NUMPY_KINDS = {"float": "fV", "signed": "i", "unsigned": "u"}  # ml_dtypes' float types have kind V
+
+
+def _numpy_problem(dt: DType) -> str:
+    """Why ``dt.numpy`` does not name a NumPy (or ml_dtypes) type of the dtype's width and kind ('' if it does)."""
+    from .expr.vectorize import _numpy_dtype
+
+    try:
+        np_type = _numpy_dtype(dt.numpy)
+    except (TypeError, ValueError, AttributeError):
+        return f"{dt.numpy!r} is not a NumPy or ml_dtypes type name"
+    if np_type.itemsize * 8 != dt.bits or np_type.kind not in _NUMPY_KINDS[dt.kind] or np_type.fields:
+        return (f"NumPy type {dt.numpy} ({np_type.itemsize * 8}-bit, kind {np_type.kind!r}) is not a "
+                f"{dt.bits}-bit {dt.kind} type")
+    return ""
+
+
+def _check_tile_rule_names(src: Located, path, node, d: dict, issues: Issues, var: str = "t") -> None:
+    """A tile rule may read ``t.<field>`` (a global rule ``g.<field>``), ``profile.<constant>``, the ISA's
+    constants and its functions."""
+    from .expr.evaluate import TILE_FIELDS
+
+    fields = TILE_FIELDS if var == "t" else GlobalDesc.FIELDS
+    consts = {*d["tile_types"], *d["blayouts"], *d["slayouts"], *d["pad_values"], *d["layouts"], *d["dtypes"]}
+    consts |= {*d.get("global_layouts", {})}
+    consts |= {v for e in d.get("enums", {}).values() for v in e["values"]}
+    profile_constants = {c for p in d["profiles"].values() for c in p["constants"]}
+    for n in walk(node):
+        if isinstance(n, Name) and n.id not in consts:
+            issues.add(src, path, f"unknown name {n.id!r}", "expr.unknown-name")
+        elif isinstance(n, Attr) and not ((n.obj == var and n.name in fields)
+                                          or (n.obj == "profile" and n.name in profile_constants)):
+            issues.add(src, path, f"{n.obj}.{n.name} is neither a field of the operand {var} nor a profile "
+                       "constant", "expr.unknown-name")
+        elif isinstance(n, Call) and n.func not in FUNCTIONS:
+            issues.add(src, path, f"unknown function {n.func!r}", "expr.unknown-function")
+        elif isinstance(n, Reduce | Index):
+            issues.add(src, path, "tile elements and reductions have no place in a tile rule", "expr.context")
 
 
 # --------------------------------------------------------------------------- ops
@@ -493,7 +545,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     for dt_name, tol in num.get("tolerance", {}).items():
         if dt_name not in isa.dtypes:
             issues.add(src, ("numerics", "tolerance", dt_name), f"unknown dtype {dt_name!r}", "op.dtype")
-        tolerance[dt_name] = Tolerance(float(tol["rtol"]), float(tol["atol"]))
+        values = (float(tol["rtol"]), float(tol["atol"]))  # the schema bounds both, so float() cannot overflow
+        if not all(math.isfinite(v) for v in values):
+            issues.add(src, ("numerics", "tolerance", dt_name), "tolerances must be finite numbers", "op.tolerance")
+        tolerance[dt_name] = Tolerance(*values)
     numerics = Numerics(
         exact=tuple(n for n in isa.dtypes if n not in tolerance), tolerance=tolerance, nan=num["nan"],
         signed_zero=num["signed_zero"], ties=num["ties"], overflow=num["overflow"], notes=num["notes"],

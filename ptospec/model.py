@@ -11,7 +11,7 @@ from .expr.ast import Node, Statement
 Text = dict[str, str]  # language code -> text ("en", "zh")
 
 # A constant argument written in cpp.args (e.g. isBinary = true): passed to the call as written.
-CPP_LITERAL = re.compile(r"true|false|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*")
+CPP_LITERAL = re.compile(r"true|false|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?[fFuUlL]*")  # ASCII digits only
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,8 @@ class Report:
 
 def resolve(db: Database, op_name: str, mode: str | None, profile: str, operands=None) -> tuple[OpSpec, Mode]:
     """Look up op, mode and profile, with one clear error for each unknown name."""
+    if not isinstance(op_name, str) or not isinstance(profile, str) or not isinstance(mode, str | None):
+        raise InvocationError("op, mode and profile are names (text)", rule="invocation.op")
     key = op_name.lower().removeprefix("pto.")
     if key not in db.ops:
         close = [n for n in db.ops if n.startswith(key[:4])][:5]
@@ -169,6 +171,11 @@ def _validate(
     implied: Collection[str] = (),
 ) -> Report:
     op, mode = resolve(db, op_name, mode_name, profile, operands)
+    for name, desc in operands.items():
+        if not isinstance(desc, TileDesc | ScalarDesc | AttrDesc | GlobalDesc):
+            raise InvocationError(f"operand {name!r} must be described by a TileDesc, ScalarDesc, AttrDesc or "
+                                  f"GlobalDesc (parse_descriptor gives one), got {type(desc).__name__}",
+                                  rule="invocation.operand")
     out: list[Violation] = []
     deferred: list[str] = []
     declared = {o.name: o for o in mode.operands}
@@ -219,12 +226,13 @@ def _validate(
             var, isa_rules = "g", db.isa.global_rules
         else:
             continue
-        for rule, verdict in rule_verdicts(db, desc, var, isa_rules):
+        for rule, verdict in rule_verdicts(db, desc, var, isa_rules, profile):
             if verdict is None:
                 deferred.append(f"{rule.id} ({name})")
-            elif not verdict:
-                out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} "
-                                     f"({_describe(desc)})", "static", f"{rule.file}:{rule.line}"))
+            elif verdict is not True:  # False, or why the check could not be evaluated
+                why = _describe(desc) if verdict is False else verdict
+                out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} ({why})", "static",
+                                     f"{rule.file}:{rule.line}"))
 
     # 3. operands sharing a type variable must share the dtype
     for var in mode.type_vars:
@@ -263,17 +271,19 @@ _TILE_VERDICTS: list[tuple[object, dict[object, tuple]]] = []  # the last ISA's 
 _TILE_VERDICTS_MAX = 100_000
 
 
-def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules) -> tuple[tuple[Rule, bool | None], ...]:
-    """Each well-formedness rule that applies to ``desc`` with its verdict (None: needs a dynamic value),
-    remembered per descriptor: the verdict depends on the operand alone, and searches ask about the same
-    operands often."""
+def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
+                  profile: str) -> tuple[tuple[Rule, bool | str | None], ...]:
+    """Each well-formedness rule that applies to ``desc`` on ``profile`` with its verdict (None: needs a
+    dynamic value; a string: why the check cannot be evaluated, e.g. sizes beyond 2**64), remembered per
+    descriptor and profile: the verdict depends on nothing else, and searches ask about the same operands
+    often."""
     if not _TILE_VERDICTS or _TILE_VERDICTS[0][0] is not db.isa or len(_TILE_VERDICTS[0][1]) >= _TILE_VERDICTS_MAX:
         _TILE_VERDICTS[:] = [(db.isa, {})]
     cached = _TILE_VERDICTS[0]
-    verdicts = cached[1].get(desc)
+    verdicts = cached[1].get((desc, profile))
     if verdicts is None:
-        scope = Scope(isa=db.isa, tiles={var: desc})
-        found: list[tuple[Rule, bool | None]] = []
+        scope = Scope(isa=db.isa, tiles={var: desc}, profile_constants=db.isa.profiles[profile].constants)
+        found: list[tuple[Rule, bool | str | None]] = []
         for rule in rules:
             try:
                 if rule.when is not None and not evaluate(rule.when, scope):
@@ -281,13 +291,15 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules) ->
                 found.append((rule, bool(evaluate(rule.check, scope))))
             except UnknownValue:
                 found.append((rule, None))
-        verdicts = cached[1][desc] = tuple(found)
+            except ExprError as exc:
+                found.append((rule, exc.message))
+        verdicts = cached[1][(desc, profile)] = tuple(found)
     return verdicts
 
 
-def tile_verdicts(db: Database, desc: TileDesc) -> tuple[tuple[Rule, bool | None], ...]:
+def tile_verdicts(db: Database, desc: TileDesc, profile: str) -> tuple[tuple[Rule, bool | str | None], ...]:
     """The tile rules' verdicts on one tile (see ``rule_verdicts``)."""
-    return rule_verdicts(db, desc, "t", db.isa.tile_rules)
+    return rule_verdicts(db, desc, "t", db.isa.tile_rules, profile)
 
 
 def _describe(t: TileDesc | GlobalDesc) -> str:

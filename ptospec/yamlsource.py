@@ -4,6 +4,10 @@
 composed into nodes (still the safe loader) to map each path such as
 ``("modes", "index", "operands", 0)`` to its line.  Duplicate keys, which
 PyYAML silently collapses, are reported here.
+
+Hostile files are refused before they can cost much: a size limit, and a limit on
+the document's size and depth *after* aliases are expanded (``&a [*b, *b]`` chains
+double at every line, so a few lines would otherwise expand to billions of nodes).
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from .errors import SpecError
 PathKey = tuple[str | int, ...]
 # The safe loader only (never the full one); libyaml's C implementation when PyYAML has it.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_BYTES = 1 << 20  # the largest spec file is about 30 kB
+MAX_NODES = 200_000  # nodes of the document with every alias expanded
+MAX_DEPTH = 64  # nesting of mappings and sequences
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class Located:
 def read_yaml(path: Path, display: str | None = None) -> Located:
     display = display or str(path)
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise SpecError(f"file is larger than {MAX_BYTES} bytes", where=display, rule="yaml.too-large")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"cannot read file: {exc.strerror}", where=display, rule="yaml.read") from exc
@@ -57,9 +67,13 @@ def read_yaml(path: Path, display: str | None = None) -> Located:
 
 
 def parse_yaml(text: str, display: str) -> Located:
+    if len(text) > MAX_BYTES:
+        raise SpecError(f"file is larger than {MAX_BYTES} bytes", where=display, rule="yaml.too-large")
     loader = _LOADER(text)
     try:
         node = loader.get_single_node()  # one parse: positions from the nodes, data constructed from them
+        if node is not None:
+            _check_size(node, display)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -68,6 +82,8 @@ def parse_yaml(text: str, display: str) -> Located:
         raise SpecError(f"YAML syntax error: {problem}", where=f"{display}:{line}", rule="yaml.syntax") from exc
     except yaml.YAMLError as exc:
         raise SpecError(f"YAML error: {exc}", where=display, rule="yaml.syntax") from exc
+    except (RecursionError, MemoryError):
+        raise SpecError("YAML document is nested too deeply", where=display, rule="yaml.too-deep") from None
     finally:
         loader.dispose()
     lines: dict[PathKey, int] = {}
@@ -76,12 +92,57 @@ def parse_yaml(text: str, display: str) -> Located:
     return Located(data, display, lines)
 
 
+def _check_size(root: yaml.Node, display: str) -> None:
+    """Refuse documents that are too big or too deep once aliases are expanded (no recursion here)."""
+    expanded: dict[int, int] = {}  # id(node) -> node count of its expansion
+    depth_of: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        if depth > MAX_DEPTH:
+            raise SpecError(f"YAML nested deeper than {MAX_DEPTH} levels",
+                            where=f"{display}:{node.start_mark.line + 1}", rule="yaml.too-deep")
+        children = _children(node)
+        if done:
+            on_path.discard(key)
+            expanded[key] = 1 + sum(expanded[id(c)] for c in children)
+            depth_of[key] = 1 + max((depth_of[id(c)] for c in children), default=0)
+            if expanded[key] > MAX_NODES:
+                raise SpecError(f"YAML document expands to more than {MAX_NODES} values (aliases?)",
+                                where=f"{display}:{node.start_mark.line + 1}", rule="yaml.too-large")
+            continue
+        if key in expanded:
+            if depth + depth_of[key] - 1 > MAX_DEPTH:
+                raise SpecError(f"YAML nested deeper than {MAX_DEPTH} levels",
+                                where=f"{display}:{node.start_mark.line + 1}", rule="yaml.too-deep")
+            continue
+        if key in on_path:
+            raise SpecError("recursive YAML alias", where=f"{display}:{node.start_mark.line + 1}",
+                            rule="yaml.recursive")
+        on_path.add(key)
+        stack.append((node, depth, True))
+        stack.extend((c, depth + 1, False) for c in children)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 def _index(node: yaml.Node, path: PathKey, lines: dict[PathKey, int], display: str) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         seen: dict[Any, int] = {}
         for key_node, value_node in node.value:
             key = key_node.value
+            if key_node.tag != _STR_TAG:
+                raise SpecError(f"mapping keys must be plain names, got {key!r} ({key_node.tag.rsplit(':', 1)[-1]})",
+                                where=f"{display}:{key_node.start_mark.line + 1}", rule="yaml.key")
             line = key_node.start_mark.line + 1
             if key in seen:
                 raise SpecError(

@@ -122,6 +122,8 @@ def _take_attrs(text: str, line: str) -> tuple[str, dict[str, str]]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise AsmError(f"expected 'name = value' in the attribute dictionary of {line!r}", rule="asm.syntax")
+        if key.strip() in attrs:
+            raise AsmError(f"attribute {key.strip()!r} given twice in {_short(line)!r}", rule="asm.attr")
         attrs[key.strip()] = value.strip()
     return _ATTRS.sub(" ", text, count=1), attrs
 
@@ -179,30 +181,39 @@ def _find_op(db: Database, mnemonic: str, line: str) -> OpSpec:
     return db.ops[name]
 
 
+MAX_LINE = 1 << 16  # characters; real lines are a few hundred
+_MNEMONIC = re.compile(r"[a-z][a-z0-9_.]*")
+_DPS_MNEMONIC = re.compile(r"pto\.[a-z0-9_]+")
+
+
 def parse_line(db: Database, line: str, mode_name: str | None = None, profile: str | None = None) -> ParsedLine:
-    """Parse any of the three forms back to operand descriptors.
+    """Parse any of the three forms back to operand descriptors (in time linear in the line's length).
 
     Without ``mode_name`` the mode is chosen as ``choose_mode`` says; ``profile`` (default: any)
     is where legality decides between modes the line's shape alone cannot tell apart."""
+    if not isinstance(line, str):
+        raise AsmError(f"an assembly line is text, got {type(line).__name__}", rule="asm.syntax")
+    if len(line) > MAX_LINE:
+        raise AsmError(f"assembly line longer than {MAX_LINE} characters", rule="asm.too-long")
     text = re.split(r"//|#(?!pto)", line, maxsplit=1)[0].strip()  # comments; #pto... is an attribute value
     if not text:
         raise AsmError("empty assembly line", rule="asm.syntax")
     text, attrs = _take_attrs(text, line)
-    m = re.match(r"^(pto\.[a-z0-9_]+)\s+ins\((.*)\)\s*outs\((.*)\)\s*$", text, re.S)
-    if m:
-        op = _find_op(db, m.group(1), line)
-        ins = _dps_group(m.group(2), line)
-        outs = _dps_group(m.group(3), line)
+    dps = _split_dps(text)
+    if dps is not None:
+        mnemonic, ins_text, outs_text = dps
+        op = _find_op(db, mnemonic, line)
+        ins = _dps_group(ins_text, line)
+        outs = _dps_group(outs_text, line)
         return _bind(db, op, "dps", ins, outs, mode_name, line, attrs, profile)
-    m = re.match(r"^(.*?)=\s*([a-z][a-z0-9_.]*)\s*(.*?)\s*:\s*(.*)$", text, re.S)
-    if not m:  # no results: a store (`tstore %src, %dst : T, U` or `pto.tstore %src, %dst : (T, U) -> ()`)
-        m = re.match(r"^()([a-z][a-z0-9_.]*)\s+(%[^:]*?)\s*:\s*(.*)$", text, re.S)
-    if not m:
+    parts = _split_assignment(text) or _split_bare(text)  # bare: no results (a store)
+    if parts is None:
         raise AsmError(
-            f"not an assembly line of any form (expected '%d = op %a : ...' or 'pto.op ins(...) outs(...)'): {line!r}",
+            f"not an assembly line of any form (expected '%d = op %a : ...' or 'pto.op ins(...) outs(...)'): "
+            f"{_short(line)!r}",
             rule="asm.syntax",
         )
-    results, mnemonic, operands, types = m.groups()
+    results, mnemonic, operands, types = parts
     form = "ssa" if mnemonic.startswith("pto.") else "sync"
     op = _find_op(db, mnemonic, line)
     out_vals = _values(results, line)
@@ -216,17 +227,67 @@ def parse_line(db: Database, line: str, mode_name: str | None = None, profile: s
     else:
         shared = _split_top(types)
         if len(shared) != 1:
-            raise AsmError(f"expected 'ins -> outs' types in {line!r}", rule="asm.syntax")
+            raise AsmError(f"expected 'ins -> outs' types in {_short(line)!r}", rule="asm.syntax")
         in_types = shared * len(in_vals)
         out_types = shared * len(out_vals)
     if len(in_types) != len(in_vals) or len(out_types) != len(out_vals):
         raise AsmError(
             f"{len(in_vals)} operand(s) and {len(out_vals)} result(s) but {len(in_types)} and {len(out_types)} "
-            f"type(s) in {line!r}",
+            f"type(s) in {_short(line)!r}",
             rule="asm.arity",
         )
     return _bind(db, op, form, list(zip(in_vals, in_types, strict=True)),
                  list(zip(out_vals, out_types, strict=True)), mode_name, line, attrs, profile)
+
+
+def _short(line: str) -> str:
+    return line if len(line) <= 200 else line[:200] + "..."
+
+
+def _split_dps(text: str) -> tuple[str, str, str] | None:
+    """``pto.op ins(A) outs(B)`` -> (mnemonic, A, B), or None (string scanning, no backtracking)."""
+    m = _DPS_MNEMONIC.match(text)
+    if not m:
+        return None
+    rest = text[m.end():]
+    if not rest[:1].isspace():
+        return None
+    rest = rest.lstrip()
+    if not rest.startswith("ins("):
+        return None
+    k = rest.rfind("outs(")
+    if k < 0:
+        return None
+    ins, outs = rest[4:k].rstrip(), rest[k + 5:].rstrip()
+    if not ins.endswith(")") or not outs.endswith(")"):
+        return None
+    return m.group(), ins[:-1], outs[:-1]
+
+
+def _split_assignment(text: str) -> tuple[str, str, str, str] | None:
+    """``RESULTS = mnemonic OPERANDS : TYPES`` -> its four parts, or None."""
+    results, eq, rest = text.partition("=")
+    if not eq or ":" in results:  # an '=' only inside the types: a line without results
+        return None
+    rest = rest.lstrip()
+    m = _MNEMONIC.match(rest)
+    if not m:
+        return None
+    operands, colon, types = rest[m.end():].partition(":")
+    if not colon:
+        return None
+    return results, m.group(), operands.strip(), types.strip()
+
+
+def _split_bare(text: str) -> tuple[str, str, str, str] | None:
+    """``mnemonic OPERANDS : TYPES`` (an instruction without results, a store) -> ('', mnemonic, ...)."""
+    m = _MNEMONIC.match(text)
+    if not m:
+        return None
+    operands, colon, types = text[m.end():].partition(":")
+    if not colon or not operands.strip().startswith("%"):
+        return None
+    return "", m.group(), operands.strip(), types.strip()
 
 
 def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
@@ -244,6 +305,9 @@ def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
 
 def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str, str],
           profile: str | None) -> ParsedLine:
+    if mode_name and mode_name not in {m.name for m in op.modes}:
+        raise AsmError(f"{op.name} has no mode {mode_name!r} (modes: {', '.join(m.name for m in op.modes)})",
+                       rule="invocation.mode")
     candidates = [op.mode(mode_name)] if mode_name else list(op.modes)
     fitting = [m for m in candidates if len(m.asm[form].ins) == len(ins) and len(m.asm[form].outs) == len(outs)]
     if not fitting:

@@ -39,9 +39,12 @@ from .views import (
     parse_view_type,
 )
 
-_SHAPE = re.compile(r"^(\d+)x(\d+)x([a-z][a-z0-9]*)$")
-_VALID = re.compile(r"^(\?|\d+)x(\?|\d+)$")
-_TYPE = re.compile(r"^!pto\.(tile|tile_buf)<(.*)>$", re.S)
+# ASCII digits only ([0-9], never \d: Python's \d and int() also take digits such as U+0661).
+_SHAPE = re.compile(r"([0-9]+)x([0-9]+)x([a-z][a-z0-9]*)")
+_VALID = re.compile(r"(\?|[0-9]+)x(\?|[0-9]+)")
+_TYPE = re.compile(r"!pto\.(tile|tile_buf)<(.*)>", re.S)
+MAX_DIM = 1 << 20  # rows, cols, valid sizes and fractal: no buffer of any profile holds more
+_PRINTABLE = re.compile(r"[\x20-\x7e\t\n\r]*")
 
 
 def _norm(word: str) -> str:
@@ -59,19 +62,24 @@ def _enum(isa_map: dict[str, str], word: str, what: str, text: str) -> str:
 
 
 def _int(word: str, what: str, text: str) -> int:
-    if not re.fullmatch(r"\d+", word):
+    if not re.fullmatch(r"[0-9]+", word):
         raise TileError(f"{what} must be a non-negative integer, got {word!r} in {text!r}", rule="tile.syntax")
-    value = int(word)
-    if value > 1 << 20:
-        raise TileError(f"{what} {value} is unreasonably large in {text!r}", rule="tile.syntax")
-    return value
+    if len(word.lstrip("0")) > 7 or int(word) > MAX_DIM:
+        raise TileError(f"{what} {word} is larger than {MAX_DIM} in {text!r}", rule="tile.syntax")
+    return int(word)
 
 
 def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | GlobalDesc:
     """Parse the inside of a tile type (or a bare dtype for a scalar operand)."""
+    if not isinstance(text, str):
+        raise TileError(f"a tile descriptor is text, got {type(text).__name__}", rule="tile.syntax")
     raw = text.strip()
     if not raw:
         raise TileError("empty tile descriptor", rule="tile.syntax")
+    if not _PRINTABLE.fullmatch(raw):
+        bad = next(c for c in raw if not _PRINTABLE.fullmatch(c))
+        raise TileError(f"unexpected character {bad!r} in tile descriptor {raw[:80]!r} (ASCII only)",
+                        rule="tile.syntax")
     if raw in isa.dtypes:
         return ScalarDesc(raw)
     if isa.enum_of_value(raw) is not None:
@@ -108,9 +116,9 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
     }:
         fields["loc"] = _enum(isa.tile_types, positional.pop(0), "tile type", raw)
 
-    if positional and _SHAPE.match(positional[0]):
-        rows, cols, dtype = _SHAPE.match(positional.pop(0)).groups()  # type: ignore[union-attr]
-        fields.update(rows=int(rows), cols=int(cols), dtype=dtype)
+    if positional and _SHAPE.fullmatch(positional[0]):
+        rows, cols, dtype = _SHAPE.fullmatch(positional.pop(0)).groups()  # type: ignore[union-attr]
+        fields.update(rows=_int(rows, "rows", raw), cols=_int(cols, "cols", raw), dtype=dtype)
     elif len(positional) >= 3 and positional[0] in isa.dtypes:
         fields["dtype"] = positional.pop(0)
         fields["rows"] = _int(positional.pop(0), "rows", raw)
@@ -123,24 +131,25 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         raise TileError(
             f"unknown dtype {fields['dtype']!r} in {raw!r} (known: {', '.join(isa.dtypes)})", rule="tile.dtype"
         )
-    if fields["rows"] > 1 << 20 or fields["cols"] > 1 << 20:
-        raise TileError(f"tile shape is unreasonably large in {raw!r}", rule="tile.syntax")
     # Remaining positional parameters: blayout, slayout, fractal, pad (upstream type-system spelling).
-    for slot, value in zip(("blayout", "slayout", "fractal", "pad"), positional, strict=False):
-        keywords.setdefault(slot, value)
     if len(positional) > 4:
         raise TileError(f"too many parameters in tile descriptor {raw!r}", rule="tile.syntax")
+    for slot, value in zip(("blayout", "slayout", "fractal", "pad"), positional, strict=False):
+        if slot in keywords:
+            raise TileError(f"{slot} given both by position ({value!r}) and as {slot}= in {raw!r}",
+                            rule="tile.syntax")
+        keywords[slot] = value
 
     valid = keywords.pop("valid", None)
     if valid is None:
         fields["valid_row"], fields["valid_col"] = fields["rows"], fields["cols"]
     else:
-        m = _VALID.match(valid)
+        m = _VALID.fullmatch(valid)
         if not m:
             raise TileError(f"valid shape must look like 16x15 or ?x?, got {valid!r} in {raw!r}", rule="tile.syntax")
         vr, vc = m.groups()
-        fields["valid_row"] = None if vr == "?" else int(vr)
-        fields["valid_col"] = None if vc == "?" else int(vc)
+        fields["valid_row"] = None if vr == "?" else _int(vr, "valid rows", raw)
+        fields["valid_col"] = None if vc == "?" else _int(vc, "valid cols", raw)
     if "layout" in keywords:
         name = keywords.pop("layout").upper()
         if name not in isa.layouts:
@@ -170,7 +179,7 @@ def parse_type(text: str, isa: Isa) -> TileDesc | ScalarDesc:
         return ScalarDesc(raw)
     if is_view_type(raw):
         return parse_view_type(raw, isa)
-    m = _TYPE.match(raw)
+    m = _TYPE.fullmatch(raw)
     if not m:
         raise TileError(f"expected !pto.tile<...> or !pto.tile_buf<...>, got {raw!r}", rule="asm.type")
     desc = parse_descriptor(m.group(2), isa)

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import InvocationError
 from ..export import export_database, export_schema
 from ..loader import schema
 from ._common import database
@@ -27,7 +28,11 @@ def register(sub) -> None:
 def _write(doc, output: str | None) -> None:
     text = json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InvocationError(f"cannot write {output}: {exc.strerror or exc}", rule="export.output",
+                                  where="--output") from None
     else:
         sys.stdout.write(text)
 

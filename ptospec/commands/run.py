@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +22,11 @@ def register(sub) -> None:
         description="Execute an instruction with the NumPy reference semantics. Inputs come from --input "
         "NAME=FILE.npy (repeat) and/or --inputs FILE.npz (keys are operand names). An output given as input "
         "supplies the initial contents (elements outside its valid region stay as they are); otherwise it "
-        "starts as zeros. Tiles default to Vec, row-major, the array's shape and dtype, fully valid; "
-        "describe them with --tile NAME=DESC to set valid shapes or layouts. A global operand (a view of global "
-        "memory, --tile NAME=gm,16x16xf32,strides=32x1) takes either the view's elements or its whole buffer "
-        "(1-D, size elements); its output is saved as NAME (the view's elements) and NAME.buffer. "
+        "starts as zeros. Arrays must have their tile's dtype and shape (--cast converts the dtype); every "
+        "name must be an operand of the mode. Tiles default to Vec, row-major, the array's shape and dtype, "
+        "fully valid; describe them with --tile NAME=DESC to set valid shapes or layouts. A global operand (a view "
+        "of global memory, --tile NAME=gm,16x16xf32,strides=32x1) takes either the view's elements or its whole "
+        "buffer (1-D, size elements); its output is saved as NAME (the view's elements) and NAME.buffer. "
         "Outputs go to --output (.npz).",
         epilog="example:\n  ptospec run tcolmin --profile a5 --input src=src.npy "
         "--tile src=vec,16x16xf32,valid=10x16 --tile dst=vec,1x16xf32 --output out.npz",
@@ -36,18 +39,66 @@ def register(sub) -> None:
     p.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy")
     p.add_argument("--inputs", metavar="FILE.npz")
     p.add_argument("--scalar", "-s", action="append", metavar="NAME=VALUE", help="value of a scalar operand")
-    p.add_argument("--output", "-o", default=None, help="output .npz (default: OP-out.npz)")
+    p.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
+                   "(default: OP-out.npz)")
+    p.add_argument("--cast", action="store_true",
+                   help="convert input arrays to their tile's dtype (without it, a dtype mismatch is an error)")
     p.set_defaults(func=run)
 
 
-def _load(path: str, where: str):
+MAX_INPUT_BYTES = 64 << 20  # the largest tile of any profile holds 512 KiB
+
+
+def _load(path: str, where: str) -> dict[str, np.ndarray] | np.ndarray:
+    """One .npy array, or every member of an .npz archive, read eagerly (never unpickled)."""
     p = Path(path)
     if not p.is_file():
         raise InvocationError(f"no such file: {path}", rule="run.input", where=where)
     try:
-        return np.load(p, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise InvocationError(f"cannot read {path}: {exc}", rule="run.input", where=where) from None
+        if zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as archive:
+                size = sum(info.file_size for info in archive.infolist())
+        else:
+            size = p.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise InvocationError(f"{path} holds {size} bytes of data; no tile is larger than "
+                                  f"{MAX_INPUT_BYTES} bytes", rule="run.input", where=where)
+        loaded = np.load(p, allow_pickle=False)
+        if isinstance(loaded, np.lib.npyio.NpzFile):
+            with loaded:
+                return {name: loaded[name] for name in loaded.files}
+        return loaded
+    except InvocationError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, UnicodeError, RuntimeError) as exc:
+        reason = str(exc) or type(exc).__name__
+        if "pickle" in reason.lower():
+            reason = "it holds Python objects (pickled data), which are never loaded"
+        raise InvocationError(f"cannot read {path}: {reason}", rule="run.input", where=where) from None
+
+
+_INT = re.compile(r"[+-]?[0-9]{1,25}")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|inf|nan)",
+                    re.IGNORECASE)
+
+
+def _number(item: str) -> tuple[str, int | float]:
+    name, sep, value = item.partition("=")
+    value = value.strip()
+    if not sep or not name.strip():
+        raise InvocationError(f"--scalar expects NAME=NUMBER, got {item!r}", rule="cli.args", where="--scalar")
+    if _INT.fullmatch(value):
+        return name.strip(), int(value)
+    if len(value) <= 64 and _FLOAT.fullmatch(value):
+        return name.strip(), float(value)
+    raise InvocationError(f"--scalar expects NAME=NUMBER (ASCII digits), got {item!r}", rule="cli.args",
+                          where="--scalar")
+
+
+def _put(data: dict, name: str, value, where: str) -> None:
+    if name in data:
+        raise InvocationError(f"{name!r} is given twice", rule="cli.args", where=where)
+    data[name] = value
 
 
 def _dtype_of(db, name: str, arr: np.ndarray) -> str:
@@ -62,37 +113,42 @@ def run(args) -> int:
     data: dict[str, object] = {}
     if args.inputs:
         archive = _load(args.inputs, "--inputs")
-        if not hasattr(archive, "files"):
+        if not isinstance(archive, dict):
             raise InvocationError(f"{args.inputs} is not an .npz archive", rule="run.input", where="--inputs")
-        data.update({k: archive[k] for k in archive.files})
+        for key, value in archive.items():
+            _put(data, key, value, "--inputs")
     for item in args.input or []:
         name, sep, path = item.partition("=")
-        if not sep:
+        if not sep or not name.strip():
             raise InvocationError(f"--input expects NAME=FILE.npy, got {item!r}", rule="cli.args", where="--input")
-        data[name.strip()] = _load(path, "--input")
+        array = _load(path, "--input")
+        if isinstance(array, dict):
+            raise InvocationError(f"{path} is an .npz archive; give it with --inputs", rule="run.input",
+                                  where="--input")
+        _put(data, name.strip(), array, "--input")
     for item in args.scalar or []:
-        name, sep, value = item.partition("=")
-        try:
-            data[name.strip()] = float(value) if any(c in value for c in ".eEn") else int(value)
-        except ValueError:
-            raise InvocationError(f"--scalar expects NAME=NUMBER, got {item!r}", rule="cli.args",
-                                  where="--scalar") from None
-        if not sep:
-            raise InvocationError(f"--scalar expects NAME=NUMBER, got {item!r}", rule="cli.args", where="--scalar")
+        _put(data, *_number(item), "--scalar")
     tiles = parse_tiles(db, args.tile)
     op, mode = resolve(db, args.op, args.mode, args.profile, set(tiles) | set(data))
+    known = {o.name for o in mode.operands}
+    unknown = sorted((set(data) | set(tiles)) - known)
+    if unknown:
+        raise InvocationError(f"{op.name} {mode.name} has no operand(s) {', '.join(unknown)} (its operands: "
+                              f"{', '.join(o.name for o in mode.operands)})", rule="run.unknown-input")
     reverse = {dt.numpy: name for name, dt in db.isa.dtypes.items()}
     for o in mode.operands:
         if o.name in tiles or o.name not in data or o.role == "scalar":
             continue
-        arr = np.asarray(data[o.name])
+        arr = data[o.name]
+        if not isinstance(arr, np.ndarray):
+            raise TileError(f"{o.name} is a tile operand; give it an array, not a number", rule="run.input")
         if o.is_global:
             tiles[o.name] = parse_descriptor(f"gm, {'x'.join(map(str, arr.shape))}x{_dtype_of(db, o.name, arr)}",
                                              db.isa)
             continue
         if arr.ndim != 2:
             raise TileError(f"{o.name}: expected a 2-D array, got shape {arr.shape}", rule="run.shape")
-        dtype = reverse.get(arr.dtype.name)
+        dtype = reverse.get(arr.dtype.name) if arr.dtype.fields is None else None
         if dtype is None:
             raise TileError(f"{o.name}: array dtype {arr.dtype} has no ISA dtype; describe it with --tile",
                             rule="run.dtype")
@@ -104,7 +160,7 @@ def run(args) -> int:
     for o in mode.operands:
         if o.role == "scalar" and o.name not in tiles:
             raise InvocationError(f"scalar {o.name} needs --tile {o.name}=DTYPE", rule="run.missing-input")
-    outputs = execute(db, op.name, mode.name, args.profile, tiles, data)
+    outputs = execute(db, op.name, mode.name, args.profile, tiles, data, cast=args.cast)
     out_path = Path(args.output or f"{op.name}-out.npz")
     saved: dict[str, np.ndarray] = {}
     for name, arr in outputs.items():
@@ -114,7 +170,12 @@ def run(args) -> int:
             saved[f"{name}.buffer"] = arr
         else:
             saved[name] = arr
-    np.savez(out_path, **saved)
+    try:
+        with out_path.open("wb") as fh:  # exactly this path: np.savez(path) would append .npz
+            np.savez(fh, **saved)
+    except OSError as exc:
+        raise InvocationError(f"cannot write {out_path}: {exc.strerror or exc}", rule="run.output",
+                              where="--output") from None
     for name, arr in saved.items():
         print(f"{name}: {arr.shape} {arr.dtype}")
     print(f"wrote {out_path}")

@@ -685,7 +685,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                     touched = _changed(tiles, change)
                     if candidates <= tile_ids and not any(
                             verdict is False and rule.id in candidates for t in touched.values()
-                            if isinstance(t, TileDesc) for rule, verdict in tile_verdicts(db, t)):
+                            if isinstance(t, TileDesc) for rule, verdict in tile_verdicts(db, t, profile)):
                         continue
                     mutant = {**tiles, **touched}
                     report = check(db, op, mode, profile, mutant)

@@ -14,7 +14,8 @@ from ..model import Database
 from .backend import Backend
 
 
-def _class(spec: str) -> type:
+def backend_class(spec: str) -> type:
+    """The backend class ``spec`` names (imported, not instantiated)."""
     if spec == "reference":
         from .reference import ReferenceBackend
 
@@ -36,8 +37,9 @@ def _class(spec: str) -> type:
             loader_spec.loader.exec_module(module)
         else:
             module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InvocationError(f"cannot import backend {spec!r}: {exc}", rule="conformance.backend") from None
+    except Exception as exc:  # the backend's own module: any failure while importing it
+        raise InvocationError(f"cannot import backend {spec!r}: {type(exc).__name__}: {exc}",
+                              rule="conformance.backend") from None
     cls = getattr(module, attr, None)
     if cls is None:
         raise InvocationError(f"backend module {module_name!r} has no {attr!r}", rule="conformance.backend")
@@ -46,7 +48,7 @@ def _class(spec: str) -> type:
 
 def load_backend(spec: str, db: Database) -> Backend:
     """Instantiate the backend; its constructor gets ``db`` if it takes a ``db`` parameter."""
-    cls = _class(spec)
+    cls = backend_class(spec)
     takes_db = "db" in inspect.signature(cls).parameters
     backend = cls(db=db) if takes_db else cls()
     if not isinstance(backend, Backend):

@@ -17,6 +17,7 @@ runner)`` (the session's ``Runner``; its ``divergences`` list fills as cases fai
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,42 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_MATRIX] = Matrix()
     config.stash[_KEYS] = {}
+    _check_options(config)
+
+
+def _check_options(config: pytest.Config) -> None:
+    """Refuse a bad --pto-backend, --pto-profile or --pto-report before collection, in one line."""
+    from ..errors import PtospecError
+    from .load import backend_class
+
+    report = config.getoption("--pto-report", None)
+    if report:
+        path = Path(report)
+        if path.is_dir():
+            raise pytest.UsageError(f"ptospec: --pto-report {report}: is a directory; give a file name")
+        if not path.parent.is_dir():
+            raise pytest.UsageError(f"ptospec: --pto-report {report}: folder {path.parent} does not exist")
+        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise pytest.UsageError(f"ptospec: --pto-report {report}: not writable")
+    backend = config.getoption("--pto-backend", "reference")
+    if backend != "reference":
+        try:
+            backend_class(backend)
+        except PtospecError as exc:
+            raise pytest.UsageError(f"ptospec: --pto-backend: {exc.one_line()}") from None
+    profile = config.getoption("--pto-profile", None)
+    if profile is not None:
+        from ..loader import load_database
+
+        specs = config.getoption("--pto-specs", None) or _find_specs(Path(str(config.invocation_params.dir))) \
+            or _find_specs(Path(str(config.rootpath)))
+        try:
+            known = load_database(specs).isa.profiles
+        except PtospecError as exc:
+            raise pytest.UsageError(f"ptospec: --pto-specs: {exc.one_line()}") from None
+        if profile not in known:
+            raise pytest.UsageError(f"ptospec: --pto-profile: unknown profile {profile!r} "
+                                    f"(known: {', '.join(known)})")
 
 
 def _key(item: pytest.Item, sources: dict[tuple[str, str], str]) -> tuple[str, str, str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 import sys
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import Database
+from ..outputs import remove, write_atomic
 from .generate import CONFTEST, FINGERPRINT, HEADER, fingerprint, render_module
 
 
@@ -21,17 +23,37 @@ def is_generated(path: Path) -> bool:
         return False
 
 
+SEAL = "# sha256 of the text above: "
+
+
+def seal(text: str) -> str:
+    """``text`` with a last line recording its hash, so a file cut short or edited by hand is recognised."""
+    return f"{text}{SEAL}{hashlib.sha256(text.encode()).hexdigest()}\n"
+
+
+def unseal(content: str) -> tuple[str, bool | None]:
+    """(the text above the seal line, whether it matches the recorded hash: None when there is no seal line)."""
+    start = content.rfind("\n", 0, len(content) - 1) + 1
+    last = content[start:]
+    if not last.startswith(SEAL) or not last.endswith("\n"):
+        return content, None
+    body = content[:start]
+    return body, hashlib.sha256(body.encode()).hexdigest() == last[len(SEAL):-1]
+
+
 @dataclass
 class SyncResult:
     written: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
-    foreign: list[str] = field(default_factory=list)  # files in the way that we did not generate
+    foreign: list[str] = field(default_factory=list)  # files in the way that we did not generate (or symlinks)
+    modified: list[str] = field(default_factory=list)  # generated files edited by hand since: kept unless forced
+    removed: list[str] = field(default_factory=list)
 
     @property
     def out_of_date(self) -> bool:
-        return bool(self.stale or self.missing or self.extra)
+        return bool(self.stale or self.missing or self.extra or self.modified)
 
 
 def _recorded_fingerprint(path: Path) -> str | None:
@@ -82,47 +104,76 @@ def stderr_progress(name: str, done: int, total: int) -> None:
           file=sys.stderr, flush=True)
 
 
+def _state(path: Path) -> tuple[str, str]:
+    """(state, text above the seal) of one file of the suite.  States: ``missing``, ``foreign`` (not ours,
+    or a symlink), ``intact`` (matches its hash), ``edited`` (does not), ``unsealed`` (no hash line: cut
+    short inside it, or written before files carried one)."""
+    if path.is_symlink():
+        return "foreign", ""
+    if not path.exists():
+        return "missing", ""
+    if not path.is_file() or not is_generated(path):
+        return "foreign", ""
+    try:
+        body, intact = unseal(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return "foreign", ""
+    return {True: "intact", False: "edited", None: "unsealed"}[intact], body
+
+
 def sync(db: Database, outdir: Path, check: bool, force: bool = False,
          progress: Callable[[str, int, int], None] | None = None) -> SyncResult:
     """Compare (and unless ``check``, update) ``outdir``; never touch files without our header.
 
-    A module whose recorded fingerprint matches the spec and generator is up to date without being
-    rendered again; ``force`` renders every module and compares the text.
+    Every module ends with a hash of its text.  A module whose hash and recorded fingerprint both
+    match is up to date without being rendered again.  A module whose text no longer matches its
+    hash was cut short (its text is the start of what it should be: rewritten) or edited by hand
+    (kept and reported, unless ``force``).  Writes are atomic and stay inside ``outdir``.
     """
     res = SyncResult()
-    want: dict[str, str | None] = {"conftest.py": CONFTEST}
-    todo: list[str] = []
-    outdated: set[str] = set()
+    states = {f"test_{name}.py": _state(outdir / f"test_{name}.py") for name in sorted(db.ops)}
+    states["conftest.py"] = _state(outdir / "conftest.py")
+    todo = []
     for name in sorted(db.ops):
-        matches = _recorded_fingerprint(outdir / f"test_{name}.py") == fingerprint(db, db.ops[name])
-        if force or (not matches and not check):
+        path = outdir / f"test_{name}.py"
+        state, _ = states[path.name]
+        current = state == "intact" and _recorded_fingerprint(path) == fingerprint(db, db.ops[name])
+        if state != "foreign" and (force or not current):
             todo.append(name)
-        elif not matches:
-            outdated.add(name)  # --check: a wrong fingerprint is enough, nothing to render
-    rendered = render_modules(db, todo, progress)
-    for name in sorted(db.ops):
-        want[f"test_{name}.py"] = None if name in outdated else rendered.get(name, "")
-    for name, text in want.items():
-        path = outdir / name
-        if not path.exists():
-            res.missing.append(name)
-        elif not is_generated(path):
-            res.foreign.append(name)
+    rendered = {} if check else render_modules(db, todo, progress)
+    want: dict[str, str | None] = {"conftest.py": CONFTEST}
+    want.update({f"test_{name}.py": rendered.get(name) if name in todo else "" for name in sorted(db.ops)})
+    want = {rel: text + "\n" if text and not text.endswith("\n") else text for rel, text in want.items()}
+    for rel, text in want.items():
+        state, body = states[rel]
+        if state == "foreign":
+            res.foreign.append(rel)
             continue
-        elif text == "" or (text is not None and path.read_text(encoding="utf-8") == text):
-            continue  # up to date by fingerprint, or rendered identical
+        if text == "":
+            continue  # up to date by hash and fingerprint
+        if state == "missing":
+            res.missing.append(rel)
+        elif state == "edited" and (text is None or not text.startswith(body)):
+            res.modified.append(rel)  # edited by hand (its start is not what we generate): kept unless forced
+            if not force:
+                continue
+        elif state == "intact" and body == text:
+            continue
         else:
-            res.stale.append(name)
-        if text is None:
-            continue
-        if not check:
-            outdir.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            res.written.append(name)
+            res.stale.append(rel)  # outdated, cut short, or without a hash line
+        if text is not None and not check:
+            write_atomic(outdir, rel, seal(text))
+            res.written.append(rel)
     if outdir.is_dir():
         for path in sorted(outdir.glob("*.py")):
-            if path.name not in want and is_generated(path):
+            if path.name in want:
+                continue
+            state, _ = _state(path)
+            if state in ("intact", "unsealed") or (state == "edited" and force):
                 res.extra.append(path.name)
                 if not check:
-                    path.unlink()
+                    remove(outdir, path.name)
+                    res.removed.append(path.name)
+            elif state == "edited":
+                res.modified.append(path.name)
     return res

@@ -92,27 +92,28 @@ class Statement:
     where_text: str = ""
 
 
-def walk(node: Node):
-    """Yield ``node`` and every node below it."""
-    yield node
+def children(node: Node) -> tuple[Node, ...]:
+    """The nodes directly below ``node``, in source order."""
     match node:
         case Index(indices=idx):
-            for n in idx:
-                yield from walk(n)
+            return idx
         case Call(args=args):
-            for n in args:
-                yield from walk(n)
+            return args
         case Reduce(bound=b, body=body):
-            yield from walk(b)
-            yield from walk(body)
+            return (b, body)
         case Unary(operand=o):
-            yield from walk(o)
+            return (o,)
         case Binary(left=a, right=b):
-            yield from walk(a)
-            yield from walk(b)
+            return (a, b)
         case In(value=v, items=items):
-            yield from walk(v)
-            for n in items:
-                yield from walk(n)
-        case _:
-            pass
+            return (v, *items)
+    return ()
+
+
+def walk(node: Node):
+    """Yield ``node`` and every node below it (depth first, in source order; no recursion)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))

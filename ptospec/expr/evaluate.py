@@ -20,6 +20,8 @@ from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Unary
 from .functions import FUNCTIONS, c_div, c_mod
 
 TILE_FIELDS = (*TileDesc.FIELDS, "layout")
+MAX_INT = 1 << 64  # integers beyond this are no size, index or value any tile has: refuse, never compute them
+_ARITHMETIC = (ArithmeticError, TypeError, ValueError, KeyError, IndexError)
 _CONSTANTS: dict[int, tuple[Any, dict[str, str]]] = {}  # enum constants per ISA object
 
 
@@ -110,7 +112,8 @@ def evaluate(node: Node, scope: Scope) -> Any:
         case Attr(obj=obj, name=name):
             return scope.tile_field(obj, name)
         case Unary(op="-", operand=o):
-            return -evaluate(o, scope)
+            operand = evaluate(o, scope)
+            return _checked(lambda: -operand, "-")
         case Unary(op="not", operand=o):
             return not _truth(evaluate(o, scope))
         case Binary(op="and", left=a, right=b):
@@ -125,7 +128,8 @@ def evaluate(node: Node, scope: Scope) -> Any:
                 raise
             return left or _truth(evaluate(b, scope))
         case Binary(op=op, left=a, right=b):
-            return _binary(op, evaluate(a, scope), evaluate(b, scope))
+            left, right = evaluate(a, scope), evaluate(b, scope)
+            return _checked(lambda: _binary(op, left, right), op)
         case In(value=v, items=items):
             value = evaluate(v, scope)
             return any(value == evaluate(i, scope) for i in items)
@@ -144,8 +148,13 @@ def evaluate(node: Node, scope: Scope) -> Any:
                     return _extreme(scope, dt, func == "highest")
                 return {"bytes": dt.bytes, "bits": dt.bits, "is_float": dt.is_float,
                         "is_signed": dt.is_signed}[func]
-            result = fn.impl(*vals)
-            return result.item() if isinstance(result, np.generic | np.ndarray) else result
+            for v in vals:
+                _check_value(v, func)
+            with np.errstate(all="ignore"):
+                result = _checked(lambda: fn.impl(*vals), func)
+            if isinstance(result, np.ndarray) and result.ndim != 0:
+                raise ExprError(f"{func}() does not give one value here", rule="expr.type")
+            return _check_value(result.item() if isinstance(result, np.generic | np.ndarray) else result, func)
         case Index() | Reduce():
             raise ExprError("tile elements and reductions are only allowed in semantics", rule="expr.context")
     raise ExprError(f"cannot evaluate {node!r}", rule="expr.syntax")
@@ -179,6 +188,30 @@ def _pad_value(scope: Scope, pad: Any, dtype: Any) -> int | float:
     _dtype(scope, dtype, "pad_value")
     inner = Scope(scope.isa, type_vars={"T": dtype})
     return evaluate(fills[pad], inner)
+
+
+def _checked(compute, what: str) -> Any:
+    """Run one arithmetic step; Python and NumPy failures become ``ExprError``, huge results are refused."""
+    try:
+        return _check_value(compute(), what)
+    except (ExprError, UnknownValue):
+        raise
+    except _ARITHMETIC as exc:
+        raise ExprError(f"{what} cannot be computed here: {exc}", rule="expr.type") from None
+
+
+def _check_value(value: Any, what: str) -> Any:
+    if isinstance(value, bool | str | TileDesc | np.bool_) or value is None:
+        return value
+    if isinstance(value, int | np.integer):
+        if abs(int(value)) > MAX_INT:
+            raise ExprError(f"{what}: integer result beyond 2**64", rule="expr.overflow")
+        return value
+    if isinstance(value, float | np.floating):
+        return value
+    if isinstance(value, complex):
+        raise ExprError(f"{what} gives a complex number", rule="expr.type")
+    return value
 
 
 def _truth(value: Any) -> bool:
@@ -218,6 +251,8 @@ def _binary(op: str, a: Any, b: Any) -> Any:
     if op == "%":
         return float(c_mod(a, b)) if isinstance(a, float) or isinstance(b, float) else int(c_mod(a, b))
     if op == "**":
+        if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1 and a.bit_length() * b > 66:
+            raise ExprError(f"{a} ** {b} is beyond 2**64", rule="expr.overflow")
         return a**b
     raise ExprError(f"unknown operator {op!r}", rule="expr.syntax")
 

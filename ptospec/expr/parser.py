@@ -8,19 +8,22 @@ comparisons, ``and/or/not`` and ``x in [..]``.  Nothing is ever handed to Python
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 from ..errors import ExprError
-from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary
+from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, children
 
 MAX_LENGTH = 2000
-MAX_DEPTH = 60
+MAX_DEPTH = 60  # nesting of the grammar (brackets, calls, unary signs) while parsing
+MAX_TREE_DEPTH = 100  # depth of the finished tree (long operator chains nest too)
+MAX_INT = 1 << 64  # integer literals: anything larger is no tile size, index or dtype bound
 
 _TOKEN = re.compile(
     r"""
-    (?P<ws>\s+)
-  | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
+    (?P<ws>[ \t\r\n]+)
+  | (?P<num>(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?)
   | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
   | (?P<op>\*\*|//|==|!=|<=|>=|[-+*/%<>()\[\],.:=])
     """,
@@ -101,6 +104,16 @@ class _Parser:
         text = self.tok.text
         self.pos += 1
         return text
+
+    def number(self, tok: Token) -> int | float:
+        if tok.text.isdigit():
+            if len(tok.text) > 20 or int(tok.text) > MAX_INT:
+                raise self.error(f"integer literal larger than {MAX_INT}")
+            return int(tok.text)
+        value = float(tok.text)
+        if not math.isfinite(value):
+            raise self.error("number out of range")
+        return value
 
     def enter(self) -> None:
         self.depth += 1
@@ -199,13 +212,17 @@ class _Parser:
             self.expect(",")
 
     def primary(self) -> Node:
+        self.enter()
+        try:
+            return self.atom()
+        finally:
+            self.depth -= 1
+
+    def atom(self) -> Node:
         tok = self.tok
         if tok.kind == "num":
             self.pos += 1
-            text = tok.text
-            if re.fullmatch(r"\d+", text):
-                return Num(int(text))
-            return Num(float(text))
+            return Num(self.number(tok))
         if self.accept("("):
             node = self.expression()
             self.expect(")")
@@ -265,7 +282,20 @@ def parse_expr(text: str) -> Node:
     parser = _Parser(text)
     node = parser.expression()
     parser.finish()
+    _check_depth(node, text)
     return node
+
+
+def _check_depth(node: Node, text: str) -> None:
+    """Left-associative chains (``1+1+...``) nest without recursion in the parser; bound them here
+    so every later tree walk (evaluation, LaTeX) stays far from Python's recursion limit."""
+    stack = [(node, 1)]
+    while stack:
+        n, depth = stack.pop()
+        if depth > MAX_TREE_DEPTH:
+            raise ExprError(f"expression nested deeper than {MAX_TREE_DEPTH} levels in {text[:80]!r}",
+                            rule="expr.too-deep")
+        stack.extend((child, depth + 1) for child in children(n))
 
 
 def parse_statement(text: str) -> Statement:
@@ -290,6 +320,10 @@ def parse_statement(text: str) -> Statement:
             if not parser.accept(","):
                 break
     parser.finish()
+    _check_depth(target, text)
+    _check_depth(value, text)
+    for _, bound in domain:
+        _check_depth(bound, text)
     if len(target.indices) == 2 and not target.view:  # a tile element; a global view's may be computed
         check_tile_target(target, text)
     return Statement(target, value, tuple(domain), text)

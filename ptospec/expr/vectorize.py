@@ -10,7 +10,6 @@ says they never happen, so a statement that does it is a spec bug.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from functools import cache
 
@@ -22,6 +21,9 @@ from ..tile import GlobalDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, walk
 from .evaluate import Scope, evaluate
 from .functions import FUNCTIONS, REDUCTIONS, c_div, c_mod, function_impl, reduce_along
+
+MAX_GRID = 1 << 22  # index combinations one statement may visit (the largest tile holds 256 Ki elements)
+_FAILURES = (ArithmeticError, TypeError, ValueError, IndexError, KeyError)
 
 
 def statement_vars(stmt: Statement) -> list[str]:
@@ -52,7 +54,6 @@ class _Grid:
 
 
 _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum}
-MAX_GRID = 1 << 26  # elements one statement may range over: a guard against absurd extents
 
 
 def execute_statement(
@@ -87,15 +88,30 @@ def execute_statement(
     for node in walk(stmt.value):
         if isinstance(node, Reduce):
             extents[node.var] = _extent(node.bound, scope, node.var)
-    if math.prod(extents.values()) > MAX_GRID:
-        raise ExprError(f"{stmt.text!r} ranges over {math.prod(extents.values())} points, more than the executor "
-                        f"allows ({MAX_GRID})", rule="exec.too-large")
     grid = _Grid(variables, extents)
+    cells = 1
+    for var in variables:
+        cells *= extents.get(var, 1)
+    if cells > MAX_GRID:
+        raise ExprError(f"{stmt.text!r} would visit {cells} index combinations (limit {MAX_GRID})",
+                        rule="exec.too-large")
+    try:
+        _run(stmt, grid, scope, data, dest, bounds, written)
+    except _FAILURES as exc:
+        raise ExprError(f"{stmt.text!r} cannot be executed on these operands: {exc}", rule="exec.type") from None
 
+
+def _run(stmt: Statement, grid: _Grid, scope: Scope, data, dest: np.ndarray, bounds: tuple[int, ...],
+         written: dict[str, np.ndarray] | None) -> None:
+    target = stmt.target
+    target_desc = scope.tiles[target.base]
+    is_global = isinstance(target_desc, GlobalDesc)
     with np.errstate(all="ignore"):
         value = np.asarray(_eval(stmt.value, grid, scope, data))
         index_arrays = [np.asarray(_eval(i, grid, scope, data)) for i in target.indices]
         keep = np.asarray(_eval(stmt.where, grid, scope, data), dtype=bool) if stmt.where is not None else None
+    if value.dtype.kind not in "biufV" or any(a.dtype.kind not in "biu" for a in index_arrays):
+        raise ExprError(f"{stmt.text!r} computes a {value.dtype} value or a non-integer index", rule="exec.type")
     if keep is not None:  # only the points where the filter holds are written
         *index_arrays, value, keep = np.broadcast_arrays(*index_arrays, value, keep)
         index_arrays, value = [a[keep] for a in index_arrays], value[keep]
@@ -210,8 +226,9 @@ def pack_bits(bits: np.ndarray, like: np.ndarray) -> np.ndarray:
 
 def _extent(bound: Node, scope: Scope, var: str) -> int:
     value = evaluate(bound, scope)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ExprError(f"range of {var!r} must be a non-negative integer, got {value!r}", rule="exec.range")
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > MAX_GRID:
+        raise ExprError(f"range of {var!r} must be an integer from 0 to {MAX_GRID}, got {value!r}",
+                        rule="exec.range")
     return value
 
 
@@ -305,8 +322,12 @@ def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
     """Where ``node`` (an operand's value domain, over ``x``) holds for each of ``values``."""
     inner = Scope(scope.isa, scope.tiles, scope.type_vars, scope.profile_constants, {**scope.values, "x": values},
                   scope.attrs)
-    mask = _eval(node, _Grid([], {}), inner, {})
-    return np.broadcast_to(np.asarray(mask, dtype=bool), values.shape)
+    try:
+        with np.errstate(all="ignore"):
+            mask = _eval(node, _Grid([], {}), inner, {})
+        return np.broadcast_to(np.asarray(mask, dtype=bool), values.shape)
+    except _FAILURES as exc:
+        raise ExprError(f"value domain cannot be evaluated: {exc}", rule="exec.type") from None
 
 
 def numpy_dtype_of(isa, dtype: str) -> np.dtype:
