@@ -12,4 +12,4 @@ def pytest_configure(config: pytest.Config) -> None:
         from hypothesis import settings
 
         settings.load_profile("ci")
-# sha256 of the text above: e6e0917d5c80785884459804387948518899e0d753b7048948a9ca9ae3c2dd2e
+# sha256 of the text above: 12d68c302f6de5079bfcd42f41349a8801e82b871df5ae66914fcd2526b2fb9f
