@@ -213,6 +213,9 @@ FUNCTIONS: dict[str, Function] = {
                  r"{0}",
                  "x widened to 64 bits (float64 for floating types, int64/uint64 for integers): a sum or product "
                  "over widened values rounds or wraps once, when the result is stored in the destination type"),
+        Function("index", 1, lambda x: np.asarray(x).astype(np.int64), r"{0}",
+                 "x as a signed 64-bit integer, for index arithmetic on an index operand of any integer type "
+                 "(a u64 value of 2**63 or more becomes negative, i.e. out of range)"),
         Function("bytes", 1, lambda t: t, r"\operatorname{{sizeof}}({0})", "size of a dtype in bytes",
                  type_level=True),
         Function("bits", 1, lambda t: t, r"\operatorname{{bits}}({0})", "width of a dtype in bits",
@@ -257,19 +260,30 @@ _REDUCE_IMPL = {
 }
 
 
+def _ordered_type(a, b) -> np.dtype:
+    """The result type of a two-operand max/min: NumPy's promotion with Python numbers kept weak; where
+    NumPy has none (an ml_dtypes float with an integer), the type of the array operand."""
+    try:
+        return np.result_type(a, b)
+    except (TypeError, ValueError):
+        return np.asarray(a).dtype if np.ndim(a) >= np.ndim(b) else np.asarray(b).dtype
+
+
 def _ordered_max(a, b):
     """C++ ``std::max(a, b)``: ``a < b ? b : a`` (b only when it compares greater: max(1, NaN) = 1,
     max(NaN, 1) = NaN, max(-0, +0) = -0)."""
-    a, b = np.asarray(a), np.asarray(b)
+    dt = _ordered_type(a, b)
+    a, b = np.asarray(a).astype(dt), np.asarray(b).astype(dt)
     with np.errstate(invalid="ignore"):
-        return np.where(a < b, b, a).astype(np.result_type(a, b), copy=False)
+        return np.where(a < b, b, a)
 
 
 def _ordered_min(a, b):
     """C++ ``std::min(a, b)``: ``b < a ? b : a``."""
-    a, b = np.asarray(a), np.asarray(b)
+    dt = _ordered_type(a, b)
+    a, b = np.asarray(a).astype(dt), np.asarray(b).astype(dt)
     with np.errstate(invalid="ignore"):
-        return np.where(b < a, b, a).astype(np.result_type(a, b), copy=False)
+        return np.where(b < a, b, a)
 
 
 def _fold(better, want_index: bool):
