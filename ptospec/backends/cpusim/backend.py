@@ -26,7 +26,7 @@ from ...executor import numpy_dtype
 from ...model import Database
 from ...tile import TileDesc
 from . import cppgen, outcome
-from .build import Builder, Built, Stats
+from .build import Builder, Built, Stats, bf16_flags
 from .execute import CaseFiles, run_cases
 from .toolchain import cache_dir, find_checkout, find_compiler, jobs
 
@@ -77,7 +77,8 @@ class CpuSimBackend(Backend):
         self.cache = cache_dir(cache)
         self.jobs = jobs(parallel)
         self._stats = Stats()
-        self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats)
+        self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats,
+                               bf16_flags(self.compiler, self.cache))
         self.profiles = tuple(p for p, spec in db.isa.profiles.items() if spec.basis == "simulator")
         self._results: dict[tuple, Result] = {}
         self._outcomes: dict[str, int] = {}
