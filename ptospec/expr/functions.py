@@ -248,19 +248,33 @@ _REDUCE_IMPL = {
 }
 
 
+def _aligned(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """Both operands in one dtype: a constant (0-d) takes the tile's type, as in C++ std::max(T, T)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype:
+        if b.ndim == 0 and a.ndim > 0:
+            b = b.astype(a.dtype)
+        elif a.ndim == 0 and b.ndim > 0:
+            a = a.astype(b.dtype)
+        else:
+            common = np.result_type(a, b)
+            a, b = a.astype(common), b.astype(common)
+    return a, b
+
+
 def _ordered_max(a, b):
     """C++ ``std::max(a, b)``: ``a < b ? b : a`` (b only when it compares greater: max(1, NaN) = 1,
     max(NaN, 1) = NaN, max(-0, +0) = -0)."""
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = _aligned(a, b)
     with np.errstate(invalid="ignore"):
-        return np.where(a < b, b, a).astype(np.result_type(a, b), copy=False)
+        return np.where(a < b, b, a)
 
 
 def _ordered_min(a, b):
     """C++ ``std::min(a, b)``: ``b < a ? b : a``."""
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = _aligned(a, b)
     with np.errstate(invalid="ignore"):
-        return np.where(b < a, b, a).astype(np.result_type(a, b), copy=False)
+        return np.where(b < a, b, a)
 
 
 def _fold(better, want_index: bool):
