@@ -29,7 +29,7 @@ from ...executor import numpy_dtype
 from ...model import Database
 from ...tile import GlobalDesc, TileDesc
 from . import cppgen, outcome
-from .build import Builder, Built, Stats
+from .build import Builder, Built, Stats, bf16_flags
 from .execute import BatchCase, run_batch
 from .toolchain import cache_dir, find_checkout, find_compiler, jobs
 
@@ -135,7 +135,8 @@ class CpuSimBackend(Backend):
         self.cache = cache_dir(cache)
         self.jobs = jobs(parallel)
         self._stats = Stats()
-        self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats)
+        self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats,
+                               bf16_flags(self.compiler, self.cache))
         self.profiles = tuple(p for p, spec in db.isa.profiles.items() if spec.basis == "simulator")
         self._results: dict[tuple, Result] = {}
         self._plans: dict[tuple, cppgen.VariantPlan | cppgen.Unplannable] = {}  # by static_key

@@ -178,14 +178,17 @@ def content_key(*parts: str) -> str:
 
 
 class Builder:
-    def __init__(self, compiler: Compiler, checkout: Checkout, cache: Path, stats: Stats) -> None:
+    def __init__(self, compiler: Compiler, checkout: Checkout, cache: Path, stats: Stats,
+                 extra_flags: Sequence[str] = ()) -> None:
+        """``extra_flags`` (e.g. ``bf16_flags``) are added to every compile; a ``-std=`` among them wins."""
         self.compiler = compiler
         self.checkout = checkout
         self.cache = cache
         self.stats = stats
         self.flags = base_flags(checkout)
-        if extra := bf16_flags(compiler, cache):
-            self.flags = [f for f in self.flags if not f.startswith("-std=")] + extra
+        if any(f.startswith("-std=") for f in extra_flags):
+            self.flags = [f for f in self.flags if not f.startswith("-std=")]
+        self.flags += list(extra_flags)
         self._pch_lock = threading.Lock()
         self._pch: Path | None = None
         self._pch_error: str | None = None
