@@ -121,8 +121,8 @@ def test_anchors_within_limits_still_work():
     ("numpy: int8}", "numpy: bool}"),
     ('pad: "Null"}', "pad: Nothing}"),
     ("fractal: 512,", "fractal: 0,"),
-    ("block_bytes: 32, repeat_bytes: 256,\n                vec_bytes: 196608",
-     "block_bytes: 32, repeat_bytes: " + "9" * 401 + ",\n                vec_bytes: 196608"),
+    ("block_bytes: 32, repeat_bytes: 256, load_pad_whole_tile: 0,\n                vec_bytes: 196608",
+     "block_bytes: 32, repeat_bytes: " + "9" * 401 + ", load_pad_whole_tile: 0,\n                vec_bytes: 196608"),
     ('check: "t.rows > 0 and t.cols > 0"', 'check: "t.rows > 0 and t.bogus > 0"'),
     ('check: "t.rows > 0 and t.cols > 0"', 'check: "u.rows > 0"'),
     ("cpp: half,", "cpp: 'half; system(\"x\")',"),
@@ -410,7 +410,7 @@ def test_docs_check_sees_a_truncated_page(db, tmp_path):
     from ptospec.docs.build import mkdocs_config, stale, write
     from ptospec.docs.pages import op_page, op_path
 
-    files = {f"docs/{op_path('en', 'tadd')}": op_page(db, db.ops["tadd"], "en"), "mkdocs.yml": mkdocs_config(db)}
+    files = {f"docs/{op_path('en', 'tadd')}": op_page(db, db.ops["tadd"], "en"), "en/mkdocs.yml": mkdocs_config(db, "en")}
     write(files, tmp_path)
     rel = next(r for r in files if r.endswith("tadd.md"))
     (tmp_path / rel).write_text(files[rel][: len(files[rel]) // 2], encoding="utf-8")

@@ -66,7 +66,7 @@ def test_cpu_row_reduction_starts_from_element_0(db, tiles):
 def test_special_pattern_has_nan_infinities_and_signed_zeros(db, tiles):
     op = db.op("tmax")
     descs = tiles(**{n: "vec,16x16xf32" for n in ("src0", "src1", "dst")})
-    data = make_inputs(db, op, op.mode(None), descs, seed=7, pattern="special")
+    data = make_inputs(db, op, op.mode(None), descs, seed=7, pattern="ieee")
     values = np.concatenate([data["src0"].ravel(), data["src1"].ravel()])
     assert np.isnan(values).any() and np.isinf(values).any()
     zeros = values[values == 0]
