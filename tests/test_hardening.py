@@ -410,7 +410,8 @@ def test_docs_check_sees_a_truncated_page(db, tmp_path):
     from ptospec.docs.build import mkdocs_config, stale, write
     from ptospec.docs.pages import op_page, op_path
 
-    files = {f"docs/{op_path('en', 'tadd')}": op_page(db, db.ops["tadd"], "en"), "en/mkdocs.yml": mkdocs_config(db, "en")}
+    files = {f"docs/{op_path('en', 'tadd')}": op_page(db, db.ops["tadd"], "en"),
+             "en/mkdocs.yml": mkdocs_config(db, "en")}
     write(files, tmp_path)
     rel = next(r for r in files if r.endswith("tadd.md"))
     (tmp_path / rel).write_text(files[rel][: len(files[rel]) // 2], encoding="utf-8")
