@@ -25,25 +25,28 @@ def numpy_dtype(db: Database, dtype: str) -> np.dtype:
     return numpy_dtype_of(db.isa, dtype)
 
 
-def coerce_array(db: Database, name: str, desc: TileDesc, array, cast: bool = False) -> np.ndarray:
-    """Check an input array against its tile: same shape, same element type.
-
-    The only reinterpretation is the raw bytes ``np.save`` writes for ml_dtypes types (bfloat16, fp8):
-    an unstructured void array of the same item size.  Any other dtype is an error, unless ``cast``
-    asks for a numeric conversion (values that do not fit wrap or round as NumPy's ``astype`` does)."""
-    want = numpy_dtype(db, desc.dtype)
+def _with_dtype(db: Database, name: str, dtype: str, array, cast: bool, what: str) -> np.ndarray:
+    """``array`` as ``dtype``'s NumPy type.  The only reinterpretation is the raw bytes ``np.save`` writes for
+    ml_dtypes types (bfloat16, fp8): an unstructured void array of the same item size.  Any other dtype is
+    an error, unless ``cast`` asks for a numeric conversion (values that do not fit wrap or round as NumPy's
+    ``astype`` does)."""
+    want = numpy_dtype(db, dtype)
     arr = np.asarray(array)
-    if arr.dtype != want:
-        if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize == want.itemsize \
-                and want.kind == "V":
-            arr = arr.view(want)  # raw bytes saved by np.save for ml_dtypes types
-        elif cast and arr.dtype.kind in "biuf" and arr.dtype.fields is None:
-            with np.errstate(all="ignore"):
-                arr = arr.astype(want)
-        else:
-            hint = "" if cast else " (convert it, or ask for a conversion: --cast)"
-            raise TileError(f"{name}: array dtype {arr.dtype} does not match tile dtype {desc.dtype}{hint}",
-                            rule="run.dtype")
+    if arr.dtype == want:
+        return arr
+    if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize == want.itemsize \
+            and want.kind == "V":
+        return arr.view(want)  # raw bytes saved by np.save for ml_dtypes types
+    if cast and arr.dtype.kind in "biuf" and arr.dtype.fields is None:
+        with np.errstate(all="ignore"):
+            return arr.astype(want)
+    hint = "" if cast else " (convert it, or ask for a conversion: --cast)"
+    raise TileError(f"{name}: array dtype {arr.dtype} does not match {what} dtype {dtype}{hint}", rule="run.dtype")
+
+
+def coerce_array(db: Database, name: str, desc: TileDesc, array, cast: bool = False) -> np.ndarray:
+    """Check an input array against its tile: same shape, same element type (see ``_with_dtype``)."""
+    arr = _with_dtype(db, name, desc.dtype, array, cast, "tile")
     if arr.shape != desc.shape:
         raise TileError(f"{name}: array shape {arr.shape} does not match tile shape {desc.shape}",
                         rule="run.shape")
@@ -53,24 +56,12 @@ def coerce_array(db: Database, name: str, desc: TileDesc, array, cast: bool = Fa
 def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array, cast: bool = False) -> np.ndarray:
     """The buffer behind a global view: ``array`` is either the whole buffer (1-D, ``desc.size`` elements)
     or the view's elements (shaped like the view), placed into a zero buffer of ``desc.size`` elements.
-    Its dtype must be the view's (see ``coerce_array`` for the one reinterpretation and ``cast``)."""
-    want = numpy_dtype(db, desc.dtype)
-    arr = np.asarray(array)
-    if arr.dtype != want:
-        if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize == want.itemsize \
-                and want.kind == "V":
-            arr = arr.view(want)
-        elif cast and arr.dtype.kind in "biuf" and arr.dtype.fields is None:
-            with np.errstate(all="ignore"):
-                arr = arr.astype(want)
-        else:
-            hint = "" if cast else " (convert it, or ask for a conversion: --cast)"
-            raise TileError(f"{name}: array dtype {arr.dtype} does not match the view's dtype {desc.dtype}{hint}",
-                            rule="run.dtype")
+    Its dtype must be the view's (see ``_with_dtype``)."""
+    arr = _with_dtype(db, name, desc.dtype, array, cast, "the view's")
     if arr.ndim == 1 and arr.shape[0] == desc.size:
         return arr
     if arr.shape == desc.shape:
-        buffer = np.zeros(desc.size, dtype=want)
+        buffer = np.zeros(desc.size, dtype=arr.dtype)
         buffer[view_offsets(desc)] = arr
         return buffer
     shape = "x".join(map(str, desc.shape))
