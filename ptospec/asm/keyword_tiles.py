@@ -15,38 +15,19 @@ import re
 from ..errors import TileError
 from ..model import Isa
 from ..tile import TileDesc
+from .words import count, enumerator
 
 KEYS = ("loc", "dtype", "rows", "cols", "v_row", "v_col", "blayout", "slayout", "fractal", "pad")
 PAD_NUMBERS = ("Null", "Zero", "Max", "Min")  # the assembler's PadValue enumeration, in order
-MAX_EXTENT = 1 << 20
 
 
 def is_keyword_form(params: list[str]) -> bool:
     return any(p.strip().lower().startswith(("dtype=", "rows=")) for p in params)
 
 
-def _norm(word: str) -> str:
-    return word.replace("_", "").lower()
-
-
-def _pick(mapping: dict[str, str], word: str, what: str, text: str) -> str:
-    for cpp_name, asm_name in mapping.items():
-        if _norm(word) in (_norm(cpp_name), _norm(asm_name)):
-            return cpp_name
-    raise TileError(f"unknown {what} {word!r} in {text!r} (expected one of: {', '.join(mapping.values())})",
-                    rule="tile.syntax")
-
-
-def _extent(word: str, what: str, text: str, dynamic: bool = False) -> int | None:
-    if dynamic and word == "?":
-        return None
-    if not re.fullmatch(r"[0-9]+", word):
-        raise TileError(f"{what} must be a non-negative integer{' or ?' if dynamic else ''}, got {word!r} in {text!r}",
-                        rule="tile.syntax")
-    value = int(word)
-    if value > MAX_EXTENT:
-        raise TileError(f"{what} {value} is unreasonably large in {text!r}", rule="tile.syntax")
-    return value
+def _extent(word: str, what: str, text: str) -> int | None:
+    """A count, or None for ``?`` (a valid size known at run time)."""
+    return None if word == "?" else count(word, what, text)
 
 
 def parse_keyword_tile(params: list[str], isa: Isa, text: str) -> TileDesc:
@@ -66,8 +47,8 @@ def parse_keyword_tile(params: list[str], isa: Isa, text: str) -> TileDesc:
     if fields["dtype"] not in isa.dtypes:
         raise TileError(f"unknown dtype {fields['dtype']!r} in {text!r} (known: {', '.join(isa.dtypes)})",
                         rule="tile.dtype")
-    rows = _extent(fields["rows"], "rows", text)
-    cols = _extent(fields["cols"], "cols", text)
+    rows = count(fields["rows"], "rows", text)
+    cols = count(fields["cols"], "cols", text)
     defaults = isa.tile_defaults
     pad = fields.get("pad", defaults["pad"])
     if re.fullmatch(r"[0-9]+", pad):
@@ -76,14 +57,14 @@ def parse_keyword_tile(params: list[str], isa: Isa, text: str) -> TileDesc:
                             rule="tile.syntax")
         pad = PAD_NUMBERS[int(pad)]
     return TileDesc(
-        loc=_pick(isa.tile_types, fields["loc"], "tile type", text),
+        loc=enumerator(isa.tile_types, fields["loc"], "tile type", text),
         dtype=fields["dtype"],
-        rows=rows,  # type: ignore[arg-type]
-        cols=cols,  # type: ignore[arg-type]
-        valid_row=_extent(fields["v_row"], "v_row", text, True) if "v_row" in fields else rows,
-        valid_col=_extent(fields["v_col"], "v_col", text, True) if "v_col" in fields else cols,
-        blayout=_pick(isa.blayouts, fields.get("blayout", defaults["blayout"]), "blayout", text),
-        slayout=_pick(isa.slayouts, fields.get("slayout", defaults["slayout"]), "slayout", text),
-        fractal=_extent(fields.get("fractal", str(defaults["fractal"])), "fractal", text),  # type: ignore[arg-type]
-        pad=_pick(isa.pad_values, pad, "pad value", text),
+        rows=rows,
+        cols=cols,
+        valid_row=_extent(fields["v_row"], "v_row", text) if "v_row" in fields else rows,
+        valid_col=_extent(fields["v_col"], "v_col", text) if "v_col" in fields else cols,
+        blayout=enumerator(isa.blayouts, fields.get("blayout", defaults["blayout"]), "blayout", text),
+        slayout=enumerator(isa.slayouts, fields.get("slayout", defaults["slayout"]), "slayout", text),
+        fractal=count(fields.get("fractal", str(defaults["fractal"])), "fractal", text),
+        pad=enumerator(isa.pad_values, pad, "pad value", text),
     )

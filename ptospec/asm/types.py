@@ -38,35 +38,13 @@ from .views import (
     parse_view,
     parse_view_type,
 )
+from .words import count, enumerator, norm
 
 # ASCII digits only ([0-9], never \d: Python's \d and int() also take digits such as U+0661).
 _SHAPE = re.compile(r"([0-9]+)x([0-9]+)x([a-z][a-z0-9]*)")
 _VALID = re.compile(r"(\?|[0-9]+)x(\?|[0-9]+)")
 _TYPE = re.compile(r"!pto\.(tile|tile_buf)<(.*)>", re.S)
-MAX_DIM = 1 << 20  # rows, cols, valid sizes and fractal: no buffer of any profile holds more
 _PRINTABLE = re.compile(r"[\x20-\x7e\t\n\r]*")
-
-
-def _norm(word: str) -> str:
-    return word.replace("_", "").lower()
-
-
-def _enum(isa_map: dict[str, str], word: str, what: str, text: str) -> str:
-    """Map an asm or C++ spelling to the C++ enumerator name."""
-    key = _norm(word)
-    for cpp_name, asm_name in isa_map.items():
-        if key in (_norm(cpp_name), _norm(asm_name)):
-            return cpp_name
-    choices = ", ".join(isa_map.values())
-    raise TileError(f"unknown {what} {word!r} in {text!r} (expected one of: {choices})", rule="tile.syntax")
-
-
-def _int(word: str, what: str, text: str) -> int:
-    if not re.fullmatch(r"[0-9]+", word):
-        raise TileError(f"{what} must be a non-negative integer, got {word!r} in {text!r}", rule="tile.syntax")
-    if len(word.lstrip("0")) > 7 or int(word) > MAX_DIM:
-        raise TileError(f"{what} {word} is larger than {MAX_DIM} in {text!r}", rule="tile.syntax")
-    return int(word)
 
 
 def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | GlobalDesc:
@@ -110,19 +88,19 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         "pad": defaults["pad"],
     }
     if "loc" in keywords:
-        fields["loc"] = _enum(isa.tile_types, keywords.pop("loc"), "tile type", raw)
-    elif positional and _norm(positional[0]) in {_norm(v) for v in isa.tile_types.values()} | {
-        _norm(k) for k in isa.tile_types
+        fields["loc"] = enumerator(isa.tile_types, keywords.pop("loc"), "tile type", raw)
+    elif positional and norm(positional[0]) in {norm(v) for v in isa.tile_types.values()} | {
+        norm(k) for k in isa.tile_types
     }:
-        fields["loc"] = _enum(isa.tile_types, positional.pop(0), "tile type", raw)
+        fields["loc"] = enumerator(isa.tile_types, positional.pop(0), "tile type", raw)
 
     if positional and _SHAPE.fullmatch(positional[0]):
         rows, cols, dtype = _SHAPE.fullmatch(positional.pop(0)).groups()  # type: ignore[union-attr]
-        fields.update(rows=_int(rows, "rows", raw), cols=_int(cols, "cols", raw), dtype=dtype)
+        fields.update(rows=count(rows, "rows", raw), cols=count(cols, "cols", raw), dtype=dtype)
     elif len(positional) >= 3 and positional[0] in isa.dtypes:
         fields["dtype"] = positional.pop(0)
-        fields["rows"] = _int(positional.pop(0), "rows", raw)
-        fields["cols"] = _int(positional.pop(0), "cols", raw)
+        fields["rows"] = count(positional.pop(0), "rows", raw)
+        fields["cols"] = count(positional.pop(0), "cols", raw)
     else:
         raise TileError(
             f"expected a shape and dtype like 16x16xf32 in tile descriptor {raw!r}", rule="tile.syntax"
@@ -148,8 +126,8 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         if not m:
             raise TileError(f"valid shape must look like 16x15 or ?x?, got {valid!r} in {raw!r}", rule="tile.syntax")
         vr, vc = m.groups()
-        fields["valid_row"] = None if vr == "?" else _int(vr, "valid rows", raw)
-        fields["valid_col"] = None if vc == "?" else _int(vc, "valid cols", raw)
+        fields["valid_row"] = None if vr == "?" else count(vr, "valid rows", raw)
+        fields["valid_col"] = None if vc == "?" else count(vc, "valid cols", raw)
     if "layout" in keywords:
         name = keywords.pop("layout").upper()
         if name not in isa.layouts:
@@ -159,14 +137,14 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         fields["blayout"] = isa.layouts[name].blayout
         fields["slayout"] = isa.layouts[name].slayout
     if "blayout" in keywords:
-        fields["blayout"] = _enum(isa.blayouts, keywords.pop("blayout"), "blayout", raw)
+        fields["blayout"] = enumerator(isa.blayouts, keywords.pop("blayout"), "blayout", raw)
     if "slayout" in keywords:
-        fields["slayout"] = _enum(isa.slayouts, keywords.pop("slayout"), "slayout", raw)
+        fields["slayout"] = enumerator(isa.slayouts, keywords.pop("slayout"), "slayout", raw)
     if "fractal" in keywords:
         value = keywords.pop("fractal")
-        fields["fractal"] = defaults["fractal"] if value.lower() == "none" else _int(value, "fractal", raw)
+        fields["fractal"] = defaults["fractal"] if value.lower() == "none" else count(value, "fractal", raw)
     if "pad" in keywords:
-        fields["pad"] = _enum(isa.pad_values, keywords.pop("pad"), "pad value", raw)
+        fields["pad"] = enumerator(isa.pad_values, keywords.pop("pad"), "pad value", raw)
     if keywords:
         raise TileError(f"unknown parameter(s) {', '.join(sorted(keywords))} in {raw!r}", rule="tile.syntax")
     return TileDesc(**fields)
