@@ -680,10 +680,10 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
                            "operand", "op.semantics")
         elif n.view == "flat" or len(n.indices) != 2:
             issues.add(src, path, f"{n.base}[...] needs two indices (.flat is for global operands)", "op.semantics")
-    if kinds.get(stmt.target.base) == "global" or stmt.combine:
+    if kinds.get(stmt.target.base) == "global":
         free = [i.id for i in stmt.target.indices if isinstance(i, Name)]
         bound = {v for v, _ in stmt.domain}
-        if kinds.get(stmt.target.base) == "global" and any(v not in bound for v in free):
+        if any(v not in bound for v in free):
             issues.add(src, path, "a statement writing global memory must bound every index variable with "
                        "'for v < N'", "op.semantics")
     if stmt.writes == "tile" and kinds.get(stmt.target.base) == "global":
