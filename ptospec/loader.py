@@ -250,7 +250,8 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         pad_fill=pad_fill,
         raw=d,
         enums={n: Enum(n, v["cpp"], v["asm"], tuple(v["values"]), v["text"], dict(v["values"]),
-                       v.get("asm_case") == "lower")
+                       v.get("asm_case") == "lower", v.get("dialect", {}).get("asm", ""),
+                       dict(v.get("dialect", {}).get("values", {})))
                for n, v in d.get("enums", {}).items()},
     )
 
@@ -353,7 +354,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             Operand(o["name"], o["role"], o.get("dtype", ""), o["text"], dict(o.get("usage", {})),
                     _domain(src, (*mp, "operands", i), o, isa, issues, tuple(x["name"] for x in m["operands"])),
                     o.get("domain", ""),
-                    o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"))
+                    o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"),
+                    o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default", ""))
             for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
@@ -369,6 +371,12 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             if o.is_attr and o.enum not in isa.enums:
                 issues.add(src, (*mp, "operands", i), f"unknown enum {o.enum!r} (known: {', '.join(isa.enums)})",
                            "op.enum")
+            elif o.dialect_default and o.dialect_default not in isa.enums[o.enum].values:
+                issues.add(src, (*mp, "operands", i), f"dialect default {o.dialect_default!r} is not a value of "
+                           f"{o.enum}", "op.enum")
+            if (o.dialect_key or o.dialect_default) and not o.is_attr:
+                issues.add(src, (*mp, "operands", i), "dialect: only attr operands have a dialect spelling",
+                           "op.operands")
         roles = {o.name: o.role for o in operands}
         kinds = {o.name: o.kind for o in operands}
         for i, o in enumerate(operands):
@@ -433,6 +441,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
                 cpp_template=tuple(m["cpp"].get("template", ())),
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"])) for k, v in m["asm"].items()},
+                asm_tags=dict(m.get("asm_tags", {})),
                 example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example")),
                                 src.file_of((*mp, "example"))),
             )

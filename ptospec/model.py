@@ -126,6 +126,8 @@ class Operand:
     enum: str = ""  # attr operands: the ISA enum whose value they take
     asm_key: str = ""  # attr operands: the attribute's name in assembly ({key = #pto...<VALUE>})
     kind: str = "tile"  # in/out operands: "tile" (on-chip) or "global" (a view of global memory)
+    dialect_key: str = ""  # attr operands: the PTO assembler's key, where it differs from asm_key
+    dialect_default: str = ""  # attr operands: the value the assembler assumes when the attribute is absent
 
     @property
     def is_attr(self) -> bool:
@@ -162,6 +164,7 @@ class Mode:
     asm: dict[str, AsmForm]  # sync | ssa | dps
     example: Example
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
+    asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
 
     @property
     def attrs(self) -> tuple[Operand, ...]:
@@ -293,10 +296,24 @@ class Enum:
     text: Text
     value_text: dict[str, Text] = field(default_factory=dict)
     asm_lower: bool = False  # the assembly spells values in lower case (#pto<gather_oob zero>)
+    dialect_asm: str = ""  # the PTO assembler's spelling with {} for its value word (#pto<round_mode {}>)
+    dialect_values: dict[str, str] = field(default_factory=dict)  # its value word -> our enumerator
 
     def spell(self, value: str) -> str:
         """The assembly attribute for ``value``."""
         return self.asm.format(value.lower() if self.asm_lower else value)
+
+    def read_spelled(self, spelled: str) -> str | None:
+        """The enumerator a whole attribute spelling names, in either the ISA's or the assembler's spelling."""
+        for pattern, read in ((self.asm, self.read), (self.dialect_asm, self.dialect_values.get)):
+            if not pattern:
+                continue
+            prefix, _, suffix = pattern.partition("{}")
+            if spelled.startswith(prefix) and spelled.endswith(suffix) and len(spelled) >= len(prefix) + len(suffix):
+                value = read(spelled[len(prefix): len(spelled) - len(suffix)].strip())
+                if value is not None:
+                    return value
+        return None
 
     def read(self, word: str) -> str | None:
         """The enumerator an assembly value word names (any case when the assembly spells it in lower case)."""

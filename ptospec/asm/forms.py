@@ -96,9 +96,9 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
 
 def attr_dict(db: Database | None, mode: Mode, tiles: dict | None) -> str:
     """`` {key = #pto.x<VALUE>, ...}`` for the mode's attribute operands ('...' for a template), or ''."""
-    if not mode.attrs:
+    if not mode.attrs and not mode.asm_tags:
         return ""
-    items = []
+    items = [f"{key} = {spelled}" for key, spelled in mode.asm_tags.items()]
     for o in mode.attrs:
         if db is None or tiles is None:
             items.append(f"{o.asm_key} = {o.enum}")
@@ -130,12 +130,9 @@ def _take_attrs(text: str, line: str) -> tuple[str, dict[str, str]]:
 
 def _attr_value(db: Database, enum_name: str, spelled: str, line: str) -> str:
     enum = db.isa.enums[enum_name]
-    prefix, _, suffix = enum.asm.partition("{}")
-    if spelled.startswith(prefix) and spelled.endswith(suffix):
-        word = spelled[len(prefix): len(spelled) - len(suffix)] if suffix else spelled[len(prefix):]
-        value = enum.read(word)
-        if value is not None:
-            return value
+    value = enum.read_spelled(spelled)
+    if value is not None:
+        return value
     choices = ", ".join(enum.spell(v) for v in enum.values)
     raise AsmError(f"{spelled!r} is not a {enum_name} (expected one of {choices}) in {line!r}", rule="asm.attr")
 
@@ -310,6 +307,12 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
                        rule="invocation.mode")
     candidates = [op.mode(mode_name)] if mode_name else list(op.modes)
     fitting = [m for m in candidates if len(m.asm[form].ins) == len(ins) and len(m.asm[form].outs) == len(outs)]
+    tagged = [m for m in fitting if _attrs_fit(op, m, attrs)]
+    if fitting and not tagged and len(fitting) > 1:
+        marks = "; ".join(f"{m.name}: {attr_dict(None, m, None).strip() or 'no attributes'}" for m in fitting)
+        raise AsmError(f"{op.name}: the line's attributes select no mode ({marks}): {_short(line)!r}",
+                       rule="asm.attr")
+    fitting = tagged or fitting  # one mode of this shape: its own messages say what is wrong
     if not fitting:
         shapes = "; ".join(
             f"{m.name}: {len(m.asm[form].ins)} in, {len(m.asm[form].outs)} out" for m in candidates
@@ -331,16 +334,38 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
         operands[name] = desc
         values[name] = val
     keys = {o.asm_key: o for o in mode.attrs}
+    keys.update({o.dialect_key: o for o in mode.attrs if o.dialect_key})
     for key in attrs:
-        if key not in keys:
-            expected = ", ".join(keys) or "none"
+        if key not in keys and key not in mode.asm_tags:
+            expected = ", ".join([*keys, *mode.asm_tags]) or "none"
             raise AsmError(f"{op.name} {mode.name} has no attribute {key!r} (its attributes: {expected}) in {line!r}",
                            rule="asm.attr")
-    for key, o in keys.items():
-        if key not in attrs:
-            raise AsmError(f"{op.name} {mode.name} needs the attribute {{{key} = ...}} in {line!r}", rule="asm.attr")
-        operands[o.name] = AttrDesc(_attr_value(db, o.enum, attrs[key], line))
+    for o in mode.attrs:
+        given = [k for k in (o.asm_key, o.dialect_key) if k and k in attrs]
+        if len(given) > 1:
+            raise AsmError(f"{op.name}: attribute {o.asm_key} given twice (as {' and '.join(given)}) in {line!r}",
+                           rule="asm.attr")
+        if given:
+            operands[o.name] = AttrDesc(_attr_value(db, o.enum, attrs[given[0]], line))
+        elif o.dialect_default:
+            operands[o.name] = AttrDesc(o.dialect_default)
+        else:
+            raise AsmError(f"{op.name} {mode.name} needs the attribute {{{o.asm_key} = ...}} in {line!r}",
+                           rule="asm.attr")
     return ParsedLine(op.name, mode.name, form, operands, values, implied_by(mode, form), alternatives)
+
+
+def _attrs_fit(op: OpSpec, mode: Mode, attrs: dict[str, str]) -> bool:
+    """A line fits a mode when it carries the mode's tags and no tag of another mode, when every attribute
+    it carries is one of the mode's, and when it gives every attribute the mode has no default for."""
+    for key, spelled in mode.asm_tags.items():
+        if " ".join(attrs.get(key, "").split()) != " ".join(spelled.split()):
+            return False
+    known = {*mode.asm_tags, *(o.asm_key for o in mode.attrs), *(o.dialect_key for o in mode.attrs if o.dialect_key)}
+    if set(attrs) - known:
+        return False
+    return all(o.dialect_default or o.asm_key in attrs or (o.dialect_key and o.dialect_key in attrs)
+               for o in mode.attrs)
 
 
 def implied_by(mode: Mode, form: str) -> tuple[str, ...]:

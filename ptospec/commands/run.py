@@ -49,7 +49,7 @@ def register(sub) -> None:
 MAX_INPUT_BYTES = 64 << 20  # the largest tile of any profile holds 512 KiB
 
 
-def _load(path: str, where: str) -> dict[str, np.ndarray] | np.ndarray:
+def _load(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str, np.ndarray] | np.ndarray:
     """One .npy array, or every member of an .npz archive, read eagerly (never unpickled)."""
     p = Path(path)
     if not p.is_file():
@@ -60,9 +60,9 @@ def _load(path: str, where: str) -> dict[str, np.ndarray] | np.ndarray:
                 size = sum(info.file_size for info in archive.infolist())
         else:
             size = p.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InvocationError(f"{path} holds {size} bytes of data; no tile is larger than "
-                                  f"{MAX_INPUT_BYTES} bytes", rule="run.input", where=where)
+        if size > limit:
+            raise InvocationError(f"{path} holds {size} bytes of data; the limit here is {limit} bytes",
+                                  rule="run.input", where=where)
         loaded = np.load(p, allow_pickle=False)
         if isinstance(loaded, np.lib.npyio.NpzFile):
             with loaded:

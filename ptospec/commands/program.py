@@ -1,0 +1,136 @@
+"""``ptospec check-program`` and ``ptospec run-program``: whole kernels in the PTO assembler's dialect."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvocationError
+from ..program.api import check_program, read_program, run_program
+from ._common import database
+from .run import _FLOAT, _INT, _load
+
+MAX_GLOBAL_BYTES = 2 << 30  # per argument file
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "check-program", help="check every instruction of a .pto program (the PTO assembler's dialect)",
+        description="Read a program written in the PTO assembler's dialect (module, func.func, arith, scf, the "
+        "view and tile-buffer instructions, every database instruction) and check each instruction with the "
+        "validator, walking every function, loop body and branch once. Values only known at run time (a "
+        "dynamic valid shape, a loop index) make the rules that need them deferred, reported but not "
+        "guessed. The profile comes from the module's pto.target_arch (a3 -> a2a3, a5 -> a5; a3 when "
+        "absent) unless --profile is given. Prints one line per violation (file:line:col [rule] message), "
+        "then a summary. Exit status: 0 clean, 1 violations (or, with --strict, statements whose instruction "
+        "is not in the database), 2 unreadable input.",
+        epilog="example:\n  ptospec check-program kernel.pto --profile a5",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("program", help=".pto file")
+    p.add_argument("--profile", "-p", help="profile to check against (default: from pto.target_arch)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail when a statement's instruction is not in the database")
+    p.add_argument("--deferred", action="store_true", help="list every deferred check, not just their count")
+    p.set_defaults(func=run_check)
+
+    r = sub.add_parser(
+        "run-program", help="run a .pto kernel with the reference interpreter on .npy inputs",
+        description="Run a kernel written in the PTO assembler's dialect with the NumPy reference interpreter. "
+        "Each pointer argument is global memory given as an array (--arg NAME=FILE.npy, NAME without %; "
+        "it is read as a flat buffer of the pointer's element type); scalar arguments take --arg NAME=VALUE. "
+        "Every instruction is validated before it runs; the first violation stops the run with its "
+        "file:line:col and rule. alloc_tile without addr gets storage of its own (zeros), with addr = %c "
+        "the bytes at that offset of its location's buffer, so tiles placed at overlapping addresses share "
+        "bytes. Flags, events and barriers do nothing: instructions run one after another. With --blocks N "
+        "the kernel runs once per block (get_block_idx = 0 .. N-1) on the same global memory. The final "
+        "contents of every pointer argument are written to --output (.npz, one member per argument, in "
+        "the shape it was given).",
+        epilog="example:\n  ptospec run-program vadd.pto --arg arg0=a.npy --arg arg1=b.npy --arg arg2=c.npy "
+        "-o out.npz",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("program", help=".pto file")
+    r.add_argument("--arg", "-a", action="append", metavar="NAME=FILE.npy|VALUE", help="one kernel argument")
+    r.add_argument("--profile", "-p", help="profile (default: from pto.target_arch)")
+    r.add_argument("--func", dest="entry",
+                   help="the kernel to run (default: the pto.entry function, or the one nothing calls)")
+    r.add_argument("--blocks", type=int, default=1, help="number of blocks to run the kernel on (default 1)")
+    r.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
+                   "(default: <program>-out.npz)")
+    r.add_argument("--cast", action="store_true", help="convert argument arrays to their pointer's element type")
+    r.add_argument("--backend", default="reference", choices=["reference"],
+                   help="where to run it (the reference interpreter)")
+    r.set_defaults(func=run_run)
+
+
+def run_check(args) -> int:
+    db = database(args)
+    start = time.perf_counter()
+    program = read_program(args.program)
+    result = check_program(db, program, args.profile)
+    seconds = time.perf_counter() - start
+    for f in result.violations:
+        print(f.one_line())
+    if args.deferred:
+        for f in result.deferred:
+            print(f"{f.pos}: deferred: {f.message}")
+    s = result.stats
+    print(f"{program.path}: profile {result.profile}, {result.functions} function(s), {s.statements} statement(s) "
+          f"walked, {s.instructions} database instruction(s) checked: {s.legal} legal, "
+          f"{len(result.violations)} violation(s), {len(result.deferred)} deferred to run time "
+          f"({seconds:.2f} s)")
+    if s.unknown:
+        listed = ", ".join(f"{name} x{count} (first at {s.first_unknown[name]})" for name, count in
+                           sorted(s.unknown.items(), key=lambda kv: (-kv[1], kv[0])))
+        print(f"{sum(s.unknown.values())} statement(s) whose instruction is not in the database: {listed}")
+    if result.violations or (args.strict and s.unknown):
+        return 1
+    return 0
+
+
+def _arguments(items: list[str] | None) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        name, value = name.strip().lstrip("%"), value.strip()
+        if not sep or not name or not value:
+            raise InvocationError(f"--arg expects NAME=FILE.npy or NAME=NUMBER, got {item!r}", rule="cli.args",
+                                  where="--arg")
+        if name in values:
+            raise InvocationError(f"argument {name!r} given twice", rule="cli.args", where="--arg")
+        if _INT.fullmatch(value):
+            values[name] = int(value)
+        elif len(value) <= 64 and _FLOAT.fullmatch(value):
+            values[name] = float(value)
+        else:
+            loaded = _load(value, "--arg", MAX_GLOBAL_BYTES)
+            if isinstance(loaded, dict):
+                raise InvocationError(f"{value} is an .npz archive; give one .npy per argument", rule="run.input",
+                                      where="--arg")
+            values[name] = loaded
+    return values
+
+
+def run_run(args) -> int:
+    db = database(args)
+    program = read_program(args.program)
+    result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast)
+    out_path = Path(args.output or f"{Path(args.program).stem}-out.npz")
+    try:
+        with out_path.open("wb") as fh:
+            np.savez(fh, **result.outputs)
+    except OSError as exc:
+        raise InvocationError(f"cannot write {out_path}: {exc.strerror or exc}", rule="run.output",
+                              where="--output") from None
+    s = result.stats
+    rate = s.statements / result.seconds if result.seconds > 0 else float("inf")
+    print(f"@{result.function} on {result.profile}, {result.blocks} block(s): {s.statements} statement(s), "
+          f"{s.instructions} database instruction(s) in {result.seconds:.3f} s ({rate:,.0f} statements/s)")
+    for name, arr in result.outputs.items():
+        print(f"{name}: {arr.shape} {arr.dtype}")
+    print(f"wrote {out_path}")
+    return 0

@@ -1,0 +1,207 @@
+"""Check and run whole programs: what ``ptospec check-program`` and ``ptospec run-program`` call."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PtospecError
+from ..executor import numpy_dtype
+from ..model import Database
+from . import arith
+from .errors import ProgramError
+from .spec import program_spec
+from .syntax import Operation, Program, parse_program
+from .values import UNKNOWN, GlobalBuffer, Pointer
+from .walker import Finding, Stats, Walker, _func_signature, call_function, functions, pointer_type
+
+MAX_FILE = 16 << 20
+_ARCH = re.compile(r'^"?pto\.target_arch"?$')
+
+
+def read_program(path: str | Path) -> Program:
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_FILE:
+            raise ProgramError(f"file is larger than {MAX_FILE} bytes", "program.too-long", None)
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PtospecError(f"cannot read {path}: {exc.strerror}", where=str(path), rule="program.read") from None
+    except UnicodeDecodeError:
+        raise PtospecError("not UTF-8 text", where=str(path), rule="program.read") from None
+    return parse_program(text, str(path))
+
+
+def target_arch(program: Program) -> str | None:
+    for op in program.top:
+        if op.name != "module":
+            continue
+        toks = op.tail
+        for k, t in enumerate(toks):
+            if _ARCH.match(t.text) and k + 2 < len(toks) and toks[k + 1].text == "=":
+                return toks[k + 2].text.strip('"')
+    return None
+
+
+def choose_profile(db: Database, program: Program, override: str | None) -> str:
+    if override:
+        if override not in db.isa.profiles:
+            raise PtospecError(f"unknown profile {override!r} (profiles: {', '.join(db.isa.profiles)})",
+                               rule="cli.profile")
+        return override
+    spec = program_spec(db)
+    arch = target_arch(program) or spec.default_target
+    if arch not in spec.targets:
+        raise ProgramError(f"pto.target_arch {arch!r} is not a target the database knows "
+                           f"({', '.join(spec.targets)}); give --profile", "program.target", None)
+    return spec.targets[arch]
+
+
+@dataclass
+class CheckResult:
+    path: str
+    profile: str
+    functions: int
+    stats: Stats
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind == "violation"]
+
+    @property
+    def deferred(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind == "deferred"]
+
+
+def check_program(db: Database, program: Program, profile: str | None = None) -> CheckResult:
+    """Check every instruction of every function (loops and branches walked once, run-time values unknown)."""
+    prof = choose_profile(db, program, profile)
+    w = Walker(db, program, prof, check=True)
+    funcs = functions(program)
+    for func in funcs:
+        params = _func_signature(w, func)
+        args = [_static_arg(db, ty) for _name, ty in params]
+        try:
+            call_function(w, func, args)
+        except ProgramError as exc:  # an error that stops the walk of this function
+            w.findings.append(Finding(exc.pos or func.pos, exc.rule or "program", exc.message, "violation"))
+    return CheckResult(program.path, prof, len(funcs), w.stats, w.findings)
+
+
+def _static_arg(db: Database, ty: str):
+    dtype = pointer_type(ty)
+    if dtype is not None and dtype in db.isa.dtypes:
+        return Pointer(GlobalBuffer("?", dtype, None), 0)
+    return UNKNOWN
+
+
+@dataclass
+class RunResult:
+    path: str
+    profile: str
+    function: str
+    blocks: int
+    outputs: dict[str, np.ndarray]
+    stats: Stats
+    seconds: float
+
+
+def entry_function(w: Walker, program: Program, name: str | None) -> Operation:
+    funcs = functions(program)
+    if not funcs:
+        raise ProgramError("the program has no func.func", "program.entry", None)
+    if name is not None:
+        if name not in w.funcs:
+            raise ProgramError(f"no function @{name} (functions: {', '.join('@' + f for f in w.funcs)})",
+                               "program.entry", None)
+        return w.funcs[name]
+    marked = [f for f in funcs if any(t.text == "pto.entry" for t in f.tail)]
+    if len(marked) == 1:
+        return marked[0]
+    called = {t.text[1:] for f in funcs for op in _all_ops(f) if op.name in ("func.call", "call")
+              for t in op.tail if t.kind == "symbol"}
+    roots = [f for f in funcs if w.symbol(f) not in called]
+    if len(roots) == 1:
+        return roots[0]
+    raise ProgramError(f"several functions could be the kernel ({', '.join('@' + w.symbol(f) for f in roots)}); "
+                       "choose one with --func", "program.entry", None)
+
+
+def _all_ops(op: Operation):
+    for region in op.regions:
+        for block in region:
+            for inner in block.ops:
+                yield inner
+                yield from _all_ops(inner)
+
+
+def run_program(db: Database, program: Program, args: dict[str, object], profile: str | None = None,
+                func: str | None = None, blocks: int = 1, cast: bool = False,
+                max_steps: int | None = None) -> RunResult:
+    """Run the kernel once per block on NumPy arrays (``args``: argument name without % -> array or number).
+    Returns the final contents of every pointer argument."""
+    prof = choose_profile(db, program, profile)
+    if not 1 <= blocks <= 4096:
+        raise PtospecError(f"--blocks must be between 1 and 4096, got {blocks}", rule="cli.blocks")
+    probe = Walker(db, program, prof, check=False)
+    entry = entry_function(probe, program, func)
+    params = _func_signature(probe, entry)
+    names = [n[1:] for n, _ in params]
+    unknown = sorted(set(args) - set(names))
+    if unknown:
+        raise PtospecError(f"@{probe.symbol(entry)} has no argument(s) {', '.join(unknown)} "
+                           f"(its arguments: {', '.join(names)})", rule="run.unknown-input")
+    values, buffers = [], {}
+    for (name, ty), short in zip(params, names, strict=True):
+        if short not in args:
+            raise PtospecError(f"missing --arg {short}=... for @{probe.symbol(entry)}'s argument {name} : {ty}",
+                               rule="run.missing-input")
+        values.append(_argument(db, short, ty, args[short], cast, buffers))
+    start = time.perf_counter()
+    stats = Stats()
+    for b in range(blocks):
+        w = Walker(db, program, prof, check=False, block_idx=b, blocks=blocks,
+                   **({"max_steps": max_steps} if max_steps else {}))
+        w.stats = stats
+        call_function(w, entry, values)
+    seconds = time.perf_counter() - start
+    outputs = {name: buf.array.reshape(buf.shape) for name, buf in buffers.items()}
+    return RunResult(program.path, prof, probe.symbol(entry), blocks, outputs, stats, seconds)
+
+
+def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict):
+    dtype = pointer_type(ty)
+    if dtype is not None:
+        if dtype not in db.isa.dtypes:
+            raise PtospecError(f"{name}: pointer to unknown element type {dtype}", rule="run.dtype")
+        if not isinstance(given, np.ndarray):
+            raise PtospecError(f"{name} is a pointer ({ty}): give an array (--arg {name}=FILE.npy)",
+                               rule="run.input")
+        want = numpy_dtype(db, dtype)
+        arr = given
+        if arr.dtype != want:
+            if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize == want.itemsize:
+                arr = arr.view(want)
+            elif cast and arr.dtype.kind in "biuf":
+                arr = arr.astype(want)
+            else:
+                raise PtospecError(f"{name}: array dtype {arr.dtype} does not match {ty} (convert it, or --cast)",
+                                   rule="run.dtype")
+        buf = GlobalBuffer(name, dtype, np.array(arr, copy=True).reshape(-1), tuple(arr.shape))
+        buffers[name] = buf
+        return Pointer(buf, 0)
+    if isinstance(given, np.ndarray):
+        raise PtospecError(f"{name} is a scalar ({ty}): give a number (--arg {name}=VALUE)", rule="run.input")
+    try:
+        if arith.int_width(ty) is not None:
+            if isinstance(given, float) and not given.is_integer():
+                raise PtospecError(f"{name}: {given} is not an integer ({ty})", rule="run.scalar")
+            return arith.as_type(int(given), ty)
+        return arith.as_type(float(given), ty)
+    except arith.ArithError as exc:
+        raise PtospecError(f"{name}: {exc}", rule="run.scalar") from None

@@ -1,0 +1,25 @@
+"""Errors of the program layer: every one names its place in the program (file:line:col) and a rule id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import PtospecError
+
+
+@dataclass(frozen=True)
+class SourcePos:
+    path: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+class ProgramError(PtospecError):
+    """A program does not parse, names something unknown, or breaks a rule while it is checked or run."""
+
+    def __init__(self, message: str, rule: str, pos: SourcePos | None):
+        super().__init__(message, where=str(pos) if pos else None, rule=rule)
+        self.pos = pos

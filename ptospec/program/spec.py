@@ -1,0 +1,148 @@
+"""``specs/program.yaml``: the program layer's instructions and rules, loaded and checked like the rest
+of the database (schema, expression syntax, names each rule may use)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import PtospecError, SpecError
+from ..expr.ast import Name, Node, walk
+from ..expr.evaluate import Scope, evaluate
+from ..expr.parser import parse_expr
+from ..loader import DatabaseErrors, Issues, check_schema
+from ..model import Database, Text
+from ..yamlsource import Located, read_yaml
+
+FILE = "program.yaml"
+
+
+@dataclass(frozen=True)
+class ProgramRule:
+    id: str
+    check: Node
+    check_text: str
+    when: str | None  # an optional operand that must be present
+    per_dim: bool
+    message: Text
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ProgramInstruction:
+    name: str
+    summary: Text
+    syntax: str
+    values: tuple[str, ...]
+    dim_values: tuple[str, ...]
+    rules: tuple[ProgramRule, ...]
+    result: str | None
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    sources: dict[str, dict[str, str]]
+    targets: dict[str, str]
+    default_target: str
+    dtype_aliases: dict[str, str]
+    align: int
+    instructions: dict[str, ProgramInstruction]
+    sync: tuple[str, ...]
+    sync_summary: Text
+    file: str
+
+
+def load_program_spec(root: Path, db: Database) -> ProgramSpec:
+    path = root / FILE
+    display = str(path)
+    if not path.is_file():
+        raise SpecError(f"{FILE} is missing from the database", where=str(root), rule="program.spec")
+    src = read_yaml(path, display)
+    check_schema(src, "program")
+    issues = Issues()
+    data = src.data
+    for alias, target in data["targets"].items():
+        if target not in db.isa.profiles:
+            issues.add(src, ("targets", alias), f"{alias} names unknown profile {target!r}", "program.target")
+    for alias, target in data["dtype_aliases"].items():
+        if target not in db.isa.dtypes:
+            issues.add(src, ("dtype_aliases", alias), f"{alias} stands for unknown dtype {target!r}", "program.dtype")
+        if alias in db.isa.dtypes:
+            issues.add(src, ("dtype_aliases", alias), f"{alias} is already a dtype of the ISA", "program.dtype")
+    instructions = {}
+    for name, d in data["instructions"].items():
+        instructions[name] = _instruction(src, name, d, set(data["sources"]), issues)
+    sync = tuple(data["synchronisation"]["instructions"])
+    for name in sync:
+        if name in instructions or name in db.ops:
+            issues.add(src, ("synchronisation", "instructions"), f"{name} is also an instruction with semantics",
+                       "program.duplicate")
+    if data["default_target"] not in data["targets"]:
+        issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
+                   "program.target")
+    if issues.items:
+        raise DatabaseErrors(issues.items)
+    return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
+                       dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
+                       data["synchronisation"]["summary"], display)
+
+
+def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues) -> ProgramInstruction:
+    values = tuple(d.get("values", ()))
+    dim_values = tuple(d.get("dim_values", ()))
+    rules = []
+    for k, r in enumerate(d.get("rules", ())):
+        path = ("instructions", name, "rules", k)
+        try:
+            node = parse_expr(r["check"])
+        except PtospecError as exc:
+            issues.add(src, (*path, "check"), exc.message, exc.rule or "expr.syntax")
+            continue
+        per_dim = r.get("each") == "dim"
+        known = set(values) | (set(dim_values) if per_dim else set())
+        for n in walk(node):
+            if isinstance(n, Name) and n.id not in known:
+                issues.add(src, (*path, "check"), f"{n.id!r} is not a value of {name} "
+                           f"(values: {', '.join(sorted(known))})", "program.rule-name")
+        if r.get("when") and r["when"] not in values:
+            issues.add(src, (*path, "when"), f"when: {r['when']!r} is not a value of {name}", "program.rule-name")
+        for ev in r["evidence"]:
+            if ev not in sources:
+                issues.add(src, (*path, "evidence"), f"unknown source {ev!r}", "program.source")
+        rules.append(ProgramRule(r["id"], node, r["check"], r.get("when"), per_dim, r["message"],
+                                 tuple(r["evidence"])))
+    return ProgramInstruction(name, d["summary"], d["syntax"], values, dim_values, tuple(rules), d.get("result"))
+
+
+_LOADED: list[tuple[Database, ProgramSpec]] = []  # the last database's program layer (one slot)
+
+
+def program_spec(db: Database) -> ProgramSpec:
+    """The program layer of ``db``'s database (loaded once per database)."""
+    if not _LOADED or _LOADED[0][0] is not db:
+        _LOADED[:] = [(db, load_program_spec(Path(db.root), db))]
+    return _LOADED[0][1]
+
+
+def broken_rules(db: Database, instr: ProgramInstruction, values: dict[str, int],
+                 dims: list[dict[str, int]] | None = None) -> list[tuple[ProgramRule, str]]:
+    """The rules of ``instr`` that ``values`` (and, per dimension, ``dims``) break, each with the values
+    it saw.  A rule whose ``when`` operand is absent (``None``) is skipped."""
+    broken = []
+    for rule in instr.rules:
+        if rule.when and values.get(rule.when) is None:
+            continue
+        scopes = [{**values, **d} for d in (dims or [])] if rule.per_dim else [values]
+        for k, vals in enumerate(scopes):
+            scope = Scope(isa=db.isa, values={n: v for n, v in vals.items() if v is not None})
+            if not evaluate(rule.check, scope):
+                shown = ", ".join(f"{n}={vals[n]}" for n in sorted(_names(rule.check)) if n in vals)
+                where = f"dimension {k}: " if rule.per_dim else ""
+                broken.append((rule, where + shown))
+                break
+    return broken
+
+
+def _names(node: Node) -> set[str]:
+    return {n.id for n in walk(node) if isinstance(n, Name)}

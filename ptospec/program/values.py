@@ -1,0 +1,112 @@
+"""What a program's values are while it is checked or run: numbers, pointers into global buffers,
+tensor views and their partitions, and tile buffers placed in on-chip memory.
+
+``UNKNOWN`` stands for a value only known at run time (the checker walks a program without running
+it); anything computed from it is unknown too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..tile import GlobalDesc, TileDesc
+
+
+class _Unknown:
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "?"
+
+
+UNKNOWN = _Unknown()
+
+
+def known(*values) -> bool:
+    return all(v is not UNKNOWN for v in values)
+
+
+@dataclass(eq=False)
+class GlobalBuffer:
+    """One pointer argument's memory: a flat array of its element type (``None`` while checking)."""
+
+    name: str
+    dtype: str
+    array: np.ndarray | None
+    shape: tuple[int, ...] = ()  # the shape the array was given in (restored on output)
+
+    @property
+    def length(self):
+        return UNKNOWN if self.array is None else int(self.array.size)
+
+
+@dataclass(frozen=True, eq=False)
+class Pointer:
+    buffer: GlobalBuffer
+    offset: object  # int or UNKNOWN, in elements
+
+    @property
+    def dtype(self) -> str:
+        return self.buffer.dtype
+
+
+@dataclass(frozen=True, eq=False)
+class TensorView:
+    ptr: Pointer
+    shape: tuple  # ints or UNKNOWN
+    strides: tuple
+    layout: str  # C++ name: ND
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionView:
+    tensor: TensorView
+    offsets: tuple
+    sizes: tuple
+
+    def desc(self) -> GlobalDesc:
+        tv = self.tensor
+        base = tv.ptr.offset
+        if known(base, *self.offsets, *tv.strides):
+            offset = base + sum(o * s for o, s in zip(self.offsets, tv.strides, strict=True))
+        else:
+            offset = None
+        length = tv.ptr.buffer.length
+        return GlobalDesc(
+            dtype=tv.ptr.dtype,
+            shape=tuple(s if known(s) else None for s in self.sizes),
+            strides=tuple(s if known(s) else None for s in tv.strides),
+            layout=tv.layout,
+            offset=offset,
+            size=length if known(length) else None,
+        )
+
+
+@dataclass(eq=False)
+class TileBuffer:
+    """A tile: its type, its current valid shape, and its bytes (``None`` while checking)."""
+
+    desc: TileDesc  # the static type; valid_row/valid_col None where the type says ?
+    valid: tuple  # the current valid shape (ints or UNKNOWN)
+    storage: np.ndarray | None = None  # uint8 bytes of rows x cols elements in the tile's storage order
+    np_dtype: np.dtype | None = None
+    place: tuple = field(default_factory=tuple)  # (location, byte address) when placed with addr
+
+    def current(self) -> TileDesc:
+        r, c = self.valid
+        return self.desc.with_(valid_row=r if known(r) else None, valid_col=c if known(c) else None)
+
+    def elements(self) -> np.ndarray:
+        """The tile's rows x cols elements as an array view of its bytes (column-major tiles transposed)."""
+        flat = self.storage.view(self.np_dtype)
+        d = self.desc
+        if d.blayout == "ColMajor":
+            return flat.reshape(d.cols, d.rows).T
+        return flat.reshape(d.rows, d.cols)

@@ -1,0 +1,857 @@
+"""Walk a program: check every instruction (``check=True``: without running, values known only at run
+time stay unknown, both branches and every loop body are visited once) or run it (the reference
+interpreter: NumPy over the database's validator and executor, one instruction after another).
+
+Kept in one walker so the checker and the interpreter read the dialect the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..asm.forms import ParsedLine, parse_line
+from ..asm.types import parse_type
+from ..errors import PtospecError
+from ..executor import execute, numpy_dtype
+from ..model import Database
+from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
+from ..validator import validate
+from . import arith
+from .errors import ProgramError, SourcePos
+from .lexer import Token
+from .spec import ProgramSpec, broken_rules, program_spec
+from .syntax import Block, Operation, Program
+from .values import UNKNOWN, GlobalBuffer, PartitionView, Pointer, TensorView, TileBuffer, known
+
+MAX_STEPS = 50_000_000  # statements one run may execute (a loop that never ends is an error, not a hang)
+MAX_CALL_DEPTH = 64
+STRUCTURAL = {"module", "func.func", "return", "func.return", "scf.for", "scf.if", "scf.while", "scf.yield",
+              "scf.condition", "func.call", "call"}
+_VIEW = re.compile(r"^!pto\.(tensor_view|partition_tensor_view)<(.*)>$", re.S)
+_PTR = re.compile(r"^!pto\.ptr<\s*([a-z][a-z0-9]*)\s*>$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    pos: SourcePos
+    rule: str
+    message: str
+    kind: str  # violation | deferred
+
+    def one_line(self) -> str:
+        return f"{self.pos}: [{self.rule}] {self.message}"
+
+
+@dataclass
+class Stats:
+    statements: int = 0  # executed (run) or visited (check)
+    instructions: int = 0  # database instructions among them
+    legal: int = 0
+    unknown: Counter = field(default_factory=Counter)  # instruction -> statements not in the database
+    first_unknown: dict = field(default_factory=dict)  # instruction -> first position
+
+
+class _Return(Exception):
+    def __init__(self, values):
+        self.values = values
+
+
+class Cursor:
+    """Reads one operation's tokens."""
+
+    def __init__(self, walker: Walker, op: Operation):
+        self.w, self.op, self.toks, self.i = walker, op, op.tail, 0
+
+    def peek(self, k: int = 0) -> Token | None:
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else None
+
+    def at(self, text: str, k: int = 0) -> bool:
+        t = self.peek(k)
+        return t is not None and t.text == text and t.kind in ("punct", "ident")
+
+    def accept(self, text: str) -> bool:
+        if self.at(text):
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, text: str) -> Token:
+        t = self.peek()
+        if not self.at(text):
+            raise self.error(f"expected {text!r} in {self.op.name}, got {t.text if t else 'end of statement'!r}", t)
+        self.i += 1
+        return t
+
+    def next(self, what: str) -> Token:
+        t = self.peek()
+        if t is None:
+            raise self.error(f"expected {what} in {self.op.name}")
+        self.i += 1
+        return t
+
+    def value(self) -> str:
+        t = self.next("a value")
+        if t.kind != "value":
+            raise self.error(f"expected a %value in {self.op.name}, got {t.text!r}", t)
+        return t.text
+
+    def operand(self):
+        """A %value or an integer literal (sizes may be written as numbers)."""
+        t = self.next("a value")
+        if t.kind == "value":
+            return self.w.get(t.text, t)
+        if t.kind == "number":
+            return int(t.text, 0)
+        raise self.error(f"expected a %value or an integer in {self.op.name}, got {t.text!r}", t)
+
+    def type(self) -> str:
+        t = self.next("a type")
+        if t.kind not in ("type", "ident"):
+            raise self.error(f"expected a type in {self.op.name}, got {t.text!r}", t)
+        return self.w.resolve_type(t.text)
+
+    def bracket_list(self) -> list:
+        self.expect("[")
+        items = []
+        while not self.at("]"):
+            items.append(self.operand())
+            if not self.accept(","):
+                break
+        self.expect("]")
+        return items
+
+    def skip_attr_dict(self) -> dict[str, str]:
+        attrs: dict[str, str] = {}
+        if not self.accept("{"):
+            return attrs
+        depth = 1
+        key = None
+        while depth:
+            t = self.next("'}'")
+            if t.kind == "punct" and t.text == "{":
+                depth += 1
+            elif t.kind == "punct" and t.text == "}":
+                depth -= 1
+            elif depth == 1 and t.kind in ("ident", "string") and self.at("="):
+                key = t.text.strip('"')
+            elif depth == 1 and key and t.kind in ("attr", "string", "number", "ident") and t.text != "=":
+                attrs[key] = t.text
+                key = None
+        return attrs
+
+    def error(self, message: str, tok: Token | None = None, rule: str = "program.syntax") -> ProgramError:
+        pos = tok.pos(self.w.program.path) if tok else self.op.pos
+        return ProgramError(message, rule, pos)
+
+
+class Walker:
+    def __init__(self, db: Database, program: Program, profile: str, check: bool, block_idx: int = 0,
+                 blocks: int = 1, max_steps: int = MAX_STEPS):
+        self.db, self.program, self.profile, self.checking = db, program, profile, check
+        self.spec: ProgramSpec = program_spec(db)
+        self.block_idx, self.blocks, self.max_steps = block_idx, blocks, max_steps
+        self.env: dict[str, object] = {}
+        self.stats = Stats()
+        self.findings: list[Finding] = []
+        self.onchip: dict[str, np.ndarray] = {}
+        self.funcs = {self.symbol(f): f for f in functions(program)}
+        self._parsed: dict[int, ParsedLine | PtospecError] = {}
+        self._types: dict[str, object] = {}
+        self.depth = 0
+
+    # -- values and types ---------------------------------------------------------------------------
+    def get(self, name: str, tok: Token | None = None):
+        if name in self.env:
+            return self.env[name]
+        if name.endswith("#0") and name[:-2] in self.env:
+            return self.env[name[:-2]]
+        pos = tok.pos(self.program.path) if tok else None
+        raise ProgramError(f"{name} is used before it is defined", "program.undefined", pos)
+
+    def bind(self, op: Operation, values: list) -> None:
+        if len(values) != len(op.results):
+            raise ProgramError(f"{op.name} gives {len(values)} result(s) but the statement names "
+                               f"{len(op.results)}", "program.results", op.pos)
+        for name, v in zip(op.results, values, strict=True):
+            self.env[name] = v
+
+    def resolve_type(self, text: str) -> str:
+        text = self.program.aliases.get(text, text)
+        for alias, dtype in self.spec.dtype_aliases.items():
+            if alias in text:
+                text = re.sub(rf"(?<=[=<x,\s]){alias}(?=[>,\s])", dtype, text)
+        return text
+
+    def tile_type(self, text: str, pos: SourcePos) -> TileDesc:
+        try:
+            desc = parse_type(text, self.db.isa)
+        except PtospecError as exc:
+            raise ProgramError(exc.message, exc.rule or "program.type", pos) from None
+        if not isinstance(desc, TileDesc):
+            raise ProgramError(f"expected a tile buffer type, got {text!r}", "program.type", pos)
+        return desc
+
+    @staticmethod
+    def symbol(func: Operation) -> str:
+        for t in func.tail:
+            if t.kind == "symbol":
+                return t.text[1:].strip('"')
+        raise ProgramError("func.func without a name", "program.syntax", func.pos)
+
+    # -- findings -----------------------------------------------------------------------------------
+    def violation(self, pos: SourcePos, rule: str, message: str) -> None:
+        if not self.checking:
+            raise ProgramError(message, rule, pos)
+        self.findings.append(Finding(pos, rule, message, "violation"))
+
+    def program_rules(self, op: Operation, name: str, values: dict, dims: list[dict] | None = None) -> None:
+        instr = self.spec.instructions[name]
+        if not known(*values.values(), *(v for d in dims or [] for v in d.values())):
+            values = {k: (None if v is UNKNOWN else v) for k, v in values.items()}
+            dims = [{k: (None if v is UNKNOWN else v) for k, v in d.items()} for d in dims or []]
+            try:
+                broken = broken_rules(self.db, instr, values, dims)
+            except PtospecError:  # a rule needs a value only known at run time
+                self.findings.append(Finding(op.pos, f"{name}.deferred",
+                                             f"{name}: rules that need run-time values are checked when it runs",
+                                             "deferred"))
+                return
+        else:
+            broken = broken_rules(self.db, instr, values, dims)
+        for rule, seen in broken:
+            self.violation(op.pos, rule.id, f"{name}: {rule.message['en']} ({seen})")
+
+    # -- walking ------------------------------------------------------------------------------------
+    def run_block(self, block: Block, args: list) -> tuple[str, list, Operation | None]:
+        """Run a block's operations; return its terminator's name and values."""
+        if len(args) != len(block.args):
+            raise ProgramError(f"block {block.label or ''} takes {len(block.args)} argument(s), got {len(args)}",
+                               "program.block-args", None)
+        for (name, _ty), v in zip(block.args, args, strict=True):
+            self.env[name] = v
+        for op in block.ops:
+            if op.name in ("scf.yield", "scf.condition"):
+                return op.name, self.terminator_values(op), op
+            self.step(op)
+        return "", [], None
+
+    def terminator_values(self, op: Operation) -> list:
+        c = Cursor(self, op)
+        values = []
+        if op.name == "scf.condition":
+            c.expect("(")
+            values.append(self.get(c.value(), c.peek(-1)))
+            c.expect(")")
+        while c.peek() is not None and c.peek().kind == "value":
+            values.append(self.get(c.value(), c.peek(-1)))
+            if not c.accept(","):
+                break
+        return values
+
+    def step(self, op: Operation) -> None:
+        self.stats.statements += 1
+        if self.stats.statements > self.max_steps:
+            raise ProgramError(f"more than {self.max_steps} statements executed (a loop that does not end?)",
+                               "program.step-limit", op.pos)
+        name = op.name
+        handler = _HANDLERS.get(name)
+        if handler is not None:
+            handler(self, op)
+            return
+        short = name[4:] if name.startswith("pto.") else None
+        if short is not None and short in self.db.ops:
+            self.instruction(op, short)
+            return
+        instr = self.spec.instructions.get(short) if short is not None else None
+        if instr is not None and instr.result is not None:
+            self.bind(op, [UNKNOWN if self.checking else self.result_value(instr.result)])
+            return
+        if short is not None and short in self.spec.sync:
+            for result in op.results:  # event handles: opaque, nothing reads them in program order
+                self.env[result] = UNKNOWN
+            return
+        if name.startswith("arith."):
+            self.arith(op, name[6:])
+            return
+        self.unknown(op)
+
+    def result_value(self, what: str) -> int:
+        return {"block_idx": self.block_idx, "block_num": self.blocks, "subblock_idx": 0, "subblock_num": 1}[what]
+
+    def unknown(self, op: Operation) -> None:
+        self.stats.unknown[op.name] += 1
+        self.stats.first_unknown.setdefault(op.name, op.pos)
+        if not self.checking:
+            raise ProgramError(f"{op.name} is not an instruction of the database (nor of the program layer); "
+                               "the interpreter cannot run it", "program.unknown-instruction", op.pos)
+        for name in op.results:
+            self.env[name] = UNKNOWN
+        for region in op.regions:
+            for block in region:
+                for name, _ty in block.args:
+                    self.env[name] = UNKNOWN
+                for inner in block.ops:
+                    if inner.name not in ("scf.yield", "scf.condition"):
+                        self.step(inner)
+
+    # -- database instructions ----------------------------------------------------------------------
+    def line_text(self, op: Operation) -> str:
+        parts, prev = [op.name], None
+        for t in op.tail:
+            gap = " " if prev is None or t.start > prev.end else ""
+            text = self.resolve_type(t.text) if t.kind in ("type", "ident") else t.text
+            parts.append(gap + text)
+            prev = t
+        return "".join(parts)
+
+    def parsed(self, op: Operation) -> ParsedLine:
+        key = id(op)
+        if key not in self._parsed:
+            try:
+                self._parsed[key] = parse_line(self.db, self.line_text(op), profile=self.profile)
+            except PtospecError as exc:
+                self._parsed[key] = exc
+        got = self._parsed[key]
+        if isinstance(got, PtospecError):
+            raise ProgramError(got.message, got.rule or "asm.syntax", op.pos)
+        return got
+
+    def instruction(self, op: Operation, name: str) -> None:
+        self.stats.instructions += 1
+        try:
+            line = self.parsed(op)
+        except ProgramError as exc:
+            if not self.checking:
+                raise
+            self.findings.append(Finding(op.pos, exc.rule, exc.message, "violation"))
+            return
+        operands: dict[str, object] = {}
+        data: dict[str, object] = {}
+        tiles: dict[str, TileBuffer] = {}
+        buffers: dict[str, GlobalBuffer] = {}
+        for oname, desc in line.operands.items():
+            if isinstance(desc, AttrDesc):
+                operands[oname] = desc
+                continue
+            value = self.get(line.values[oname])
+            if isinstance(desc, ScalarDesc):
+                operands[oname] = desc
+                if not isinstance(value, int | float):
+                    if self.checking:
+                        continue
+                    raise ProgramError(f"{oname}: {line.values[oname]} is not a number", "program.type", op.pos)
+                data[oname] = value
+            elif isinstance(desc, GlobalDesc):
+                if not isinstance(value, PartitionView):
+                    if self.checking and value is UNKNOWN:
+                        operands[oname] = desc.with_(strides=(None,) * desc.rank, offset=None, size=None)
+                        continue
+                    raise ProgramError(f"{oname}: {line.values[oname]} is not a partition of a tensor view",
+                                       "program.type", op.pos)
+                actual = value.desc()
+                if actual.dtype != desc.dtype or (known(*value.sizes) and actual.shape != desc.shape):
+                    raise ProgramError(f"{oname}: the line's type {desc.shape}x{desc.dtype} does not match the view "
+                                       f"{actual.shape}x{actual.dtype}", "program.type", op.pos)
+                operands[oname] = actual
+                buffers[oname] = value.tensor.ptr.buffer
+                if not self.checking:
+                    data[oname] = value.tensor.ptr.buffer.array
+            else:
+                if not isinstance(value, TileBuffer):
+                    if self.checking and value is UNKNOWN:
+                        operands[oname] = desc
+                        continue
+                    raise ProgramError(f"{oname}: {line.values[oname]} is not a tile buffer", "program.type", op.pos)
+                static = value.desc
+                if (desc.loc, desc.dtype, desc.rows, desc.cols, desc.blayout, desc.slayout) != \
+                        (static.loc, static.dtype, static.rows, static.cols, static.blayout, static.slayout):
+                    raise ProgramError(f"{oname}: the line's type does not match {line.values[oname]}'s allocation",
+                                       "program.type", op.pos)
+                operands[oname] = value.current()
+                tiles[oname] = value
+                if not self.checking:
+                    data[oname] = value.elements()
+        report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied)
+        for v in report.violations:
+            self.violation(op.pos, v.rule, f"{name} {line.mode}: {v.one_line()}")
+        if report.deferred:
+            self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name} {line.mode}: checked at run time: "
+                                         f"{', '.join(report.deferred)}", "deferred"))
+        if report.violations:
+            return
+        self.stats.legal += 1
+        if self.checking:
+            return
+        if line.implied:
+            raise ProgramError(f"{name}: the line leaves out {', '.join(line.implied)}; the interpreter needs every "
+                               "operand written", "program.implied-operand", op.pos)
+        try:
+            outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, report=report)
+        except PtospecError as exc:
+            raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
+        for oname, arr in outputs.items():
+            if oname in tiles:
+                np.copyto(tiles[oname].elements(), arr)
+            elif oname in buffers:
+                np.copyto(buffers[oname].array, arr)
+
+    # -- arith --------------------------------------------------------------------------------------
+    def arith(self, op: Operation, name: str) -> None:
+        c = Cursor(self, op)
+        try:
+            self.bind(op, [self._arith(c, op, name)])
+        except _Skip:
+            return
+        except arith.ArithError as exc:
+            raise ProgramError(f"{op.name}: {exc}", "program.arith", op.pos) from None
+
+    def _arith(self, c: Cursor, op: Operation, name: str):
+        if name == "constant":
+            t = c.next("a constant")
+            if t.kind == "ident" and t.text in ("true", "false"):
+                return int(t.text == "true")
+            if t.kind != "number":
+                raise c.error(f"arith.constant {t.text!r} is not a number the interpreter reads", t,
+                              "program.unsupported")
+            ty = c.type() if c.accept(":") else "i64"
+            value = float(t.text) if ("." in t.text or "e" in t.text.lower()) and not t.text.startswith("0x") \
+                else int(t.text, 0)
+            return arith.as_type(value, ty)
+        if name in ("cmpi", "cmpf"):
+            pred = c.next("a predicate").text
+            c.expect(",")
+            a = self.get(c.value(), c.peek(-1))
+            c.expect(",")
+            b = self.get(c.value(), c.peek(-1))
+            c.expect(":")
+            ty = c.type()
+            return arith.compare_int(pred, a, b, ty) if name == "cmpi" else arith.compare_float(pred, a, b)
+        if name == "select":
+            cond = self.get(c.value(), c.peek(-1))
+            c.expect(",")
+            a = self.get(c.value(), c.peek(-1))
+            c.expect(",")
+            b = self.get(c.value(), c.peek(-1))
+            if cond is UNKNOWN:
+                return a if a is b else UNKNOWN
+            return a if cond else b
+        if name in arith.CASTS:
+            v = self.get(c.value(), c.peek(-1))
+            c.expect(":")
+            src = c.type()
+            c.expect("to")
+            return arith.cast(name, v, src, c.type())
+        if name == "negf":
+            v = self.get(c.value(), c.peek(-1))
+            c.expect(":")
+            return arith.negf(v, c.type())
+        if name in arith.INT_BINARY or name in arith.FLOAT_BINARY:
+            a = self.get(c.value(), c.peek(-1))
+            c.expect(",")
+            b = self.get(c.value(), c.peek(-1))
+            c.skip_attr_dict()
+            c.expect(":")
+            return arith.binary(name, a, b, c.type())
+        self.unknown(op)
+        raise _Skip
+
+
+class _Skip(Exception):
+    """An operation already recorded as unknown (its results are unknown)."""
+
+
+def functions(program: Program) -> list[Operation]:
+    found = []
+
+    def visit(ops):
+        for op in ops:
+            if op.name == "func.func":
+                found.append(op)
+            elif op.name == "module":
+                for region in op.regions:
+                    for block in region:
+                        visit(block.ops)
+
+    visit(program.top)
+    return found
+
+
+# -- structural and program-layer handlers ------------------------------------------------------------
+def _func_signature(w: Walker, func: Operation) -> list[tuple[str, str]]:
+    c = Cursor(w, func)
+    while c.peek() is not None and c.peek().kind == "ident":  # private, public, nested
+        c.i += 1
+    c.next("a name")
+    c.expect("(")
+    args = []
+    while not c.at(")"):
+        v = c.value()
+        c.expect(":")
+        args.append((v, c.type()))
+        c.skip_attr_dict()
+        if not c.accept(","):
+            break
+    c.expect(")")
+    return args
+
+
+def call_function(w: Walker, func: Operation, args: list) -> list:
+    w.depth += 1
+    if w.depth > MAX_CALL_DEPTH:
+        raise ProgramError(f"calls nested deeper than {MAX_CALL_DEPTH}", "program.call-depth", func.pos)
+    saved = w.env
+    w.env = {}
+    try:
+        if not func.regions:
+            raise ProgramError(f"function @{w.symbol(func)} has no body", "program.syntax", func.pos)
+        block = func.regions[0][0]
+        params = _func_signature(w, func)
+        if len(params) != len(args):
+            raise ProgramError(f"@{w.symbol(func)} takes {len(params)} argument(s), got {len(args)}",
+                               "program.call", func.pos)
+        for (name, _ty), v in zip(params, args, strict=True):
+            w.env[name] = v
+        try:
+            for op in block.ops:
+                w.step(op)
+        except _Return as ret:
+            return ret.values
+        return []
+    finally:
+        w.env = saved
+        w.depth -= 1
+
+
+def _return(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    values = []
+    while c.peek() is not None and c.peek().kind == "value":
+        values.append(w.get(c.value(), c.peek(-1)))
+        if not c.accept(","):
+            break
+    if w.checking:
+        return
+    raise _Return(values)
+
+
+def _call(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    sym = c.next("a function name")
+    if sym.kind != "symbol":
+        raise c.error("expected @function in func.call", sym)
+    name = sym.text[1:].strip('"')
+    c.expect("(")
+    args = []
+    while not c.at(")"):
+        args.append(w.get(c.value(), c.peek(-1)))
+        if not c.accept(","):
+            break
+    c.expect(")")
+    callee = w.funcs.get(name)
+    if callee is None:
+        raise ProgramError(f"call to unknown function @{name}", "program.call", op.pos)
+    if w.checking:
+        w.bind(op, [UNKNOWN] * len(op.results))
+        return
+    w.bind(op, call_function(w, callee, args))
+
+
+def _enter(w: Walker, body: Block, names: list[str], values: list):
+    """Run a loop body whose values are named in the loop's header (or by the block's own arguments)."""
+    if body.args:
+        return w.run_block(body, values)
+    for name, v in zip(names, values, strict=True):
+        w.env[name] = v
+    return w.run_block(body, [])
+
+
+def _loop_state(values: list) -> list:
+    """What the checker assumes iteration arguments hold: objects stay, numbers become unknown."""
+    return [v if isinstance(v, TileBuffer | PartitionView | TensorView | Pointer) else UNKNOWN for v in values]
+
+
+def _for(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    iv = c.value()
+    c.expect("=")
+    lb = w.get(c.value(), c.peek(-1))
+    c.expect("to")
+    ub = w.get(c.value(), c.peek(-1))
+    c.expect("step")
+    st = w.get(c.value(), c.peek(-1))
+    names, inits = [], []
+    if c.accept("iter_args"):
+        c.expect("(")
+        while not c.at(")"):
+            names.append(c.value())
+            c.expect("=")
+            inits.append(w.get(c.value(), c.peek(-1)))
+            if not c.accept(","):
+                break
+        c.expect(")")
+    if len(op.regions) != 1:
+        raise ProgramError("scf.for needs one body region", "program.syntax", op.pos)
+    body = op.regions[0][0]
+    carried = inits
+    if w.checking or not known(lb, ub, st):
+        if not w.checking:
+            raise ProgramError("scf.for bounds are not known", "program.unknown-value", op.pos)
+        _enter(w, body, [iv, *names], [UNKNOWN, *_loop_state(inits)])
+        w.bind(op, _loop_state(inits))
+        return
+    if st <= 0:
+        raise ProgramError(f"scf.for step must be positive, got {st}", "program.loop-step", op.pos)
+    for i in range(lb, ub, st):
+        _, carried, term = _enter(w, body, [iv, *names], [i, *carried])
+        if len(carried) != len(names):
+            raise ProgramError(f"scf.yield gives {len(carried)} value(s), the loop carries {len(names)}",
+                               "program.results", term.pos if term else op.pos)
+    w.bind(op, carried)
+
+
+def _if(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    cond = w.get(c.value(), c.peek(-1))
+    if not op.regions:
+        raise ProgramError("scf.if needs a then region", "program.syntax", op.pos)
+    then, other = op.regions[0][0], (op.regions[1][0] if len(op.regions) > 1 else None)
+    if cond is UNKNOWN or w.checking:
+        _, values, _ = w.run_block(then, [])
+        if other is not None:
+            w.run_block(other, [])
+        if cond is UNKNOWN or not w.checking:
+            w.bind(op, _loop_state(values) if values else [UNKNOWN] * len(op.results))
+            return
+        taken = then if cond else other
+        results = w.run_block(taken, [])[1] if taken is not None else []
+        w.bind(op, results)
+        return
+    taken = then if cond else other
+    values = w.run_block(taken, [])[1] if taken is not None else []
+    w.bind(op, values)
+
+
+def _while(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    c.expect("(")
+    inits = []
+    while not c.at(")"):
+        c.value()
+        c.expect("=")
+        inits.append(w.get(c.value(), c.peek(-1)))
+        if not c.accept(","):
+            break
+    c.expect(")")
+    if len(op.regions) != 2:
+        raise ProgramError("scf.while needs a before and a do region", "program.syntax", op.pos)
+    before, after = op.regions[0][0], op.regions[1][0]
+    # The before region's arguments are the loop's values (named in the header when the block has none).
+    header = [t.text for t in op.tail if t.kind == "value"]
+    if w.checking:
+        _bind_header(w, before, header, _loop_state(inits))
+        _, values, _ = w.run_block(before, _loop_state(inits) if before.args else [])
+        w.run_block(after, _loop_state(values[1:]) if after.args else [])
+        w.bind(op, [UNKNOWN] * len(op.results))
+        return
+    args = inits
+    while True:
+        _bind_header(w, before, header, args)
+        _, values, _ = w.run_block(before, args if before.args else [])
+        if not values:
+            raise ProgramError("scf.while's before region must end in scf.condition", "program.syntax", op.pos)
+        if not values[0]:
+            w.bind(op, values[1:])
+            return
+        _, args, _ = w.run_block(after, values[1:] if after.args else [])
+        w.stats.statements += 1
+
+
+def _bind_header(w: Walker, before: Block, header: list[str], args: list) -> None:
+    if before.args:
+        return
+    names = header[0::2]  # (%i = %c0, %alive = %true): every other value is a name
+    for name, v in zip(names, args, strict=False):
+        w.env[name] = v
+
+
+def _module(w: Walker, op: Operation) -> None:
+    raise ProgramError("a module inside a function", "program.syntax", op.pos)
+
+
+def _func(w: Walker, op: Operation) -> None:
+    raise ProgramError("a function inside a function", "program.syntax", op.pos)
+
+
+def _yield_outside(w: Walker, op: Operation) -> None:
+    raise ProgramError(f"{op.name} outside a region that takes it", "program.syntax", op.pos)
+
+
+def _element_type(text: str) -> tuple[str, list]:
+    m = _VIEW.match(text)
+    if not m:
+        raise ValueError(text)
+    parts = [p.strip() for p in m.group(2).split(",")[0].split("x")]
+    return parts[-1], [(-1 if p == "?" else int(p)) for p in parts[:-1]]
+
+
+def _layout(w: Walker, attrs: dict[str, str], op: Operation) -> str:
+    spelled = attrs.get("layout")
+    if spelled is None:
+        return "ND"
+    m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
+    for name, lay in w.db.isa.global_layouts.items():
+        if m and lay.asm == m.group(1):
+            return name
+    raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
+
+
+def _make_tensor_view(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    ptr = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    c.expect("shape")
+    c.expect("=")
+    shape = c.bracket_list()
+    c.expect(",")
+    c.expect("strides")
+    c.expect("=")
+    strides = c.bracket_list()
+    attrs = c.skip_attr_dict()
+    c.expect(":")
+    ty = c.type()
+    try:
+        dtype, dims = _element_type(ty)
+    except ValueError:
+        raise ProgramError(f"expected !pto.tensor_view<...>, got {ty}", "program.type", op.pos) from None
+    if not isinstance(ptr, Pointer):
+        raise ProgramError("make_tensor_view needs a !pto.ptr argument", "program.type", op.pos)
+    if ptr.dtype != dtype:
+        w.violation(op.pos, "view.dtype", f"make_tensor_view: pointer of {ptr.dtype}, view of {dtype}")
+    w.program_rules(op, "make_tensor_view", {"rank": len(shape), "strides_count": len(strides),
+                                             "type_rank": len(dims)},
+                    [{"extent": e, "stride": s} for e, s in zip(shape, strides, strict=False)])
+    w.bind(op, [TensorView(ptr, tuple(shape), tuple(strides), _layout(w, attrs, op))])
+
+
+def _partition_view(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    tv = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    c.expect("offsets")
+    c.expect("=")
+    offsets = c.bracket_list()
+    c.expect(",")
+    c.expect("sizes")
+    c.expect("=")
+    sizes = c.bracket_list()
+    c.skip_attr_dict()
+    c.expect(":")
+    c.type()
+    c.expect("->")
+    ty = c.type()
+    try:
+        _dtype, dims = _element_type(ty)
+    except ValueError:
+        raise ProgramError(f"expected !pto.partition_tensor_view<...>, got {ty}", "program.type", op.pos) from None
+    if not isinstance(tv, TensorView):
+        raise ProgramError("partition_view needs a tensor view", "program.type", op.pos)
+    w.program_rules(op, "partition_view", {"rank": len(tv.shape), "offsets_count": len(offsets),
+                                           "sizes_count": len(sizes)},
+                    [{"offset": o, "size": s, "extent": e, "type_size": t}
+                     for o, s, e, t in zip(offsets, sizes, tv.shape, dims, strict=False)])
+    w.bind(op, [PartitionView(tv, tuple(offsets), tuple(sizes))])
+
+
+def _get_tensor_view_dim(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    tv = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    k = c.operand()
+    if not isinstance(tv, TensorView):
+        raise ProgramError("get_tensor_view_dim needs a tensor view", "program.type", op.pos)
+    w.program_rules(op, "get_tensor_view_dim", {"dim": k, "rank": len(tv.shape)})
+    w.bind(op, [tv.shape[k] if known(k) and 0 <= k < len(tv.shape) else UNKNOWN])
+
+
+def _addptr(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    ptr = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    off = c.operand()
+    if not isinstance(ptr, Pointer):
+        raise ProgramError("addptr needs a pointer", "program.type", op.pos)
+    new = ptr.offset + off if known(ptr.offset, off) else UNKNOWN
+    w.program_rules(op, "addptr", {"offset": new, "length": ptr.buffer.length})
+    w.bind(op, [Pointer(ptr.buffer, new)])
+
+
+def _alloc_tile(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    given = {}
+    while c.peek() is not None and c.peek().text in ("addr", "valid_row", "valid_col"):
+        key = c.next("a keyword").text
+        c.expect("=")
+        given[key] = c.operand()
+    c.skip_attr_dict()
+    c.expect(":")
+    desc = w.tile_type(c.type(), op.pos)
+    loc = w.db.isa.tile_types[desc.loc]
+    itemsize = w.db.isa.dtypes[desc.dtype].bits // 8 if desc.dtype in w.db.isa.dtypes else 0
+    nbytes = desc.rows * desc.cols * max(itemsize, 1)
+    capacity = w.db.isa.profiles[w.profile].constants.get(f"{loc}_bytes", 0)
+    vr = given.get("valid_row", desc.valid_row) if desc.valid_row is None else desc.valid_row
+    vc = given.get("valid_col", desc.valid_col) if desc.valid_col is None else desc.valid_col
+    addr = given.get("addr")
+    w.program_rules(op, "alloc_tile", {
+        "addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align,
+        "valid_row": vr if vr is not None else 0, "valid_col": vc if vc is not None else 0,
+        "rows": desc.rows, "cols": desc.cols,
+        "dynamic_row": int(desc.valid_row is None), "dynamic_col": int(desc.valid_col is None),
+        "given_row": int("valid_row" in given), "given_col": int("valid_col" in given)})
+    tile = TileBuffer(desc, (UNKNOWN if vr is None else vr, UNKNOWN if vc is None else vc))
+    if not w.checking:
+        tile.np_dtype = numpy_dtype(w.db, desc.dtype)
+        if addr is None:
+            tile.storage = np.zeros(nbytes, np.uint8)
+        else:
+            buf = w.onchip.get(loc)
+            if buf is None:
+                buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
+            tile.storage = buf[addr:addr + nbytes]
+            tile.place = (loc, addr)
+    w.bind(op, [tile])
+
+
+def _set_validshape(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    tile = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    r = c.operand()
+    c.expect(",")
+    col = c.operand()
+    if not isinstance(tile, TileBuffer):
+        raise ProgramError("set_validshape needs a tile buffer", "program.type", op.pos)
+    d = tile.desc
+    w.program_rules(op, "set_validshape", {"valid_row": r, "valid_col": col, "rows": d.rows, "cols": d.cols,
+                                           "dynamic": int(d.valid_row is None or d.valid_col is None)})
+    tile.valid = (r if d.valid_row is None else d.valid_row, col if d.valid_col is None else d.valid_col)
+
+
+_HANDLERS = {
+    "module": _module, "func.func": _func, "return": _return, "func.return": _return,
+    "func.call": _call, "call": _call, "scf.for": _for, "scf.if": _if, "scf.while": _while,
+    "scf.yield": _yield_outside, "scf.condition": _yield_outside,
+    "pto.make_tensor_view": _make_tensor_view, "pto.partition_view": _partition_view,
+    "pto.get_tensor_view_dim": _get_tensor_view_dim, "pto.addptr": _addptr, "pto.alloc_tile": _alloc_tile,
+    "pto.set_validshape": _set_validshape,
+}
+
+
+def pointer_type(text: str) -> str | None:
+    m = _PTR.match(text.strip())
+    return m.group(1) if m else None
