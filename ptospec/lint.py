@@ -17,7 +17,9 @@ from .loader import (
     load_op,
     op_files,
 )
-from .model import Isa, OpSpec
+from .model import Database, Isa, OpSpec
+from .program.spec import FILE as PROGRAM_FILE
+from .program.spec import load_program_spec
 
 
 def check_examples(op: OpSpec, isa: Isa) -> list[SpecError]:
@@ -65,10 +67,29 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
             files.append(p)
         else:
             problems.append(SpecError("not a file or directory", where=str(p), rule="lint.path"))
-    files = [f for f in files if f.resolve() != (root / "isa.yaml").resolve() and f.resolve() not in kind_paths]
+    program_file = (root / PROGRAM_FILE).resolve()
+    files = [f for f in files if f.resolve() not in ((root / "isa.yaml").resolve(), program_file)
+             and f.resolve() not in kind_paths]
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)
     for op in ops:
         problems.extend(check_examples(op, isa))
-    return problems, len(files) + 1 + len(kind_paths)
+    checked = len(files) + 1 + len(kind_paths)
+    if not paths or any(p.resolve() == program_file or (p.is_dir() and program_file.is_relative_to(p.resolve()))
+                        for p in paths):
+        problems.extend(_program_layer(root, isa, ops))
+        checked += 1
+    return problems, checked
+
+
+def _program_layer(root: Path, isa, ops) -> list[SpecError]:
+    """specs/program.yaml, checked against the ISA and the ops (names it must not take)."""
+    db = Database(isa, {op.name: op for op in ops}, str(root))
+    try:
+        load_program_spec(root, db)
+    except DatabaseErrors as exc:
+        return list(exc.errors)
+    except SpecError as exc:
+        return [exc]
+    return []
 

@@ -354,7 +354,9 @@ class Walker:
                     raise ProgramError(f"{oname}: {line.values[oname]} is not a partition of a tensor view",
                                        "program.type", op.pos)
                 actual = value.desc()
-                if actual.dtype != desc.dtype or (known(*value.sizes) and actual.shape != desc.shape):
+                if actual.dtype != desc.dtype or len(actual.shape) != len(desc.shape) or any(
+                        a is not None and d is not None and a != d for a, d in zip(actual.shape, desc.shape,
+                                                                                    strict=True)):
                     raise ProgramError(f"{oname}: the line's type {desc.shape}x{desc.dtype} does not match the view "
                                        f"{actual.shape}x{actual.dtype}", "program.type", op.pos)
                 operands[oname] = actual
