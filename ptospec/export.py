@@ -7,6 +7,7 @@ from typing import Any
 from . import __version__
 from .loader import schema
 from .model import Database
+from .program.spec import program_spec
 
 
 def export_database(db: Database) -> dict[str, Any]:
@@ -15,6 +16,7 @@ def export_database(db: Database) -> dict[str, Any]:
         "generator": f"ptospec {__version__}",
         "isa": db.isa.raw,
         "ops": {name: db.ops[name].raw for name in sorted(db.ops)},
+        "program": program_spec(db).raw,
     }
 
 
@@ -25,11 +27,12 @@ def export_schema() -> dict[str, Any]:
         "title": "ptospec database export",
         "type": "object",
         "additionalProperties": False,
-        "required": ["format", "generator", "isa", "ops"],
+        "required": ["format", "generator", "isa", "ops", "program"],
         "properties": {
             "format": {"const": 1},
             "generator": {"type": "string"},
             "isa": schema("isa"),
             "ops": {"type": "object", "additionalProperties": schema("op")},
+            "program": schema("program"),
         },
     }

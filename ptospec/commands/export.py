@@ -21,7 +21,7 @@ def register(sub) -> None:
     p.set_defaults(func=run_export)
     s = sub.add_parser("schema", help="print a JSON Schema of the spec format",
                        description="Print the JSON Schema of op files (default), of isa.yaml, or of the export.")
-    s.add_argument("--which", choices=["op", "isa", "kind", "export"], default="op")
+    s.add_argument("--which", choices=["op", "isa", "kind", "program", "export"], default="op")
     s.set_defaults(func=run_schema)
 
 

@@ -25,6 +25,8 @@ from .indexes import differences_page, family_page, home_page, kind_page, matrix
 from .labels import LANG_NAMES, LANGS, label, text
 from .markdown import GENERATED
 from .pages import family_path, kind_path, op_page, op_path
+from .program_page import PATH as PROGRAM_PATH
+from .program_page import program_page
 
 
 class DocsError(PtospecError):
@@ -52,6 +54,7 @@ def _nav(db: Database, lang: str) -> list:
         {label("home", lang): "index.md"},
         {label("matrix", lang): "matrix.md"},
         {label("differences_page", lang): "differences.md"},
+        {label("program_page", lang): PROGRAM_PATH},
         {label("families", lang): fam_nav},
         {label("kinds", lang): kinds},
         {label("ops", lang): op_nav},
@@ -118,6 +121,7 @@ def generate(db: Database) -> dict[str, str]:
         files[f"docs/{lang}/index.md"] = home_page(db, lang)
         files[f"docs/{lang}/matrix.md"] = matrix_page(db, lang)
         files[f"docs/{lang}/differences.md"] = differences_page(db, lang)
+        files[f"docs/{lang}/{PROGRAM_PATH}"] = program_page(db, lang)
         for fam in db.isa.families:
             ops = [db.ops[n] for n in sorted(db.ops) if db.ops[n].family == fam]
             files[f"docs/{family_path(lang, fam)}"] = family_page(db, fam, ops, lang)

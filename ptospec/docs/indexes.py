@@ -23,7 +23,8 @@ def _ops_by_family(db: Database) -> dict[str, list[OpSpec]]:
 def home_page(db: Database, lang: str) -> str:
     out = [HEADER, f"# {label('site_title', lang)}\n", language_link(lang, "index.md"),
            label("home_intro", lang) + "\n",
-           f"- [{label('matrix', lang)}](matrix.md)", f"- [{label('differences_page', lang)}](differences.md)", "",
+           f"- [{label('matrix', lang)}](matrix.md)", f"- [{label('differences_page', lang)}](differences.md)",
+           f"- [{label('program_page', lang)}](programs.md)", "",
            f"## {label('profiles', lang)}\n"]
     out.append(table([label("name", lang), label("profile", lang), label("description", lang),
                       label("profile_numerics", lang)],

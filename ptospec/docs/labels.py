@@ -86,6 +86,22 @@ LABELS: dict[str, dict[str, str]] = {
     "source": {"en": "Source", "zh": "来源"},
     "differences": {"en": "Recorded differences between sources", "zh": "已记录的来源差异"},
     "differences_page": {"en": "All recorded differences", "zh": "全部来源差异"},
+    "program_page": {"en": "Programs: views, tile buffers, synchronisation", "zh": "程序：视图、Tile 缓冲区与同步"},
+    "program_intro": {
+        "en": "Kernels in the PTO assembler's dialect use these instructions around the tile instructions. "
+              "Most have no C++ intrinsic of their own; ptospec check-program and run-program apply their "
+              "rules (specs/program.yaml).",
+        "zh": "以 PTO 汇编器方言编写的内核在 Tile 指令之外使用这些指令。它们大多没有自己的 C++ 接口；"
+              "ptospec check-program 与 run-program 检查其规则（specs/program.yaml）。",
+    },
+    "syntax": {"en": "Syntax", "zh": "语法"},
+    "default_marker": {"en": "default", "zh": "默认"},
+    "per_dimension": {"en": "per dimension", "zh": "逐维"},
+    "evidence": {"en": "Evidence", "zh": "依据"},
+    "targets": {"en": "Targets", "zh": "目标架构"},
+    "target_arch": {"en": "pto.target_arch", "zh": "pto.target_arch"},
+    "synchronisation": {"en": "Synchronisation", "zh": "同步"},
+    "dtype_spellings": {"en": "Element type spellings of the assembler", "zh": "汇编器的元素类型写法"},
     "differences_intro": {
         "en": "Where upstream documents, implementations and the simulator disagree, the spec records each "
               "claim and the resolution it adopts.",

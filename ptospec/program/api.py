@@ -68,6 +68,7 @@ class CheckResult:
     functions: int
     stats: Stats
     findings: list[Finding] = field(default_factory=list)
+    extents: dict[str, int] = field(default_factory=dict)  # pointer argument -> elements its views reach
 
     @property
     def violations(self) -> list[Finding]:
@@ -85,18 +86,18 @@ def check_program(db: Database, program: Program, profile: str | None = None) ->
     funcs = functions(program)
     for func in funcs:
         params = _func_signature(w, func)
-        args = [_static_arg(db, ty) for _name, ty in params]
+        args = [_static_arg(db, name[1:], ty) for name, ty in params]
         try:
             call_function(w, func, args)
         except ProgramError as exc:  # an error that stops the walk of this function
             w.findings.append(Finding(exc.pos or func.pos, exc.rule or "program", exc.message, "violation"))
-    return CheckResult(program.path, prof, len(funcs), w.stats, w.findings)
+    return CheckResult(program.path, prof, len(funcs), w.stats, w.findings, dict(w.extents))
 
 
-def _static_arg(db: Database, ty: str):
+def _static_arg(db: Database, name: str, ty: str):
     dtype = pointer_type(ty)
     if dtype is not None and dtype in db.isa.dtypes:
-        return Pointer(GlobalBuffer("?", dtype, None), 0)
+        return Pointer(GlobalBuffer(name, dtype, None), 0)
     return UNKNOWN
 
 

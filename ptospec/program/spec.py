@@ -3,7 +3,7 @@ of the database (schema, expression syntax, names each rule may use)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ class ProgramSpec:
     sync: tuple[str, ...]
     sync_summary: Text
     file: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 def load_program_spec(root: Path, db: Database) -> ProgramSpec:
@@ -85,7 +86,7 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
         raise DatabaseErrors(issues.items)
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
-                       data["synchronisation"]["summary"], display)
+                       data["synchronisation"]["summary"], display, data)
 
 
 def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues) -> ProgramInstruction:

@@ -161,7 +161,9 @@ class Walker:
         self.onchip: dict[str, np.ndarray] = {}
         self.funcs = {self.symbol(f): f for f in functions(program)}
         self._parsed: dict[int, ParsedLine | PtospecError] = {}
-        self._types: dict[str, object] = {}
+        self._types: dict[str, TileDesc] = {}
+        self._rules: dict[tuple, list] = {}  # (instruction, values) -> broken rules (they are pure)
+        self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
         self.depth = 0
 
     # -- values and types ---------------------------------------------------------------------------
@@ -188,12 +190,16 @@ class Walker:
         return text
 
     def tile_type(self, text: str, pos: SourcePos) -> TileDesc:
+        cached = self._types.get(text)
+        if cached is not None:
+            return cached
         try:
             desc = parse_type(text, self.db.isa)
         except PtospecError as exc:
             raise ProgramError(exc.message, exc.rule or "program.type", pos) from None
         if not isinstance(desc, TileDesc):
             raise ProgramError(f"expected a tile buffer type, got {text!r}", "program.type", pos)
+        self._types[text] = desc
         return desc
 
     @staticmethod
@@ -222,7 +228,10 @@ class Walker:
                                              "deferred"))
                 return
         else:
-            broken = broken_rules(self.db, instr, values, dims)
+            key = (name, tuple(values.items()), tuple(tuple(d.items()) for d in dims or []))
+            broken = self._rules.get(key)
+            if broken is None:
+                broken = self._rules[key] = broken_rules(self.db, instr, values, dims)
         for rule, seen in broken:
             self.violation(op.pos, rule.id, f"{name}: {rule.message['en']} ({seen})")
 
@@ -737,6 +746,9 @@ def _make_tensor_view(w: Walker, op: Operation) -> None:
     w.program_rules(op, "make_tensor_view", {"rank": len(shape), "strides_count": len(strides),
                                              "type_rank": len(dims)},
                     [{"extent": e, "stride": s} for e, s in zip(shape, strides, strict=False)])
+    if known(ptr.offset, *shape, *strides) and all(e > 0 for e in shape):
+        reach = ptr.offset + 1 + sum((e - 1) * s for e, s in zip(shape, strides, strict=False))
+        w.extents[ptr.buffer.name] = max(w.extents.get(ptr.buffer.name, 0), reach)
     w.bind(op, [TensorView(ptr, tuple(shape), tuple(strides), _layout(w, attrs, op))])
 
 

@@ -1,0 +1,40 @@
+"""The site page of the program layer (specs/program.yaml): views, tile buffers, block indices and the
+synchronisation instructions, with their rules."""
+
+from __future__ import annotations
+
+from ..model import Database
+from ..program.spec import program_spec
+from .labels import label, text
+from .markdown import HEADER, code, prose, table
+from .pages import language_link
+
+PATH = "programs.md"
+
+
+def program_page(db: Database, lang: str) -> str:
+    spec = program_spec(db)
+    out = [HEADER, f"# {label('program_page', lang)}\n", language_link(lang, PATH),
+           label("program_intro", lang) + "\n"]
+    for name, instr in spec.instructions.items():
+        out.append(f"## pto.{name}\n")
+        out.append(prose(text(instr.summary, lang)) + "\n")
+        out.append(f"```mlir\n{instr.syntax}\n```\n")
+        if instr.rules:
+            rows = []
+            for r in instr.rules:
+                check = code(r.check_text) + (f" ({label('per_dimension', lang)})" if r.per_dim else "")
+                evidence = ", ".join(code(spec.sources[e]["ref"]) for e in r.evidence)
+                rows.append([code(r.id), check, prose(text(r.message, lang)), evidence])
+            out.append(table([label("rule", lang), label("check", lang), label("message", lang),
+                              label("evidence", lang)], rows))
+    out.append(f"## {label('synchronisation', lang)}\n")
+    out.append(prose(text(spec.sync_summary, lang)) + "\n")
+    out.append(", ".join(code(f"pto.{n}") for n in spec.sync) + "\n")
+    out.append(f"## {label('targets', lang)}\n")
+    out.append(table([label("target_arch", lang), label("profile", lang)],
+                     [[code(a) + (f" ({label('default_marker', lang)})" if a == spec.default_target else ""), code(p)]
+                      for a, p in spec.targets.items()]))
+    out.append(f"## {label('dtype_spellings', lang)}\n")
+    out.append(", ".join(f"{code(a)} = {code(t)}" for a, t in spec.dtype_aliases.items()) + "\n")
+    return "\n".join(out)
