@@ -379,6 +379,11 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                            "op.operands")
         roles = {o.name: o.role for o in operands}
         kinds = {o.name: o.kind for o in operands}
+        for form, v in m["asm"].items():
+            for omit in v.get("may_omit", ()):
+                if (omit not in v["ins"] and omit not in v["outs"]) or roles.get(omit) != "tmp":
+                    issues.add(src, (*mp, "asm", form, "may_omit"), f"may_omit: {omit!r} is not a tmp operand "
+                               f"the {form} form writes", "op.asm")
         for i, o in enumerate(operands):
             if o.is_global and o.role not in ("in", "out"):
                 issues.add(src, (*mp, "operands", i), "a global operand must be an in or out operand", "op.operands")
@@ -440,7 +445,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
                 cpp_template=tuple(m["cpp"].get("template", ())),
-                asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"])) for k, v in m["asm"].items()},
+                asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
+                     for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),
                 example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example")),
                                 src.file_of((*mp, "example"))),

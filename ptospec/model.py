@@ -142,6 +142,7 @@ class Operand:
 class AsmForm:
     ins: tuple[str, ...]
     outs: tuple[str, ...]
+    may_omit: tuple[str, ...] = ()  # operands a line may leave out (the implementation allocates them)
 
 
 @dataclass(frozen=True)

@@ -429,3 +429,32 @@ def test_reads_the_assemblers_programs(db):
     for path in files:
         program = read_program(path)  # every file is read without error
         check_program(db, program)
+
+
+ROWMAX = f"""
+module attributes {{pto.target_arch = "a5"}} {{
+  func.func @rowmax(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+{_views(1, 16, 16)}
+    %tv1 = pto.make_tensor_view %arg1, shape = [%c16, %c1], strides = [%c1, %c16] {{layout = #pto.layout<dn>}} : !pto.tensor_view<?x?xf32>
+    %pv1 = pto.partition_view %tv1, offsets = [%c0, %c0], sizes = [%c16, %c1] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x1xf32>
+    %src = pto.alloc_tile : {_vec()}
+    %dst = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=1, v_row=16, v_col=1, blayout=col_major, slayout=none_box, fractal=512, pad=0>
+    pto.tload ins(%pv0 : !pto.partition_tensor_view<16x16xf32>) outs(%src : {_vec()})
+    pto.trowmax ins(%src : {_vec()}) outs(%dst : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=1, v_row=16, v_col=1, blayout=col_major, slayout=none_box, fractal=512, pad=0>)
+    pto.tstore ins(%dst : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=1, v_row=16, v_col=1, blayout=col_major, slayout=none_box, fractal=512, pad=0>) outs(%pv1 : !pto.partition_tensor_view<16x1xf32>)
+    return
+  }}
+}}
+"""
+
+
+def test_row_reduction_without_tmp_gets_a_scratch_tile(db, tmp_path, inputs):
+    """The assembler's samples write trowmax without tmp (recorded in trowmax.yaml); the interpreter supplies it."""
+    program = _program(ROWMAX, tmp_path)
+    checked = check_program(db, program)
+    assert not checked.violations and checked.stats.legal == 3
+    result = run_program(db, program, {"arg0": inputs["arg0"], "arg1": np.zeros((16, 1), np.float32)})
+    np.testing.assert_array_equal(result.outputs["arg1"][:, 0], inputs["arg0"].max(axis=1))

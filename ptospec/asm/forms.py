@@ -313,6 +313,14 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
         raise AsmError(f"{op.name}: the line's attributes select no mode ({marks}): {_short(line)!r}",
                        rule="asm.attr")
     fitting = tagged or fitting  # one mode of this shape: its own messages say what is wrong
+    omitted: tuple[str, ...] = ()
+    if not fitting:  # a line that leaves out what the form allows it to (tmp, allocated by the implementation)
+        shorter = [m for m in candidates if m.asm[form].may_omit
+                   and len([n for n in m.asm[form].ins if n not in m.asm[form].may_omit]) == len(ins)
+                   and len([n for n in m.asm[form].outs if n not in m.asm[form].may_omit]) == len(outs)
+                   and _attrs_fit(op, m, attrs)]
+        if len(shorter) == 1:
+            fitting, omitted = shorter, shorter[0].asm[form].may_omit
     if not fitting:
         shapes = "; ".join(
             f"{m.name}: {len(m.asm[form].ins)} in, {len(m.asm[form].outs)} out" for m in candidates
@@ -327,7 +335,7 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
     else:
         mode, alternatives = fitting[0], ()
     operands, values = {}, {}
-    names = [*mode.asm[form].ins, *mode.asm[form].outs]
+    names = [n for n in (*mode.asm[form].ins, *mode.asm[form].outs) if n not in omitted]
     for name, (val, _ty), desc in zip(names, [*ins, *outs], types, strict=True):
         if isinstance(desc, PtospecError):
             raise AsmError(f"{name}: {desc.message}", rule=desc.rule or "asm.type")
@@ -352,7 +360,7 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
         else:
             raise AsmError(f"{op.name} {mode.name} needs the attribute {{{o.asm_key} = ...}} in {line!r}",
                            rule="asm.attr")
-    return ParsedLine(op.name, mode.name, form, operands, values, implied_by(mode, form), alternatives)
+    return ParsedLine(op.name, mode.name, form, operands, values, (*implied_by(mode, form), *omitted), alternatives)
 
 
 def _attrs_fit(op: OpSpec, mode: Mode, attrs: dict[str, str]) -> bool:

@@ -399,8 +399,7 @@ class Walker:
         if self.checking:
             return
         if line.implied:
-            raise ProgramError(f"{name}: the line leaves out {', '.join(line.implied)}; the interpreter needs every "
-                               "operand written", "program.implied-operand", op.pos)
+            self.scratch(op, name, line, operands)
         try:
             outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, report=report)
         except PtospecError as exc:
@@ -410,6 +409,21 @@ class Walker:
                 np.copyto(tiles[oname].elements(), arr)
             elif oname in buffers:
                 np.copyto(buffers[oname].array, arr)
+
+    def scratch(self, op: Operation, name: str, line: ParsedLine, operands: dict) -> None:
+        """Tiles for the operands the line leaves out (tmp, allocated by the implementation): as large as the
+        first input tile, with the element type the mode gives them."""
+        mode = self.db.op(line.op).mode(line.mode)
+        first = next((operands[o.name] for o in mode.operands if o.role == "in"
+                      and isinstance(operands.get(o.name), TileDesc)), None)
+        for missing in line.implied:
+            o = mode.operand(missing)
+            if o.role != "tmp" or first is None:
+                raise ProgramError(f"{name}: the line leaves out {missing}, which the interpreter cannot supply",
+                                   "program.implied-operand", op.pos)
+            like = next((operands[p.name] for p in mode.operands if p.dtype == o.dtype
+                         and isinstance(operands.get(p.name), TileDesc)), first)
+            operands[missing] = first.with_(dtype=like.dtype)
 
     # -- arith --------------------------------------------------------------------------------------
     def arith(self, op: Operation, name: str) -> None:
