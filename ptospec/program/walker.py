@@ -645,20 +645,20 @@ def _if(w: Walker, op: Operation) -> None:
     if not op.regions:
         raise ProgramError("scf.if needs a then region", "program.syntax", op.pos)
     then, other = op.regions[0][0], (op.regions[1][0] if len(op.regions) > 1 else None)
-    if cond is UNKNOWN or w.checking:
-        _, values, _ = w.run_block(then, [])
-        if other is not None:
-            w.run_block(other, [])
-        if cond is UNKNOWN or not w.checking:
-            w.bind(op, _loop_state(values) if values else [UNKNOWN] * len(op.results))
-            return
-        taken = then if cond else other
-        results = w.run_block(taken, [])[1] if taken is not None else []
-        w.bind(op, results)
+    if w.checking:  # both branches are checked; the results are the taken branch's when the condition is known
+        from_then = w.run_block(then, [])[1]
+        from_else = w.run_block(other, [])[1] if other is not None else []
+        if cond is UNKNOWN:
+            merged = [a if a is b else UNKNOWN for a, b in zip(from_then, from_else, strict=False)] \
+                if other is not None else []
+            w.bind(op, merged + [UNKNOWN] * (len(op.results) - len(merged)))
+        else:
+            w.bind(op, from_then if cond else from_else)
         return
+    if cond is UNKNOWN:
+        raise ProgramError("scf.if condition is not known", "program.unknown-value", op.pos)
     taken = then if cond else other
-    values = w.run_block(taken, [])[1] if taken is not None else []
-    w.bind(op, values)
+    w.bind(op, w.run_block(taken, [])[1] if taken is not None else [])
 
 
 def _while(w: Walker, op: Operation) -> None:
