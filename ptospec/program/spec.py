@@ -126,23 +126,27 @@ def program_spec(db: Database) -> ProgramSpec:
     return _LOADED[0][1]
 
 
-def broken_rules(db: Database, instr: ProgramInstruction, values: dict[str, int],
-                 dims: list[dict[str, int]] | None = None) -> list[tuple[ProgramRule, str]]:
-    """The rules of ``instr`` that ``values`` (and, per dimension, ``dims``) break, each with the values
-    it saw.  A rule whose ``when`` operand is absent (``None``) is skipped."""
-    broken = []
+def broken_rules(db: Database, instr: ProgramInstruction, values: dict[str, int | None],
+                 dims: list[dict[str, int | None]] | None = None) -> tuple[list[tuple[ProgramRule, str]], list[str]]:
+    """The rules of ``instr`` that ``values`` (and, per dimension, ``dims``) break, each with the values it
+    saw, and the ids of the rules that need a value given as ``None`` (known only at run time).  A rule
+    whose ``when`` operand is ``None`` does not apply."""
+    broken: list[tuple[ProgramRule, str]] = []
+    deferred: list[str] = []
     for rule in instr.rules:
         if rule.when and values.get(rule.when) is None:
             continue
         scopes = [{**values, **d} for d in (dims or [])] if rule.per_dim else [values]
         for k, vals in enumerate(scopes):
-            scope = Scope(isa=db.isa, values={n: v for n, v in vals.items() if v is not None})
-            if not evaluate(rule.check, scope):
+            if any(vals.get(n) is None for n in _names(rule.check)):
+                deferred.append(rule.id)
+                break
+            if not evaluate(rule.check, Scope(isa=db.isa, values=dict(vals))):
                 shown = ", ".join(f"{n}={vals[n]}" for n in sorted(_names(rule.check)) if n in vals)
                 where = f"dimension {k}: " if rule.per_dim else ""
                 broken.append((rule, where + shown))
                 break
-    return broken
+    return broken, deferred
 
 
 def _names(node: Node) -> set[str]:

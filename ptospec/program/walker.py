@@ -216,22 +216,17 @@ class Walker:
         self.findings.append(Finding(pos, rule, message, "violation"))
 
     def program_rules(self, op: Operation, name: str, values: dict, dims: list[dict] | None = None) -> None:
-        instr = self.spec.instructions[name]
-        if not known(*values.values(), *(v for d in dims or [] for v in d.values())):
-            values = {k: (None if v is UNKNOWN else v) for k, v in values.items()}
-            dims = [{k: (None if v is UNKNOWN else v) for k, v in d.items()} for d in dims or []]
-            try:
-                broken = broken_rules(self.db, instr, values, dims)
-            except PtospecError:  # a rule needs a value only known at run time
-                self.findings.append(Finding(op.pos, f"{name}.deferred",
-                                             f"{name}: rules that need run-time values are checked when it runs",
-                                             "deferred"))
-                return
-        else:
-            key = (name, tuple(values.items()), tuple(tuple(d.items()) for d in dims or []))
-            broken = self._rules.get(key)
-            if broken is None:
-                broken = self._rules[key] = broken_rules(self.db, instr, values, dims)
+        """Check the program-layer rules of instruction ``name``; those needing unknown values are deferred."""
+        values = {k: (None if v is UNKNOWN else v) for k, v in values.items()}
+        dims = [{k: (None if v is UNKNOWN else v) for k, v in d.items()} for d in dims or []]
+        key = (name, tuple(values.items()), tuple(tuple(d.items()) for d in dims))
+        found = self._rules.get(key)
+        if found is None:
+            found = self._rules[key] = broken_rules(self.db, self.spec.instructions[name], values, dims)
+        broken, deferred = found
+        if deferred:
+            self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name}: checked at run time: "
+                                         f"{', '.join(deferred)}", "deferred"))
         for rule, seen in broken:
             self.violation(op.pos, rule.id, f"{name}: {rule.message['en']} ({seen})")
 
