@@ -422,19 +422,21 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             type_vars = {o.dtype for o in operands if o.dtype}
             _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
             semantics.append(stmt)
-        ex = m["example"]
-        if ex["profile"] not in isa.profiles:
-            issues.add(src, (*mp, "example"), f"unknown profile {ex['profile']!r}", "op.profile")
-        if sorted(ex["tiles"]) != sorted(names):
-            issues.add(src, (*mp, "example", "tiles"), "the example must give a tile for every operand", "op.example")
+        examples: list[Example] = []
+        for where in [(*mp, "example"), *((*mp, "bases", k) for k in range(len(m.get("bases", ()))))]:
+            ex = m["example"] if where[-1] == "example" else m["bases"][where[-1]]
+            if ex["profile"] not in isa.profiles:
+                issues.add(src, where, f"unknown profile {ex['profile']!r}", "op.profile")
+            if sorted(ex["tiles"]) != sorted(names):
+                issues.add(src, (*where, "tiles"), "an example must give a tile for every operand", "op.example")
+            examples.append(Example(ex["profile"], dict(ex["tiles"]), src.line(where), src.file_of(where)))
         modes.append(
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
                 cpp_template=tuple(m["cpp"].get("template", ())),
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"])) for k, v in m["asm"].items()},
-                example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example")),
-                                src.file_of((*mp, "example"))),
+                example=examples[0], bases=tuple(examples[1:]),
             )
         )
     mode_names = [m.name for m in modes]

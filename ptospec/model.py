@@ -162,6 +162,12 @@ class Mode:
     asm: dict[str, AsmForm]  # sync | ssa | dps
     example: Example
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
+    bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        """The example, then the further bases of the conformance cases."""
+        return (self.example, *self.bases)
 
     @property
     def attrs(self) -> tuple[Operand, ...]:
