@@ -222,8 +222,11 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
             if node is not None:
                 _check_names(src, ("global_layouts", n, "tile_map"), node, {"r", "c", "d0", "d1", "d2", "d3", "d4"},
                              None, issues)
+        for k, prof in enumerate(v["profiles"]):
+            if prof not in d["profiles"]:
+                issues.add(src, ("global_layouts", n, "profiles", k), f"unknown profile {prof!r}", "isa.profile")
         global_layouts[n] = GlobalLayout(n, v["asm"], tuple(v["order"]) if "order" in v else None, v["text"],
-                                         tuple(x for x in tile_map if x is not None))
+                                         tuple(x for x in tile_map if x is not None), tuple(v["profiles"]))
     pad_fill = {}
     for pad, text in d["pad_fill"].items():
         if pad not in d["pad_values"]:

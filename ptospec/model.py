@@ -53,6 +53,7 @@ class GlobalLayout:
     order: tuple[int, ...] | None  # dimensions from fastest-varying to slowest in a packed view
     text: Text
     tile_map: tuple[Node, ...] = ()  # indices i0..i4 of the element at tile (r, c), over r, c, d0..d4
+    profiles: tuple[str, ...] = ()  # profiles whose TLOAD/TSTORE headers have a path for it
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,9 @@ def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
 def _operand_text(db: Database, operand, lang: str) -> str:
     """An operand's meaning; attributes list their enum's values, inputs their value domain."""
     meaning = prose(text(operand.text, lang))
+    if operand.is_global:
+        meaning += f" — {label('global_operand', lang)} ({code('!pto.partition_tensor_view<...>')}, " \
+                   f"[{label('global_layouts', lang)}](../index.md))"
     if operand.is_attr:
         enum = db.isa.enums[operand.enum]
         values = ", ".join(f"{code(v)} ({prose(text(enum.value_text[v], lang))})" for v in enum.values)
