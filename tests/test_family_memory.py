@@ -321,3 +321,26 @@ def test_global_layouts_name_the_profiles_that_transfer_them(db):
     assert set(layouts["NZ"].profiles) == {"cpu", "a2a3", "a5"}
     assert layouts["NCHW"].profiles == ("a5",)
     assert layouts["GNCHW"].profiles == ()
+
+
+def test_only_statements_marked_writes_tile_fill_outside_the_valid_region(db, tiles):
+    import dataclasses
+
+    from ptospec.errors import PtospecError
+    from ptospec.expr.parser import parse_statement
+    from ptospec.model import Database
+
+    spec = db.op("tload")
+    fill = parse_statement("dst[i, j] = 0  for i < dst.rows, j < dst.cols")
+
+    def with_semantics(*stmts):
+        mode = dataclasses.replace(spec.modes[0], semantics=stmts)
+        return Database(isa=db.isa, ops={**db.ops, "tload": dataclasses.replace(spec, modes=(mode,))}, root=db.root)
+
+    t = tiles(dst="vec, 8x16xf16, valid=4x5", src="gm, 4x5xf16")
+    data = {"src": np.ones((4, 5), np.float16), "dst": np.full((8, 16), 7, np.float16)}
+    with pytest.raises(PtospecError) as err:  # no `writes: tile`: the engine refuses the write
+        execute(with_semantics(fill), "tload", None, "cpu", t, data)
+    assert err.value.rule == "exec.write-outside-valid"
+    out = execute(with_semantics(dataclasses.replace(fill, writes="tile")), "tload", None, "cpu", t, data)["dst"]
+    assert (out == 0).all()
