@@ -29,16 +29,18 @@ def check_examples(op: OpSpec, isa: Isa) -> list[SpecError]:
     db = Database(isa=isa, ops={op.name: op}, root="")
     problems = []
     for mode in op.modes:
-        where = f"{mode.example.file or op.file}:{mode.example.line}"
-        try:
-            tiles = {n: parse_descriptor(t, isa) for n, t in mode.example.tiles.items()}
-            report = validate(db, op.name, mode.name, mode.example.profile, tiles)
-        except PtospecError as exc:
-            problems.append(SpecError(f"mode {mode.name} example: {exc.message}", where=where, rule="op.example"))
-            continue
-        for v in report.violations:
-            problems.append(SpecError(f"mode {mode.name} example is illegal on {mode.example.profile}: "
-                                      f"{v.one_line()}", where=where, rule="op.example"))
+        for k, example in enumerate(mode.examples):
+            what = "example" if k == 0 else f"base {k}"
+            where = f"{example.file or op.file}:{example.line}"
+            try:
+                tiles = {n: parse_descriptor(t, isa) for n, t in example.tiles.items()}
+                report = validate(db, op.name, mode.name, example.profile, tiles)
+            except PtospecError as exc:
+                problems.append(SpecError(f"mode {mode.name} {what}: {exc.message}", where=where, rule="op.example"))
+                continue
+            for v in report.violations:
+                problems.append(SpecError(f"mode {mode.name} {what} is illegal on {example.profile}: "
+                                          f"{v.one_line()}", where=where, rule="op.example"))
     return problems
 
 

@@ -222,8 +222,11 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
             if node is not None:
                 _check_names(src, ("global_layouts", n, "tile_map"), node, {"r", "c", "d0", "d1", "d2", "d3", "d4"},
                              None, issues)
+        for k, prof in enumerate(v["profiles"]):
+            if prof not in d["profiles"]:
+                issues.add(src, ("global_layouts", n, "profiles", k), f"unknown profile {prof!r}", "isa.profile")
         global_layouts[n] = GlobalLayout(n, v["asm"], tuple(v["order"]) if "order" in v else None, v["text"],
-                                         tuple(x for x in tile_map if x is not None))
+                                         tuple(x for x in tile_map if x is not None), tuple(v["profiles"]))
     pad_fill = {}
     for pad, text in d["pad_fill"].items():
         if pad not in d["pad_values"]:
@@ -435,11 +438,14 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             type_vars = {o.dtype for o in operands if o.dtype}
             _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
             semantics.append(stmt)
-        ex = m["example"]
-        if ex["profile"] not in isa.profiles:
-            issues.add(src, (*mp, "example"), f"unknown profile {ex['profile']!r}", "op.profile")
-        if sorted(ex["tiles"]) != sorted(names):
-            issues.add(src, (*mp, "example", "tiles"), "the example must give a tile for every operand", "op.example")
+        examples: list[Example] = []
+        for where in [(*mp, "example"), *((*mp, "bases", k) for k in range(len(m.get("bases", ()))))]:
+            ex = m["example"] if where[-1] == "example" else m["bases"][where[-1]]
+            if ex["profile"] not in isa.profiles:
+                issues.add(src, where, f"unknown profile {ex['profile']!r}", "op.profile")
+            if sorted(ex["tiles"]) != sorted(names):
+                issues.add(src, (*where, "tiles"), "an example must give a tile for every operand", "op.example")
+            examples.append(Example(ex["profile"], dict(ex["tiles"]), src.line(where), src.file_of(where)))
         modes.append(
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
@@ -448,8 +454,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),
-                example=Example(ex["profile"], dict(ex["tiles"]), src.line((*mp, "example")),
-                                src.file_of((*mp, "example"))),
+                example=examples[0], bases=tuple(examples[1:]),
             )
         )
     mode_names = [m.name for m in modes]

@@ -53,6 +53,7 @@ class GlobalLayout:
     order: tuple[int, ...] | None  # dimensions from fastest-varying to slowest in a packed view
     text: Text
     tile_map: tuple[Node, ...] = ()  # indices i0..i4 of the element at tile (r, c), over r, c, d0..d4
+    profiles: tuple[str, ...] = ()  # profiles whose TLOAD/TSTORE headers have a path for it
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,12 @@ class Mode:
     example: Example
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
+    bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        """The example, then the further bases of the conformance cases."""
+        return (self.example, *self.bases)
 
     @property
     def attrs(self) -> tuple[Operand, ...]:

@@ -517,6 +517,13 @@ def test_observed_entries_predict_divergences_precisely(db):
     assert verdict("accepts-rejected", the_db=by_rule, rule="dtype.same-t").verdict == UNRECORDED
     by_mode = _db_with_differences(db, "tadds", _observed(Observation("cpu", "wrong-value", modes=("other",))))
     assert verdict(the_db=by_mode).verdict == UNRECORDED
+    # a must-reject case the simulator refuses with an ordinary compile error, recorded as such
+    compile_error = _db_with_differences(db, "tadds", _observed(Observation("cpu", "harness-error",
+                                                                            rules=("dtype.same-t",))))
+    assert verdict("harness-error", the_db=compile_error, rule="dtype.same-t",
+                   message="does not compile").verdict == KNOWN_BUG
+    assert verdict("harness-error", the_db=compile_error, rule="dtype.t",
+                   message="does not compile").verdict == HARNESS
 
 
 def test_report_groups_by_cause_and_keeps_the_smallest_case(tmp_path, db):

@@ -207,7 +207,8 @@ def test_scatter_duplicates_last_wins_and_skip_drops_out_of_range(db, tiles):
 
 # ------------------------------------------------------------------ assembly forms
 @pytest.mark.parametrize("op,mode", [("tload", "default"), ("tstore", "default"), ("tstore", "atomic_add"),
-                                     ("mgather", "row"), ("mscatter", "elem")])
+                                     ("mgather", "row"), ("mscatter", "elem"),
+                                     ("tprefetch", "default")])
 def test_memory_forms_round_trip(db, op, mode):
     spec = db.op(op)
     m = spec.mode(mode)
@@ -240,3 +241,106 @@ def test_assembler_keyword_tile_type(db):
                 "loc=vec, dtype=f32, rows=32, cols=32, colour=red"):
         with pytest.raises(TileError):
             parse_descriptor(bad, db.isa)
+
+
+# ------------------------------------------------------------------ TPREFETCH
+def test_prefetch_copies_one_slice_into_the_valid_rows(db, tiles):
+    buffer = np.arange(1024, dtype=np.float16)
+    t = tiles(dst="vec, 16x16xf16, valid=10x16", src="gm, 10x16xf16, strides=16x1, offset=256, size=1024")
+    for profile in ("cpu", "a2a3", "a5"):
+        start = np.full((16, 16), -1, np.float16)
+        out = execute(db, "tprefetch", None, profile, t, {"src": buffer, "dst": start})["dst"]
+        np.testing.assert_array_equal(out[:10], buffer[strided_offsets((10, 16), (16, 1), 256)])
+        assert (out[10:] == -1).all(), profile  # rows past the slice keep their contents: no pad fill
+
+
+def test_prefetch_row_pitch_differs_per_profile(db, tiles):
+    # 9 halves = 18 bytes: A2/A3 rounds each row up to one 32-byte block (the tile's 16 columns), A5 does not
+    t = tiles(dst="vec, 4x16xf16, valid=4x9", src="gm, 4x9xf16, strides=16x1, size=64")
+    assert validate(db, "tprefetch", None, "a2a3", t).ok
+    assert validate(db, "tprefetch", None, "a5", t).rule_ids == {"prefetch.row-pitch-a5"}
+    assert validate(db, "tprefetch", None, "cpu", t).ok  # the simulator reads at the tile's pitch, 16 = stride 3
+    packed = tiles(dst="vec, 4x16xf16, valid=4x9", src="gm, 4x9xf16")
+    assert validate(db, "tprefetch", None, "cpu", packed).rule_ids == {"prefetch.row-stride-cpu"}
+
+
+def test_prefetch_content_is_defined_for_one_slice_only(db, tiles):
+    t = tiles(dst="vec, 16x16xf32", src="gm, 2x8x16xf32")
+    for profile in ("cpu", "a2a3", "a5"):
+        assert "prefetch.one-slice" in validate(db, "tprefetch", None, profile, t).rule_ids
+    mat = tiles(dst="mat, 16x16xf32", src="gm, 16x16xf32")
+    assert validate(db, "tprefetch", None, "a2a3", mat).rule_ids == {"loc.vec"}
+    assert validate(db, "tprefetch", None, "cpu", mat).ok
+
+
+def test_prefetch_lines_as_the_page_and_the_assembler_write_them(db):
+    page = "%dst = tprefetch %src : !pto.global<16x16xf32> -> !pto.tile<16x16xf32>"
+    assert parse_line(db, page, "default").operands["src"] == parse_descriptor("gm, 16x16xf32", db.isa)
+    ptoas = ("pto.tprefetch ins(%part : !pto.partition_tensor_view<16x16xf16>) outs(%tile : !pto.tile_buf<loc=vec, "
+             "dtype=f16, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, "
+             "pad=0>)")
+    assert parse_line(db, ptoas, "default").form == "dps"
+
+
+# ------------------------------------------------------------------ NZ views and Mat tiles in the generated cases
+def test_generated_cases_load_and_store_nz_views_and_mat_tiles(db):
+    from ptospec.conformance import cases
+
+    for op, profiles in (("tload", ("cpu", "a2a3", "a5")), ("tstore", ("cpu", "a2a3", "a5"))):
+        positives = cases.positive_cases(db, db.op(op))
+        for profile in profiles:
+            mine = [c.parsed(db) for c in positives if c.profile == profile]
+            assert any(t.layout == "NZ" for c in mine for t in c.values() if hasattr(t, "strides")), (op, profile)
+            if op == "tload" or profile != "a5":  # A5 stores no Mat tile
+                assert any(getattr(t, "loc", None) == "Mat" for c in mine for t in c.values()), (op, profile)
+        for c in positives:
+            assert validate(db, op, c.mode, c.profile, c.parsed(db)).ok
+
+
+def test_nz_view_keeps_its_block_bytes_across_types(db):
+    from ptospec.conformance.views import retyped, shaped_view
+
+    f32 = parse_descriptor("gm, 1x2x1x16x8xf32, layout=nz", db.isa)
+    assert retyped(db.isa, f32, "f16").shape == (1, 1, 1, 16, 16)  # 16 rows of 32 bytes, 16 columns in all
+    assert retyped(db.isa, f32, "i8").shape == (1, 2, 1, 16, 8)  # 32 one-byte columns do not fit 16 columns
+    assert shaped_view(db.isa, f32, 32, 24, False).shape == (1, 3, 2, 16, 8)
+    assert shaped_view(db.isa, f32, 20, 24, False) == f32  # 20 rows are no whole number of blocks
+
+
+def test_fractal_tiles_are_whole_inner_boxes(db, tiles):
+    t = tiles(dst="mat, 5x16xf16, blayout=col_major, slayout=row_major", src="gm, 5x16xf16")
+    assert "tile.fractal-box" in validate(db, "tload", None, "cpu", t).rule_ids
+    ok = tiles(dst="mat, 16x16xf16, blayout=col_major, slayout=row_major", src="gm, 16x16xf16")
+    assert validate(db, "tload", None, "a2a3", ok).ok
+    b64 = tiles(dst="mat, 16x16xi64, blayout=col_major, slayout=row_major", src="gm, 16x16xi64")
+    assert "mat.to-nz-b64" in validate(db, "tload", None, "a5", b64).rule_ids
+
+
+def test_global_layouts_name_the_profiles_that_transfer_them(db):
+    layouts = db.isa.global_layouts
+    assert set(layouts["NZ"].profiles) == {"cpu", "a2a3", "a5"}
+    assert layouts["NCHW"].profiles == ("a5",)
+    assert layouts["GNCHW"].profiles == ()
+
+
+def test_only_statements_marked_writes_tile_fill_outside_the_valid_region(db, tiles):
+    import dataclasses
+
+    from ptospec.errors import PtospecError
+    from ptospec.expr.parser import parse_statement
+    from ptospec.model import Database
+
+    spec = db.op("tload")
+    fill = parse_statement("dst[i, j] = 0  for i < dst.rows, j < dst.cols")
+
+    def with_semantics(*stmts):
+        mode = dataclasses.replace(spec.modes[0], semantics=stmts)
+        return Database(isa=db.isa, ops={**db.ops, "tload": dataclasses.replace(spec, modes=(mode,))}, root=db.root)
+
+    t = tiles(dst="vec, 8x16xf16, valid=4x5", src="gm, 4x5xf16")
+    data = {"src": np.ones((4, 5), np.float16), "dst": np.full((8, 16), 7, np.float16)}
+    with pytest.raises(PtospecError) as err:  # no `writes: tile`: the engine refuses the write
+        execute(with_semantics(fill), "tload", None, "cpu", t, data)
+    assert err.value.rule == "exec.write-outside-valid"
+    out = execute(with_semantics(dataclasses.replace(fill, writes="tile")), "tload", None, "cpu", t, data)["dst"]
+    assert (out == 0).all()

@@ -13,7 +13,7 @@ A view type holds a shape of one to five dimensions and an element type, as the 
 * ``size``: the buffer's length in elements (default: just enough for the view), ``?`` when dynamic.
 
 The canonical form prints only what differs from those defaults, so a plain view prints exactly as
-the assembler writes it.  ``!pto.memref<...>`` (the pages' spelling) is read as a partition view.
+the assembler writes it.  ``!pto.memref<...>`` and ``!pto.global<...>`` (the pages' spellings) read as partition views.
 A CLI descriptor is the inside of the brackets after a leading ``gm``: ``gm, 16x16xf32, strides=32x1``.
 """
 
@@ -26,8 +26,9 @@ from ..model import Isa
 from ..tile import GLOBAL_RANK, GlobalDesc
 
 VIEW_TYPES = ("partition_tensor_view", "tensor_view")
-VIEW_ALIASES = {"memref": "partition_tensor_view", "gm": "partition_tensor_view"}
-_VIEW_TYPE = re.compile(r"^!pto\.(partition_tensor_view|tensor_view|memref)<(.*)>$", re.S)
+VIEW_ALIASES = {"memref": "partition_tensor_view", "global": "partition_tensor_view",
+                "gm": "partition_tensor_view"}
+_VIEW_TYPE = re.compile(r"^!pto\.(partition_tensor_view|tensor_view|memref|global)<(.*)>$", re.S)
 _DIM = r"(?:[0-9]+|\?)"
 _SHAPE = re.compile(rf"^((?:{_DIM}x){{1,{GLOBAL_RANK}}})([a-z][a-z0-9]*)$")
 _LIST = re.compile(rf"^{_DIM}(?:x{_DIM}){{0,{GLOBAL_RANK - 1}}}$")

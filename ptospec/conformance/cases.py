@@ -135,15 +135,32 @@ def example_tiles(db: Database, mode: Mode) -> Tiles:
     return {o.name: descriptor(db, mode.example.tiles[o.name]) for o in mode.operands}
 
 
-def with_dtypes(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> Tiles:
+def base_tiles(db: Database, mode: Mode) -> list[Tiles]:
+    """The tiles of the example and of each further base (``bases:``) the cases start from."""
+    return [{o.name: descriptor(db, ex.tiles[o.name]) for o in mode.operands} for ex in mode.examples]
+
+
+def base_variants(db: Database, mode: Mode, binding: dict[str, str] | None = None) -> list[Tiles]:
+    """The layout variants of every base, the example's first (typed with ``binding`` when given)."""
+    out: list[Tiles] = []
+    for base in base_tiles(db, mode):
+        typed = with_dtypes(db, mode, base, binding) if binding is not None else base
+        out.extend(layout_variants(db, typed, pad_readers(mode)))
+    return out
+
+
+def with_dtypes(db: Database, mode: Mode, tiles: Tiles, binding: dict[str, str]) -> Tiles:
     out: Tiles = {}
     for o in mode.operands:
         t = tiles[o.name]
         if o.is_attr:
             out[o.name] = AttrDesc(binding[o.name]) if o.name in binding else t
+        elif isinstance(t, ScalarDesc):
+            out[o.name] = ScalarDesc(binding[o.dtype])
+        elif isinstance(t, GlobalDesc):
+            out[o.name] = views.retyped(db.isa, t, binding[o.dtype])
         else:
-            out[o.name] = (ScalarDesc(binding[o.dtype]) if isinstance(t, ScalarDesc)
-                           else t.with_(dtype=binding[o.dtype]))
+            out[o.name] = t.with_(dtype=binding[o.dtype])
     return out
 
 
@@ -427,8 +444,7 @@ def configurations(
     exact = (op.name, mode.name, profile, target, partial, layout, tuple(binding.items()))
     if exact in state.configs:
         return state.configs[exact]
-    base = with_dtypes(mode, example_tiles(db, mode), binding)
-    variants = list(layout_variants(db, base, pad_readers(mode)))
+    variants = base_variants(db, mode, binding)
     found = None
     if layout < len(variants):
         sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
@@ -481,13 +497,20 @@ def legal_configuration(
 
 
 def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
-    base = example_tiles(db, mode)
-    n_layouts = len(list(layout_variants(db, base, pad_readers(mode))))
-    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(base), True, 0)]
+    """(valid-region target, partial, layout variant) triples; a further base starts at its own valid
+    region, packed and partial (its view may fit no other target), then its variants follow the example's."""
+    bases = base_tiles(db, mode)
+    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0]), True, 0)]
     for i, target in enumerate(TARGETS):
         space.append((target, i % 2 == 0, 0))
-    for lay in range(1, n_layouts):
-        space.append((TARGETS[(lay * 3) % len(TARGETS)], lay % 2 == 1, lay))
+    lay = 0
+    for k, base in enumerate(bases):
+        for v in range(len(list(layout_variants(db, base, pad_readers(mode))))):
+            if k and not v:
+                space.extend([(example_target(base), True, lay), (example_target(base), False, lay)])
+            elif lay:
+                space.append((TARGETS[(lay * 3) % len(TARGETS)], lay % 2 == 1, lay))
+            lay += 1
     return space
 
 

@@ -19,13 +19,11 @@ from .cases import (
     PROPERTY_COLS,
     PROPERTY_ROWS,
     Case,
+    base_variants,
     case_id,
     dtype_combos,
-    example_tiles,
     feasible,
-    layout_variants,
     legal_configuration,
-    pad_readers,
 )
 from .compare import compare_detail
 from .data import make_inputs
@@ -337,7 +335,7 @@ class Runner:
                   if self.caps.dtypes is None or {b[v] for v in mode_spec.type_vars} <= set(self.caps.dtypes)]
         if not any(feasible(self.db, spec, mode_spec, profile, b) for b in combos):
             raise Unsupported(f"{self.backend_name}: no supported dtype for {op} {mode} on {profile}")
-        n_layouts = len(list(layout_variants(self.db, example_tiles(self.db, mode_spec), pad_readers(mode_spec))))
+        n_layouts = len(base_variants(self.db, mode_spec))
         patterns = [p for p in PATTERNS if p != "ties" or spec.numerics.ties == "first"]
         if profile in spec.numerics.exact_specials:
             patterns.append("ieee")

@@ -37,14 +37,41 @@ def shaped_view(isa: Isa, g: GlobalDesc, rows: int, cols: int, partial: bool) ->
         shape: tuple[int, ...] = (2, rows, cols // 2) if partial and cols % 2 == 0 and cols > 2 else (rows, cols)
     elif g.layout == "ND":
         shape = (2, rows // 2, cols) if partial and rows % 2 == 0 and rows > 2 else (rows, cols)
+    elif g.layout == "NZ" and g.rank == 5 and g.known:
+        # the base's fractal block (dimensions 3 and 4) repeated over row blocks and column blocks
+        block_rows, block_cols = g.shape[3], g.shape[4]
+        if rows % block_rows or cols % block_cols:
+            return g
+        shape = (1, cols // block_cols, rows // block_rows, block_rows, block_cols)
+        view = GlobalDesc(g.dtype, shape, packed_strides(isa, shape, "NZ"), "NZ", ORIGIN if partial else 0, None,
+                          g.view)
+        return view.with_(size=view.offset + view.span + (SPARE if partial else 0))
     else:
-        return g  # NZ and the unmodelled layouts keep the example's shape
+        return g  # the unmodelled layouts keep the example's shape
     strides = list(packed_strides(isa, shape, g.layout))
     if partial:  # a gap after each row (ND) or column (DN): the view is no longer packed
         inner = -1 if g.layout == "ND" else -2
         strides = _with_gap(shape, strides, inner)
     view = GlobalDesc(g.dtype, shape, tuple(strides), g.layout, ORIGIN if partial else 0, None, g.view)
     return view.with_(size=view.offset + view.span + (SPARE if partial else 0))
+
+
+def retyped(isa: Isa, g: GlobalDesc, dtype: str) -> GlobalDesc:
+    """``g`` with elements of ``dtype``; a known NZ view keeps the byte width of its fractal block's rows
+    (dimension 4 scaled by the size ratio of the types), so that the block stays a block."""
+    if g.layout != "NZ" or g.rank != 5 or not g.known or dtype == g.dtype:
+        return g.with_(dtype=dtype)
+    row_bytes = g.shape[4] * isa.dtypes[g.dtype].bytes
+    width = isa.dtypes[dtype].bytes
+    if row_bytes % width:
+        return g.with_(dtype=dtype)
+    cols = g.shape[1] * g.shape[4]
+    block = row_bytes // width
+    if cols % block:
+        return g.with_(dtype=dtype)
+    shape = (1, cols // block, g.shape[2], g.shape[3], block)
+    view = g.with_(dtype=dtype, shape=shape, strides=packed_strides(isa, shape, "NZ"))
+    return view.with_(size=view.offset + view.span + (g.size - g.offset - g.span))
 
 
 def _with_gap(shape: tuple[int, ...], strides: list[int | None], inner: int) -> list[int | None]:

@@ -31,6 +31,7 @@ def home_page(db: Database, lang: str) -> str:
                      [[code(p.name), prose(text(p.title, lang)), prose(text(p.description, lang)),
                        prose(text(p.numerics_text, lang)) if p.numerics_text else ""]
                       for p in db.isa.profiles.values()]))
+    out += global_layouts_section(db, lang)
     out.append(f"## {label('families', lang)}\n")
     for fam, ops in _ops_by_family(db).items():
         title = text(db.isa.families[fam].title, lang) if fam in db.isa.families else fam
@@ -38,6 +39,22 @@ def home_page(db: Database, lang: str) -> str:
         out += [f"- [{op.name.upper()}](ops/{op.name}.md): {prose(text(op.summary, lang))}" for op in ops]
         out.append("")
     return "\n".join(out)
+
+
+def global_layouts_section(db: Database, lang: str) -> list[str]:
+    """The global layouts: spelling, meaning, the placement the executor models, the profiles that accept them."""
+    rows = []
+    for g in db.isa.global_layouts.values():
+        if g.tile_map:
+            indices = ", ".join(to_latex(node) for node in g.tile_map)
+            placement = math_inline(f"(i_0, \\dots, i_4) = ({indices})")
+        else:
+            placement = label("not_modelled", lang)
+        rows.append([code(g.name), code(g.asm), prose(text(g.text, lang)), placement,
+                     ", ".join(code(p) for p in g.profiles) or label("none", lang)])
+    return [f"## {label('global_layouts', lang)}\n", label("global_layouts_intro", lang) + "\n",
+            table([label("name", lang), label("asm_spelling", lang), label("meaning", lang), label("placement", lang),
+                   label("profiles", lang)], rows)]
 
 
 def family_page(db: Database, family: str, ops: list[OpSpec], lang: str) -> str:

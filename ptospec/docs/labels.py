@@ -120,6 +120,22 @@ LABELS: dict[str, dict[str, str]] = {
         "zh": "对每条指令、每种模式和每个类型变量：列出允许各数据类型的配置。",
     },
     "none": {"en": "none", "zh": "无"},
+    "global_layouts": {"en": "Global tensor layouts", "zh": "全局张量布局"},
+    "global_layouts_intro": {
+        "en": "The layouts a view of global memory can name: the operands of kind global, written `gm, 16x16xf32, "
+              "layout=nz` on the command line and `!pto.partition_tensor_view<16x16xf32>` in assembly, up to five "
+              "dimensions with strides, an offset in their buffer and the buffer's size. Placement: the view "
+              "element at tile position (r, c), where the reference executor models the layout. Profiles: those "
+              "whose TLOAD/TSTORE implementation has a path for the layout.",
+        "zh": "全局内存视图可以使用的布局：kind 为 global 的操作数，命令行写作 `gm, 16x16xf32, layout=nz`，"
+              "汇编写作 `!pto.partition_tensor_view<16x16xf32>`，最多五维，带步长、在缓冲区中的偏移与缓冲区大小。"
+              "放置方式：Tile 位置 (r, c) 上的视图元素（参考执行器为其建模的布局）。"
+              "配置：其 TLOAD/TSTORE 实现对该布局有处理路径的 profile。",
+    },
+    "asm_spelling": {"en": "Assembly", "zh": "汇编写法"},
+    "placement": {"en": "Placement", "zh": "放置方式"},
+    "not_modelled": {"en": "not modelled", "zh": "未建模"},
+    "global_operand": {"en": "operand kind global", "zh": "操作数种类 global"},
     "form": {"en": "Form", "zh": "形式"},
     "descriptor": {"en": "Tile descriptor", "zh": "Tile 描述"},
     "value": {"en": "Value", "zh": "取值"},

@@ -38,13 +38,14 @@ def language_link(lang: str, rel: str) -> str:
 
 
 def source_cell(db: Database, ref) -> str:
-    """A source reference: a link into the upstream repository at the checked commit; seed pages are internal."""
+    """A source reference: a link into the upstream repository at the checked commit; seed pages are internal,
+    and a reference that is no path in that repository (``PTOAS docs/...``, the assembler's) is plain text."""
     if ref.kind == "seed":
         return ""
     upstream = db.isa.upstream
-    if not upstream:
-        return code(ref.ref)
     path = ref.ref.split("#", 1)[0]
+    if not upstream or any(ch.isspace() for ch in path):
+        return code(ref.ref)
     return f"[{code(ref.ref)}](https://github.com/{upstream['repository']}/blob/{upstream['commit']}/{path})"
 
 
@@ -179,6 +180,9 @@ def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
 def _operand_text(db: Database, operand, lang: str) -> str:
     """An operand's meaning; attributes list their enum's values, inputs their value domain."""
     meaning = prose(text(operand.text, lang))
+    if operand.is_global:
+        meaning += f" — {label('global_operand', lang)} ({code('!pto.partition_tensor_view<...>')}, " \
+                   f"[{label('global_layouts', lang)}](../index.md))"
     if operand.is_attr:
         enum = db.isa.enums[operand.enum]
         values = ", ".join(f"{code(v)} ({prose(text(enum.value_text[v], lang))})" for v in enum.values)

@@ -71,7 +71,7 @@ def _profiles(db: Database, mode: Mode) -> list[str]:
 
 def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
                  target: tuple[int, int], partial: bool):
-    base = with_dtypes(mode, example_tiles(db, mode), binding)
+    base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
         tiles = _shaped(db.isa, base, target, partial, kr, kc)
         if legal(validate(db, op.name, mode.name, profile, tiles)):
