@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -58,6 +59,33 @@ class Stats:
 class _Return(Exception):
     def __init__(self, values):
         self.values = values
+
+
+@dataclass(frozen=True)
+class Executed:
+    """One database instruction as the interpreter ran it (what a ``Tracer`` is told, after it ran)."""
+
+    op: Operation  # the statement (op.pos: file:line:col)
+    name: str  # database instruction
+    mode: str
+    profile: str
+    operands: dict  # operand -> TileDesc (current valid shape) | GlobalDesc | ScalarDesc | AttrDesc
+    data: dict  # scalar operand -> number (tiles and buffers are in ``tiles`` and ``buffers``)
+    tiles: dict  # operand -> TileBuffer
+    buffers: dict  # operand -> GlobalBuffer
+    outputs: tuple[str, ...]  # the operands it wrote
+    written: dict  # output -> mask of the elements the semantics wrote
+
+
+class Tracer(Protocol):
+    """Watches a run: the global buffers before it starts, then each tile allocation and each executed
+    database instruction, in program order."""
+
+    def begin(self, buffers: dict[str, GlobalBuffer]) -> None: ...
+
+    def alloc(self, op: Operation, tile: TileBuffer) -> None: ...
+
+    def instruction(self, step: Executed) -> None: ...
 
 
 class Cursor:
@@ -163,6 +191,7 @@ class Walker:
         self._parsed: dict[int, ParsedLine | PtospecError] = {}
         self._types: dict[str, object] = {}
         self.depth = 0
+        self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
 
     # -- values and types ---------------------------------------------------------------------------
     def get(self, name: str, tok: Token | None = None):
@@ -392,8 +421,9 @@ class Walker:
         if line.implied:
             raise ProgramError(f"{name}: the line leaves out {', '.join(line.implied)}; the interpreter needs every "
                                "operand written", "program.implied-operand", op.pos)
+        written: dict[str, np.ndarray] | None = {} if self.tracer is not None else None
         try:
-            outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, report=report)
+            outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, written, report=report)
         except PtospecError as exc:
             raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
         for oname, arr in outputs.items():
@@ -401,6 +431,9 @@ class Walker:
                 np.copyto(tiles[oname].elements(), arr)
             elif oname in buffers:
                 np.copyto(buffers[oname].array, arr)
+        if self.tracer is not None:
+            self.tracer.instruction(Executed(op, line.op, line.mode, self.profile, operands, data, tiles, buffers,
+                                             tuple(outputs), written or {}))
 
     # -- arith --------------------------------------------------------------------------------------
     def arith(self, op: Operation, name: str) -> None:
@@ -826,6 +859,8 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
                 buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
             tile.storage = buf[addr:addr + nbytes]
             tile.place = (loc, addr)
+        if w.tracer is not None:
+            w.tracer.alloc(op, tile)
     w.bind(op, [tile])
 
 
