@@ -3,22 +3,27 @@ executed instruction wrote), then the final global buffers, each differing eleme
 (file:line:col) that wrote it.
 
 Elements count as equal as in the conformance suites (``conformance.compare.mismatches``: exact for
-integers and for floats without a tolerance, the op's tolerance otherwise).  Tiles are compared in their
-valid region and wherever the semantics wrote (a load's padding); views and buffers element by element.
+integers, floats exactly or within a tolerance).  A difference an instruction makes within its tolerance
+is carried on by the ones after it (a store copies it), so a float output is compared with the loosest
+tolerance any instruction run so far gave its dtype (and -0 equals +0 once an instruction that leaves the
+sign of a zero unspecified has run); a kernel of exact instructions is compared bit for bit.  Tiles are
+compared in their valid region and wherever the semantics wrote (a load's padding); views and buffers
+element by element.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..conformance.compare import mismatches
-from ..model import Database, Numerics
+from ..model import Database, Numerics, Tolerance
 from ..tile import GlobalDesc
 from .cpusim import SimResult
 from .trace import Step, Trace, footprint
 
+_SIGNED = ("preserved", "exact")  # signed_zero values under which -0 and +0 differ
 MAX_LISTED = 10  # differing elements listed per output
 
 
@@ -54,19 +59,35 @@ def _value(arr: np.ndarray, at) -> str:
     return repr(v.item()) if hasattr(v, "item") else repr(v)
 
 
-def _numerics(db: Database, step: Step, profile: str) -> Numerics:
-    return db.op(step.op).numerics.on(profile)
+class _Tolerances:
+    """The loosest tolerance per dtype of the instructions run so far, and whether any of them leaves the
+    sign of a zero unspecified."""
+
+    def __init__(self) -> None:
+        self.loosest: dict[str, Tolerance] = {}
+        self.any_zero = False
+
+    def numerics(self, db: Database, step: Step, profile: str) -> Numerics:
+        own = db.op(step.op).numerics.on(profile)
+        for dtype, tol in own.tolerance.items():
+            was = self.loosest.get(dtype)
+            self.loosest[dtype] = tol if was is None else Tolerance(max(was.rtol, tol.rtol), max(was.atol, tol.atol))
+        self.any_zero |= own.signed_zero not in _SIGNED
+        return replace(own, tolerance=dict(self.loosest),
+                       signed_zero="unspecified" if self.any_zero else own.signed_zero)
 
 
 def compare(db: Database, trace: Trace, sim: SimResult) -> Comparison:
     """Every step the simulator completed, then (when it finished) every global buffer."""
     out = Comparison(stopped=sim.stopped)
     writers = [np.full(b.size, -1, np.int64) for b in trace.initial]
+    tolerances = _Tolerances()
+    used: dict[int, Numerics] = {}  # step -> the numerics its outputs were compared with
     for step, got in zip(trace.steps, sim.outputs, strict=False):
         if step.zero is not None:
             continue
         out.steps += 1
-        numerics = _numerics(db, step, trace.profile)
+        numerics = used[step.index] = tolerances.numerics(db, step, trace.profile)
         descs = {o.name: o for o in step.operands}
         for name, want in step.outputs.items():
             operand = descs[name]
@@ -102,8 +123,7 @@ def compare(db: Database, trace: Trace, sim: SimResult) -> Comparison:
             if w < 0:  # written by no instruction: must be the input, bit for bit
                 bad[sel] = want.view(f"u{want.itemsize}")[sel] != final.view(f"u{final.itemsize}")[sel]
             else:
-                numerics = _numerics(db, trace.steps[w], trace.profile)
-                bad[sel] = mismatches(want[sel], final[sel], buf.dtype, numerics)
+                bad[sel] = mismatches(want[sel], final[sel], buf.dtype, used[int(w)])
         count = int(bad.sum())
         if not count:
             continue
