@@ -43,6 +43,7 @@ from ..errors import PtospecError
 from ..executor import numpy_dtype
 from ..model import Database
 from ..tile import GLOBAL_RANK, GlobalDesc, ScalarDesc, TileDesc
+from ..validator import validate
 from .spec import program_spec
 from .trace import Step, Trace, place
 
@@ -391,17 +392,8 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
     builder = Builder(compiler, checkout, where, stats, bf16_flags(compiler, where))
     names = [g.name for g in replay.groups]
     built = builder.build(names, lambda chosen: render(replay.groups, chosen, replay.arch))
-    bad = {n: s for n, s in built.variants.items() if s.kind != "ok"}
-    if bad or built.binary is None:
-        problems = []
-        for g in replay.groups:
-            status = built.variants.get(g.name)
-            if status is not None and status.kind != "ok":
-                verdict = "rejects" if status.kind == "rejected" else "fails to compile"
-                problems.append(f"{g.first.where()}: the simulator {verdict} it: {status.message.strip()[:400]}")
-        if not problems:
-            problems.append("the replay program did not build")
-        raise ReplayError("; ".join(problems), rule="cpusim.build")
+    if built.binary is None or any(s.kind != "ok" for s in built.variants.values()):
+        raise ReplayError(_build_failure(db, replay, built.variants), rule="cpusim.build")
     with tempfile.TemporaryDirectory(prefix="ptospec-replay-") as tmp:
         work = Path(tmp)
         (work / "steps.bin").write_bytes(replay.words.tobytes())
@@ -433,6 +425,31 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
         stopped = f"the simulator {why} in step {stopped_at}" + (f" ({step.where()})" if step else "")
     return SimResult(outputs, buffers, stopped, stopped_at, log, built.cached,
                      stats.compile_seconds, seconds, len(replay.groups), replay.source.text)
+
+
+def _build_failure(db: Database, replay: Replay, statuses: dict) -> str:
+    """Why the replay program did not build: the instructions the compiler named, else its message once,
+    with the instructions the database does not allow on the simulator's profile (likely culprits)."""
+    failed = [(g, statuses[g.name]) for g in replay.groups if g.name in statuses and statuses[g.name].kind != "ok"]
+    messages = {st.message for _, st in failed}
+    if (failed and len(messages) > 1) or len(failed) == 1:
+        parts = []
+        for g, st in failed:
+            verdict = "rejects" if st.kind == "rejected" else "fails to compile"
+            parts.append(f"{g.first.where()}: the simulator {verdict} it: {st.message.strip()[:400]}")
+        return "; ".join(parts)
+    text = f"the replay program does not build: {next(iter(messages), '').strip()[:400]}"
+    suspects = []
+    simulated = [p for p, spec in db.isa.profiles.items() if spec.basis == "simulator"]
+    for g in replay.groups:
+        if g.plan is None or not simulated:
+            continue
+        report = validate(db, g.plan.op, g.plan.mode, simulated[0], {o.name: o.desc for o in g.first.operands})
+        if report.violations:
+            suspects.append(f"{g.first.where()}: {report.violations[0].one_line()}")
+    if suspects:
+        text += f"; the database does not allow these on the simulator's profile {simulated[0]}: " + "; ".join(suspects)
+    return text
 
 
 def parse_results(db: Database, trace: Trace, data: bytes) -> tuple[list[dict[str, np.ndarray]], list[np.ndarray]]:
