@@ -386,6 +386,9 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
     """Compile (or take from the cache) the trace's replay program and run it on the trace's inputs."""
     replay = plan_replay(db, trace)
     checkout = find_checkout(pto_isa_root)
+    if not trace.instructions:  # nothing for the simulator to do: memory stays as it was given
+        return SimResult([{} for _ in trace.steps], [a.copy() for a in trace.initial], None, None, "", True, 0.0,
+                         0.0, 0, replay.source.text)
     compiler = find_compiler(cxx)
     where = cache_dir(cache)
     stats = Stats()
@@ -423,6 +426,8 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
                "stopped on a failed check (PTO_ASSERT)" if status == TRAP_EXIT else
                f"died with signal {-status}" if status < 0 else f"exited with status {status}")
         stopped = f"the simulator {why} in step {stopped_at}" + (f" ({step.where()})" if step else "")
+        if step is not None and step.zero is None:
+            stopped += _simulator_verdict(db, step)
     return SimResult(outputs, buffers, stopped, stopped_at, log, built.cached,
                      stats.compile_seconds, seconds, len(replay.groups), replay.source.text)
 
@@ -439,17 +444,21 @@ def _build_failure(db: Database, replay: Replay, statuses: dict) -> str:
             parts.append(f"{g.first.where()}: the simulator {verdict} it: {st.message.strip()[:400]}")
         return "; ".join(parts)
     text = f"the replay program does not build: {next(iter(messages), '').strip()[:400]}"
-    suspects = []
+    suspects = [g.first.where() + verdict for g in replay.groups if g.plan is not None
+                for verdict in [_simulator_verdict(db, g.first)] if verdict]
+    return text + "".join(f"; {s}" for s in suspects)
+
+
+def _simulator_verdict(db: Database, step: Step) -> str:
+    """What the validator says of a step on the simulator's own profile, when it refuses it ('' if not)."""
     simulated = [p for p, spec in db.isa.profiles.items() if spec.basis == "simulator"]
-    for g in replay.groups:
-        if g.plan is None or not simulated:
-            continue
-        report = validate(db, g.plan.op, g.plan.mode, simulated[0], {o.name: o.desc for o in g.first.operands})
-        if report.violations:
-            suspects.append(f"{g.first.where()}: {report.violations[0].one_line()}")
-    if suspects:
-        text += f"; the database does not allow these on the simulator's profile {simulated[0]}: " + "; ".join(suspects)
-    return text
+    if not simulated:
+        return ""
+    report = validate(db, step.op, step.mode, simulated[0], {o.name: o.desc for o in step.operands})
+    if not report.violations:
+        return ""
+    return f" (the database does not allow it on the simulator's profile {simulated[0]}: " \
+           f"{report.violations[0].one_line()})"
 
 
 def parse_results(db: Database, trace: Trace, data: bytes) -> tuple[list[dict[str, np.ndarray]], list[np.ndarray]]:
