@@ -34,10 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backends.cpusim.build import Builder, Stats, bf16_flags
+from ..backends.cpusim.backend import CpuSimBackend
 from ..backends.cpusim.cppgen import UnitSource, Unplannable, VariantPlan, plan_variant, tile_type
 from ..backends.cpusim.harness import HEADER_NAME, TRAP_EXIT
-from ..backends.cpusim.toolchain import cache_dir, find_checkout, find_compiler
 from ..conformance.backend import Invocation
 from ..errors import PtospecError
 from ..executor import numpy_dtype
@@ -385,14 +384,18 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
                   cxx: str | None = None, timeout: int = RUN_TIMEOUT) -> SimResult:
     """Compile (or take from the cache) the trace's replay program and run it on the trace's inputs."""
     replay = plan_replay(db, trace)
-    checkout = find_checkout(pto_isa_root)
+    backend = CpuSimBackend(db, pto_isa_root, cxx, cache)  # its toolchain, flags, cache and dtype probe
     if not trace.instructions:  # nothing for the simulator to do: memory stays as it was given
         return SimResult([{} for _ in trace.steps], [a.copy() for a in trace.initial], None, None, "", True, 0.0,
                          0.0, 0, replay.source.text)
-    compiler = find_compiler(cxx)
-    where = cache_dir(cache)
-    stats = Stats()
-    builder = Builder(compiler, checkout, where, stats, bf16_flags(compiler, where))
+    backend.capabilities()
+    for step in trace.instructions:
+        for o in step.operands:
+            why = backend.unsupported_dtypes.get(getattr(o.desc, "dtype", ""))
+            if why:
+                raise ReplayError(f"{step.where()}: {o.name} is {o.desc.dtype}, which this toolchain cannot "
+                                  f"simulate faithfully: {why}", rule="cpusim.dtype")
+    builder = backend.builder
     names = [g.name for g in replay.groups]
     built = builder.build(names, lambda chosen: render(replay.groups, chosen, replay.arch))
     if built.binary is None or any(s.kind != "ok" for s in built.variants.values()):
@@ -429,7 +432,7 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
         if step is not None and step.zero is None:
             stopped += _simulator_verdict(db, step)
     return SimResult(outputs, buffers, stopped, stopped_at, log, built.cached,
-                     stats.compile_seconds, seconds, len(replay.groups), replay.source.text)
+                     builder.stats.compile_seconds, seconds, len(replay.groups), replay.source.text)
 
 
 def _build_failure(db: Database, replay: Replay, statuses: dict) -> str:
