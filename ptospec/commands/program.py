@@ -52,7 +52,9 @@ def register(sub) -> None:
         "bytes. Flags, events and barriers do nothing: instructions run one after another. With --blocks N "
         "the kernel runs once per block (get_block_idx = 0 .. N-1) on the same global memory. The final "
         "contents of every pointer argument are written to --output (.npz, one member per argument, in "
-        "the shape it was given).",
+        "the shape it was given). With --backend cpusim the instructions the reference run executed are replayed "
+        "on the CPU simulator (one C++ program over the pto-isa headers, cached by content) and the "
+        "simulator's final buffers are written instead; compare-program compares the two.",
         epilog="example:\n  ptospec run-program vadd.pto --arg arg0=a.npy --arg arg1=b.npy --arg arg2=c.npy "
         "-o out.npz",
         formatter_class=argparse.RawDescriptionHelpFormatter,
