@@ -84,8 +84,10 @@ def test_tiles_at_one_address_share_a_slot_and_own_tiles_go_above(db, tmp_path):
     assert _operand(own, "dst").slot is z[0]
 
 
-def test_footprint_follows_the_view(db, tmp_path):
+def test_footprint_follows_the_view_and_blocks_start_afresh(db, tmp_path):
     trace, _ = _traced(db, _program(BLOCKS, tmp_path), {"arg0": np.zeros((64, 16), np.float32)}, blocks=4)
+    assert [s.kind for s in trace.steps].count("block") == 3  # blocks 1, 2, 3 clear on-chip memory
+    assert "NPU_MEMORY_CLEAR()" in plan_replay(db, trace).source.text
     stores = [s for s in trace.instructions if s.op == "tstore"]
     assert [int(footprint(_operand(s, "dst").desc)[0]) for s in stores] == [0, 256, 512, 768]
 
@@ -268,6 +270,41 @@ def test_hand_written_kernels_agree_with_the_simulator(db, tmp_path, loop_args, 
     assert c.steps == len(trace.instructions) and c.buffers == len(trace.buffers)
     for buf, arr in zip(trace.buffers, sim.buffers, strict=True):  # the simulator's buffers, as the reference's
         np.testing.assert_allclose(arr.reshape(buf.shape), result.outputs[buf.name], rtol=1e-5)
+
+
+_PV = "!pto.partition_tensor_view<16x16xf32>"
+LEFTOVER = f"""
+module {{
+  func.func @leftover(%arg0: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %at = arith.constant 0 : i64
+    %five = arith.constant 5.0 : f32
+    %b = pto.get_block_idx
+    %row = arith.muli %b, %c16 : index
+    %tv = pto.make_tensor_view %arg0, shape = [%c32, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %pv = pto.partition_view %tv, offsets = [%row, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> {_PV}
+    %t = pto.alloc_tile addr = %at : {_vec()}
+    %first = arith.cmpi eq, %b, %c0 : index
+    scf.if %first {{
+      pto.texpands ins(%five : f32) outs(%t : {_vec()})
+    }}
+    pto.tstore ins(%t : {_vec()}) outs(%pv : {_PV})
+    return
+  }}
+}}
+"""
+
+
+@live
+def test_each_block_starts_with_cleared_on_chip_memory(db, tmp_path, cache):
+    """Block 1 stores a tile only block 0 wrote: zeros in the reference (a fresh walker), so on the simulator."""
+    trace, _, sim = _run(db, LEFTOVER, tmp_path, {"arg0": np.ones((32, 16), np.float32)}, cache, blocks=2)
+    assert compare(db, trace, sim).same
+    np.testing.assert_array_equal(sim.buffers[0].reshape(32, 16)[16:], 0)
+    np.testing.assert_array_equal(sim.buffers[0].reshape(32, 16)[:16], 5)
 
 
 @live

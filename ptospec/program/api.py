@@ -171,6 +171,8 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
                    **({"max_steps": max_steps} if max_steps else {}))
         w.stats = stats
         w.tracer = tracer
+        if tracer is not None:
+            tracer.block(b)
         call_function(w, entry, values)
     seconds = time.perf_counter() - start
     outputs = {name: buf.array.reshape(buf.shape) for name, buf in buffers.items()}

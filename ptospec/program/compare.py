@@ -84,7 +84,7 @@ def compare(db: Database, trace: Trace, sim: SimResult) -> Comparison:
     tolerances = _Tolerances()
     used: dict[int, Numerics] = {}  # step -> the numerics its outputs were compared with
     for step, got in zip(trace.steps, sim.outputs, strict=False):
-        if step.zero is not None:
+        if step.kind != "instruction":
             continue
         out.steps += 1
         numerics = used[step.index] = tolerances.numerics(db, step, trace.profile)

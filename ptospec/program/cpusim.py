@@ -60,7 +60,7 @@ class Group:
     """One compiled function: a static signature and the steps that call it."""
 
     name: str
-    plan: VariantPlan | None  # None: an allocation (zero the tile's bytes)
+    plan: VariantPlan | None  # None: an allocation (zero the tile's bytes) or a block's start
     zero_type: str = ""  # the Tile<...> type of an allocation group
     first: Step | None = None
 
@@ -110,7 +110,9 @@ def plan_replay(db: Database, trace: Trace) -> Replay:
     words: list[int] = [MAGIC, VERSION, len(trace.steps), len(trace.buffers)]
     words += [int(b.array.nbytes) for b in trace.buffers]
     for step in trace.steps:
-        if step.zero is not None:
+        if step.kind == "block":
+            key, cpp, plan = "block", "", None
+        elif step.kind == "alloc":
             cpp = tile_type(db, step.zero.desc)
             key = "zero|" + cpp
             plan = None
@@ -135,6 +137,8 @@ def plan_replay(db: Database, trace: Trace) -> Replay:
 
 
 def _params(db: Database, step: Step, plan: VariantPlan | None) -> list[int]:
+    if step.kind == "block":
+        return []
     if plan is None:
         return [step.zero.addr, step.zero.nbytes]
     by_name = {o.name: o for o in step.operands}
@@ -317,6 +321,9 @@ int main(int argc, char** argv)
 def _group_lines(g: Group) -> list[str]:
     """One group's function (no source positions: the text, hence the cached binary, depends only on the
     signatures a program executes)."""
+    if g.plan is None and not g.zero_type:
+        return [f"// {g.name}: a new block (on-chip memory is zeros again)", f"namespace {g.name} {{",
+                "void run(const int64_t*) { pto::NPU_MEMORY_CLEAR(); }", f"}} // namespace {g.name}", ""]
     if g.plan is None:
         return [f"// {g.name}: a fresh tile of storage of its own (zeros)", f"namespace {g.name} {{",
                 "using namespace pto;", f"using tile_t = {g.zero_type};",
@@ -429,7 +436,7 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
                "stopped on a failed check (PTO_ASSERT)" if status == TRAP_EXIT else
                f"died with signal {-status}" if status < 0 else f"exited with status {status}")
         stopped = f"the simulator {why} in step {stopped_at}" + (f" ({step.where()})" if step else "")
-        if step is not None and step.zero is None:
+        if step is not None and step.kind == "instruction":
             stopped += _simulator_verdict(db, step)
     return SimResult(outputs, buffers, stopped, stopped_at, log, built.cached,
                      builder.stats.compile_seconds, seconds, len(replay.groups), replay.source.text)

@@ -56,7 +56,9 @@ class Step:
     outputs: dict[str, np.ndarray]  # output -> what the reference left there (tiles: rows x cols; globals: the
     # view's elements in footprint order)
     inside: dict[str, np.ndarray]  # output -> mask of the elements that count (valid region or written)
-    zero: Slot | None = None  # an allocation step: zero the slot (the reference gives fresh storage zeros)
+    kind: str = "instruction"  # instruction | alloc (zero ``zero``: fresh storage is zeros) | block (a new
+    # block starts: on-chip memory is zeros again, as each block's walker starts with empty buffers)
+    zero: Slot | None = None
 
     def where(self) -> str:
         return f"{self.pos}: {self.statement}" if self.pos else self.statement
@@ -72,7 +74,7 @@ class Trace:
 
     @property
     def instructions(self) -> list[Step]:
-        return [s for s in self.steps if s.zero is None]
+        return [s for s in self.steps if s.kind == "instruction"]
 
 
 def footprint(desc: GlobalDesc) -> np.ndarray:
@@ -100,6 +102,10 @@ class Recorder:
             self.trace.buffers.append(buf)
             self.trace.initial.append(buf.array.copy())
 
+    def block(self, index: int) -> None:
+        if index:
+            self.trace.steps.append(Step(len(self.trace.steps), None, f"block {index}", "", "", [], {}, {}, "block"))
+
     def alloc(self, op: Operation, tile: TileBuffer) -> None:
         d = tile.desc
         nbytes = int(tile.storage.size)
@@ -118,7 +124,7 @@ class Recorder:
             self.trace.slots.append(slot)
         slot.owner = tile
         self._slots[id(tile)] = slot
-        self.trace.steps.append(Step(len(self.trace.steps), op.pos, op.name, "", "", [], {}, {}, zero=slot))
+        self.trace.steps.append(Step(len(self.trace.steps), op.pos, op.name, "", "", [], {}, {}, "alloc", slot))
 
     def instruction(self, ex: Executed) -> None:
         operands: list[Operand] = []
