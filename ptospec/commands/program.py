@@ -1,4 +1,5 @@
-"""``ptospec check-program`` and ``ptospec run-program``: whole kernels in the PTO assembler's dialect."""
+"""``ptospec check-program``, ``run-program`` and ``compare-program``: whole kernels in the PTO assembler's
+dialect, on the reference interpreter and the CPU simulator."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvocationError
-from ..program.api import check_program, read_program, run_program
+from ..program.api import check_program, choose_profile, read_program, run_program
+from ..program.compare import compare, report_lines
+from ..program.cpusim import build_and_run
+from ..program.trace import Recorder
 from ._common import database
 from .run import _FLOAT, _INT, _load
 
@@ -48,7 +52,9 @@ def register(sub) -> None:
         "bytes. Flags, events and barriers do nothing: instructions run one after another. With --blocks N "
         "the kernel runs once per block (get_block_idx = 0 .. N-1) on the same global memory. The final "
         "contents of every pointer argument are written to --output (.npz, one member per argument, in "
-        "the shape it was given).",
+        "the shape it was given). With --backend cpusim the instructions the reference run executed are replayed "
+        "on the CPU simulator (one C++ program over the pto-isa headers, cached by content) and the "
+        "simulator's final buffers are written instead; compare-program compares the two.",
         epilog="example:\n  ptospec run-program vadd.pto --arg arg0=a.npy --arg arg1=b.npy --arg arg2=c.npy "
         "-o out.npz",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -62,9 +68,45 @@ def register(sub) -> None:
     r.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
                    "(default: <program>-out.npz)")
     r.add_argument("--cast", action="store_true", help="convert argument arrays to their pointer's element type")
-    r.add_argument("--backend", default="reference", choices=["reference"],
-                   help="where to run it (the reference interpreter)")
+    r.add_argument("--backend", default="reference", choices=["reference", "cpusim"],
+                   help="where to run it: the reference interpreter (default), or the CPU simulator (the reference "
+                   "run decides the control flow, one C++ program over the simulator's headers replays its "
+                   "instructions; needs --pto-isa-root and clang++ 17+)")
+    _simulator_options(r)
     r.set_defaults(func=run_run)
+
+    c = sub.add_parser(
+        "compare-program", help="run a .pto kernel on the reference interpreter and the CPU simulator and compare",
+        description="Run a kernel with the reference interpreter, replay the instructions it executed on the CPU "
+        "simulator (one C++ program over the pto-isa headers, built once per set of instruction signatures and "
+        "cached), and compare: what every executed instruction wrote (tiles in their valid region, views element "
+        "by element; the op's tolerance where its numerics give one, else exact), then the final global buffers. "
+        "Prints the first instruction (file:line:col) whose output differs with its differing elements, the "
+        "later ones, and every differing element of the final buffers with the instruction that wrote it. "
+        "The reference runs on the program's profile (from pto.target_arch, or --profile; --profile cpu is "
+        "the simulator's own profile). Exit status: 0 same, 1 different (or the simulator stopped), 2 unusable "
+        "input.",
+        epilog="example:\n  ptospec compare-program vadd.pto --pto-isa-root ../pto-isa --arg arg0=a.npy "
+        "--arg arg1=b.npy --arg arg2=c.npy",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("program", help=".pto file")
+    c.add_argument("--arg", "-a", action="append", metavar="NAME=FILE.npy|VALUE", help="one kernel argument")
+    c.add_argument("--profile", "-p", help="profile of the reference run (default: from pto.target_arch)")
+    c.add_argument("--func", dest="entry", help="the kernel to run (default: as run-program)")
+    c.add_argument("--blocks", type=int, default=1, help="number of blocks to run the kernel on (default 1)")
+    c.add_argument("--cast", action="store_true", help="convert argument arrays to their pointer's element type")
+    c.add_argument("--output", "-o", default=None, help="also write the simulator's final buffers to this .npz")
+    _simulator_options(c)
+    c.set_defaults(func=run_compare)
+
+
+def _simulator_options(p) -> None:
+    p.add_argument("--pto-isa-root", default=None, help="pto-isa checkout for the CPU simulator "
+                   "(default: $PTO_ISA_ROOT)")
+    p.add_argument("--cache-dir", default=None, help="build cache of the simulator programs "
+                   "(default: $PTOSPEC_CPUSIM_CACHE or ~/.cache/ptospec/cpusim)")
+    p.add_argument("--source", default=None, metavar="FILE.cpp", help="also write the generated C++ program here")
 
 
 def run_check(args) -> int:
@@ -115,22 +157,81 @@ def _arguments(items: list[str] | None) -> dict[str, object]:
     return values
 
 
+def _write(path: Path, outputs: dict[str, np.ndarray], option: str = "--output") -> None:
+    try:
+        with path.open("wb") as fh:
+            np.savez(fh, **outputs)
+    except OSError as exc:
+        raise InvocationError(f"cannot write {path}: {exc.strerror or exc}", rule="run.output",
+                              where=option) from None
+
+
+def _summary(result) -> str:
+    s = result.stats
+    rate = s.statements / result.seconds if result.seconds > 0 else float("inf")
+    return (f"@{result.function} on {result.profile}, {result.blocks} block(s): {s.statements} statement(s), "
+            f"{s.instructions} database instruction(s) in {result.seconds:.3f} s ({rate:,.0f} statements/s)")
+
+
+def _simulate(db, program, args):
+    """The reference run with a trace, then its replay on the simulator."""
+    recorder = Recorder(choose_profile(db, program, args.profile))
+    result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast,
+                         tracer=recorder)
+    sim = build_and_run(db, recorder.trace, args.pto_isa_root, args.cache_dir)
+    if args.source:
+        try:
+            Path(args.source).write_text(sim.source)
+        except OSError as exc:
+            raise InvocationError(f"cannot write {args.source}: {exc.strerror or exc}", rule="run.output",
+                                  where="--source") from None
+    built = "taken from the cache" if sim.built_cached else f"built in {sim.compile_seconds:.1f} s"
+    print(_summary(result))
+    print(f"simulator: {len(recorder.trace.steps)} step(s) in {sim.groups} compiled function(s), {built}, "
+          f"ran in {sim.run_seconds:.3f} s")
+    return recorder.trace, result, sim
+
+
+def _final(trace, sim) -> dict[str, np.ndarray]:
+    return {buf.name: arr.reshape(buf.shape) for buf, arr in zip(trace.buffers, sim.buffers, strict=True)}
+
+
 def run_run(args) -> int:
     db = database(args)
     program = read_program(args.program)
-    result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast)
     out_path = Path(args.output or f"{Path(args.program).stem}-out.npz")
-    try:
-        with out_path.open("wb") as fh:
-            np.savez(fh, **result.outputs)
-    except OSError as exc:
-        raise InvocationError(f"cannot write {out_path}: {exc.strerror or exc}", rule="run.output",
-                              where="--output") from None
-    s = result.stats
-    rate = s.statements / result.seconds if result.seconds > 0 else float("inf")
-    print(f"@{result.function} on {result.profile}, {result.blocks} block(s): {s.statements} statement(s), "
-          f"{s.instructions} database instruction(s) in {result.seconds:.3f} s ({rate:,.0f} statements/s)")
-    for name, arr in result.outputs.items():
+    if args.backend == "cpusim":
+        trace, _result, sim = _simulate(db, program, args)
+        if sim.stopped:
+            print(sim.stopped)
+            if sim.log.strip():
+                print(sim.log.strip()[-2000:])
+            return 1
+        outputs = _final(trace, sim)
+    else:
+        if args.source or args.pto_isa_root or args.cache_dir:
+            raise InvocationError("--pto-isa-root, --cache-dir and --source go with --backend cpusim",
+                                  rule="cli.args", where="--backend")
+        result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast)
+        print(_summary(result))
+        outputs = result.outputs
+    _write(out_path, outputs)
+    for name, arr in outputs.items():
         print(f"{name}: {arr.shape} {arr.dtype}")
     print(f"wrote {out_path}")
     return 0
+
+
+def run_compare(args) -> int:
+    db = database(args)
+    program = read_program(args.program)
+    trace, _result, sim = _simulate(db, program, args)
+    comparison = compare(db, trace, sim)
+    for line in report_lines(comparison):
+        print(line)
+    if sim.stopped and sim.log.strip():
+        print(sim.log.strip()[-2000:])
+    if args.output and sim.buffers:
+        _write(Path(args.output), _final(trace, sim))
+        print(f"wrote {args.output} (the simulator's final buffers)")
+    return 0 if comparison.same else 1

@@ -18,6 +18,22 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(np.dtype(f"u{a.dtype.itemsize}"))
 
 
+def mismatches(expected: np.ndarray, actual: np.ndarray, dtype: str, numerics: Numerics) -> np.ndarray:
+    """Mask of the elements of ``actual`` that do not match ``expected`` (same shape and dtype): integers
+    exactly; floats within ``numerics.tolerance[dtype]`` when given, else exactly, NaN equal to NaN, and
+    -0 equal to +0 unless signed zeros are significant."""
+    e, a = _as_float(expected), _as_float(actual)
+    if actual.dtype.kind in "iu":
+        return e != a
+    tol = numerics.tolerance.get(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = (np.isclose(a, e, rtol=tol.rtol, atol=tol.atol) | (a == e)) if tol is not None else a == e
+    close |= np.isnan(a) & np.isnan(e)
+    if numerics.signed_zero in ("preserved", "exact"):
+        close &= ~((a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e)))
+    return ~close
+
+
 def compare_output(name: str, desc: TileDesc | GlobalDesc, expected: np.ndarray, actual: object,
                    numerics: Numerics, written: np.ndarray | None = None) -> list[str]:
     """Problems with one output; empty when it conforms.
@@ -58,18 +74,7 @@ def compare_detail(name: str, desc: TileDesc | GlobalDesc, expected: np.ndarray,
     if int(outside_bad.sum()) > MAX_REPORTED:
         outside.append(f"{name}: {int(outside_bad.sum())} changed elements outside the valid region in all")
     problems: list[str] = []
-    e, a = _as_float(expected), _as_float(arr)
-    if arr.dtype.kind in "iu":
-        bad = e != a
-    else:
-        tol = numerics.tolerance.get(desc.dtype)
-        with np.errstate(invalid="ignore", over="ignore"):
-            close = (np.isclose(a, e, rtol=tol.rtol, atol=tol.atol) | (a == e)) if tol is not None else a == e
-        close |= np.isnan(a) & np.isnan(e)
-        if numerics.signed_zero in ("preserved", "exact"):
-            close &= ~((a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e)))
-        bad = ~close
-    bad &= inside
+    bad = mismatches(expected, arr, desc.dtype, numerics) & inside
     count = int(bad.sum())
     for where in list(zip(*np.nonzero(bad), strict=True))[:MAX_REPORTED]:
         at = ", ".join(str(int(k)) for k in where)

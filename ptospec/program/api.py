@@ -17,7 +17,7 @@ from .errors import ProgramError
 from .spec import program_spec
 from .syntax import Operation, Program, parse_program
 from .values import UNKNOWN, GlobalBuffer, Pointer
-from .walker import Finding, Stats, Walker, _func_signature, call_function, functions, pointer_type
+from .walker import Finding, Stats, Tracer, Walker, _func_signature, call_function, functions, pointer_type
 
 MAX_FILE = 16 << 20
 _ARCH = re.compile(r'^"?pto\.target_arch"?$')
@@ -143,9 +143,9 @@ def _all_ops(op: Operation):
 
 def run_program(db: Database, program: Program, args: dict[str, object], profile: str | None = None,
                 func: str | None = None, blocks: int = 1, cast: bool = False,
-                max_steps: int | None = None) -> RunResult:
+                max_steps: int | None = None, tracer: Tracer | None = None) -> RunResult:
     """Run the kernel once per block on NumPy arrays (``args``: argument name without % -> array or number).
-    Returns the final contents of every pointer argument."""
+    Returns the final contents of every pointer argument.  ``tracer`` watches the run (``walker.Tracer``)."""
     prof = choose_profile(db, program, profile)
     if not 1 <= blocks <= 4096:
         raise PtospecError(f"--blocks must be between 1 and 4096, got {blocks}", rule="cli.blocks")
@@ -163,12 +163,17 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
             raise PtospecError(f"missing --arg {short}=... for @{probe.symbol(entry)}'s argument {name} : {ty}",
                                rule="run.missing-input")
         values.append(_argument(db, short, ty, args[short], cast, buffers))
+    if tracer is not None:
+        tracer.begin(buffers)
     start = time.perf_counter()
     stats = Stats()
     for b in range(blocks):
         w = Walker(db, program, prof, check=False, block_idx=b, blocks=blocks,
                    **({"max_steps": max_steps} if max_steps else {}))
         w.stats = stats
+        w.tracer = tracer
+        if tracer is not None:
+            tracer.block(b)
         call_function(w, entry, values)
     seconds = time.perf_counter() - start
     outputs = {name: buf.array.reshape(buf.shape) for name, buf in buffers.items()}

@@ -51,6 +51,8 @@ class ProgramSpec:
     sync: tuple[str, ...]
     sync_summary: Text
     file: str
+    sim_arch: dict[str, str]  # profile -> the simulator's NPUArch enumerator
+    sim_regions: dict[str, str]  # tile location -> the simulator's memory region
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -79,6 +81,19 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
         if name in instructions or name in db.ops:
             issues.add(src, ("synchronisation", "instructions"), f"{name} is also an instruction with semantics",
                        "program.duplicate")
+    sim = data["simulator"]
+    if sim["source"] not in data["sources"]:
+        issues.add(src, ("simulator", "source"), f"unknown source {sim['source']!r}", "program.source")
+    for profile in sim["arch"]:
+        if profile not in db.isa.profiles:
+            issues.add(src, ("simulator", "arch", profile), f"unknown profile {profile!r}", "program.target")
+    for loc in db.isa.tile_types:
+        if loc not in sim["regions"]:
+            issues.add(src, ("simulator", "regions"), f"tile location {loc} has no simulator region",
+                       "program.simulator")
+    for loc in sim["regions"]:
+        if loc not in db.isa.tile_types:
+            issues.add(src, ("simulator", "regions", loc), f"{loc} is not a tile location", "program.simulator")
     if data["default_target"] not in data["targets"]:
         issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
                    "program.target")
@@ -86,7 +101,7 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
         raise DatabaseErrors(issues.items)
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
-                       data["synchronisation"]["summary"], display, data)
+                       data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data)
 
 
 def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues) -> ProgramInstruction:

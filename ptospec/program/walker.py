@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -58,6 +59,35 @@ class Stats:
 class _Return(Exception):
     def __init__(self, values):
         self.values = values
+
+
+@dataclass(frozen=True)
+class Executed:
+    """One database instruction as the interpreter ran it (what a ``Tracer`` is told, after it ran)."""
+
+    op: Operation  # the statement (op.pos: file:line:col)
+    name: str  # database instruction
+    mode: str
+    profile: str
+    operands: dict  # operand -> TileDesc (current valid shape) | GlobalDesc | ScalarDesc | AttrDesc
+    data: dict  # scalar operand -> number (tiles and buffers are in ``tiles`` and ``buffers``)
+    tiles: dict  # operand -> TileBuffer
+    buffers: dict  # operand -> GlobalBuffer
+    outputs: tuple[str, ...]  # the operands it wrote
+    written: dict  # output -> mask of the elements the semantics wrote
+
+
+class Tracer(Protocol):
+    """Watches a run: the global buffers before it starts, then each tile allocation and each executed
+    database instruction, in program order."""
+
+    def begin(self, buffers: dict[str, GlobalBuffer]) -> None: ...
+
+    def block(self, index: int) -> None: ...  # block ``index`` starts (its walker has fresh on-chip memory)
+
+    def alloc(self, op: Operation, tile: TileBuffer) -> None: ...
+
+    def instruction(self, step: Executed) -> None: ...
 
 
 class Cursor:
@@ -165,6 +195,7 @@ class Walker:
         self._rules: dict[tuple, list] = {}  # (instruction, values) -> broken rules (they are pure)
         self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
         self.depth = 0
+        self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
 
     # -- values and types ---------------------------------------------------------------------------
     def get(self, name: str, tok: Token | None = None):
@@ -395,8 +426,9 @@ class Walker:
             return
         if line.implied:
             self.scratch(op, name, line, operands)
+        written: dict[str, np.ndarray] | None = {} if self.tracer is not None else None
         try:
-            outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, report=report)
+            outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, written, report=report)
         except PtospecError as exc:
             raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
         for oname, arr in outputs.items():
@@ -404,6 +436,9 @@ class Walker:
                 np.copyto(tiles[oname].elements(), arr)
             elif oname in buffers:
                 np.copyto(buffers[oname].array, arr)
+        if self.tracer is not None:
+            self.tracer.instruction(Executed(op, line.op, line.mode, self.profile, operands, data, tiles, buffers,
+                                             tuple(outputs), written or {}))
 
     def scratch(self, op: Operation, name: str, line: ParsedLine, operands: dict) -> None:
         """Tiles for the operands the line leaves out (tmp, allocated by the implementation): as large as the
@@ -847,6 +882,8 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
                 buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
             tile.storage = buf[addr:addr + nbytes]
             tile.place = (loc, addr)
+        if w.tracer is not None:
+            w.tracer.alloc(op, tile)
     w.bind(op, [tile])
 
 
