@@ -132,12 +132,11 @@ def _observed(db: Database, op: OpSpec, d: Divergence) -> tuple[Difference, str]
 
 def explain(db: Database, d: Divergence) -> Explanation:
     op = db.op(d.op)
-    if d.category != "harness-error" or not (d.rule or d.violations):
-        hit = _observed(db, op, d)
-        if hit is not None:
-            diff, why = hit
-            verdict = KNOWN_BUG if diff.kind == "simulator-bug" else RECORDED
-            return Explanation(verdict, diff.id, diff.kind, why)
+    hit = _observed(db, op, d)
+    if hit is not None:
+        diff, why = hit
+        verdict = KNOWN_BUG if diff.kind == "simulator-bug" else RECORDED
+        return Explanation(verdict, diff.id, diff.kind, why)
     if d.category == "harness-error":
         if d.rule or d.violations:
             broken = d.rule or ", ".join(d.violations)
