@@ -186,6 +186,8 @@ def test_unit_spans_cover_each_variant_and_files_are_logical(db, tiles):
     for name, (first, last) in unit.spans.items():
         block = "\n".join(lines[first - 1:last])
         assert block.startswith(f"// {name}:") and f"}} // namespace {name}" in block
+        line, callee = unit.calls[name]
+        assert first < line < last and lines[line - 1].strip() == "TCOLMIN(dst, src);" and callee == "TCOLMIN"
     assert unit.spans["v0"][1] < unit.spans["v7"][0]
     assert cppgen.render_unit(plans, ["v0", "v7"]).text == unit.text  # deterministic
     params = cppgen.params(plans[0], a)
@@ -326,6 +328,19 @@ def test_probably_rejected_units_start_with_a_syntax_check(tmp_path, db, tiles, 
     assert log.read_text().split() == ["pch", "syntax"]
 
 
+def test_refusals_at_the_call_are_told_apart_from_other_errors(tmp_path, db, tiles, monkeypatch):
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("FAKE_CLANG_LOG", str(log))
+    plans = _plans(db, tiles, ["TCOLMIN", "REFUSE", "OVERLOAD_FAIL", "OTHER_FAIL", "STATIC_FAIL"])
+    built = _build(_builder(tmp_path), plans)
+    kinds = {n: s.kind for n, s in built.variants.items()}
+    assert kinds == {"v0": "ok", "v1": "refused", "v2": "refused", "v3": "error", "v4": "rejected"}
+    assert "TFake.hpp:20: error: invalid operands" in built.variants["v1"].message
+    assert "no matching function for call to 'OVERLOAD_FAIL'" in built.variants["v2"].message
+    # the static_assert goes first; the refusals and the error are decided once no static_assert remains
+    assert log.read_text().split() == ["pch", "full", "syntax", "syntax", "full"]
+
+
 # ------------------------------------------------------------------ compiler output classification
 
 
@@ -349,6 +364,57 @@ def test_other_errors_are_harness_errors_not_rejections():
     verdict = diagnostics.classify(text, "unit.cpp", SPANS)
     assert verdict.rejected == {} and set(verdict.failed) == {"v3"}
     assert "undeclared identifier 'NOSUCH'" in verdict.failed["v3"]
+
+
+CALLS = {"v0": (15, "TAND"), "v1": (35, "TAND"), "v2": (49, "TAND"), "v3": (57, "TAND"), "v4": (74, "TAND")}
+HEADER_ERROR = ("/r/include/pto/cpu/ElementOp.h:226:82: error: invalid operands to binary expression "
+                "('_Float16' and '_Float16')\n"
+                "/r/include/pto/common/pto_instr.hpp:500:5: note: in instantiation of function template "
+                "specialization 'pto::TAND_IMPL<T>' requested here\n"
+                "unit.cpp:{line}:5: note: in instantiation of function template specialization 'pto::TAND<T>' "
+                "requested here\n")
+
+
+def _classify(text: str) -> diagnostics.Verdict:
+    return diagnostics.classify(text, "unit.cpp", SPANS, "/r", CALLS, "ptospec_cpusim.hpp")
+
+
+def test_errors_rooted_at_the_intrinsic_call_are_refusals():
+    followed = HEADER_ERROR.format(line=15) + "/r/include/pto/cpu/ElementOp.h:231:82: error: invalid operands\n"
+    overload = ("unit.cpp:49:5: error: no matching function for call to 'TAND'\n/r/include/pto/common/"
+                "pto_instr.hpp:554:22: note: candidate template ignored: deduced conflicting types for parameter "
+                "'TileData' ('Tile<[...], bfloat16_t>' vs. 'Tile<[...], half>')\n")
+    verdict = _classify(followed + overload)
+    assert verdict.failed == {} and set(verdict.refused) == {"v0", "v2"}
+    assert verdict.refused["v0"] == ("include/pto/cpu/ElementOp.h:226: error: invalid operands to binary "
+                                     "expression ('_Float16' and '_Float16')")
+    assert "no matching function for call to 'TAND'" in verdict.refused["v2"]
+    # an error printed without its backtrace inherits the chain of the one before it
+    assert _classify(HEADER_ERROR.format(line=20) + "/r/include/pto/cpu/ElementOp.h:231:82: error: x\n"
+                     ).refused == {}
+
+
+@pytest.mark.parametrize("text", [
+    HEADER_ERROR.format(line=20),  # the chain starts at a tile declaration of v1, not at its call (35)
+    "unit.cpp:57:5: error: no matching function for call to 'load'\n",  # overload resolution on another function
+    "unit.cpp:57:5: error: use of undeclared identifier 'TAND'\n",  # not overload resolution
+    "unit.cpp:56:5: error: no matching function for call to 'TAND'\n",  # not the call line
+    HEADER_ERROR.format(line=74).replace(  # the library reached the harness header (cce::printf)
+        "/r/include/pto/common/pto_instr.hpp", "/cache/pch/k/ptospec_cpusim.hpp"),
+    HEADER_ERROR.format(line=15) + HEADER_ERROR.format(line=10),  # v0 also fails at its declarations
+])
+def test_other_errors_of_a_variant_are_not_refusals(text):
+    verdict = _classify(text)
+    assert verdict.refused == {} and len(verdict.failed) == 1
+
+
+def test_refusals_wait_for_pending_static_asserts():
+    static = ("/r/include/pto/cpu/TAdd.hpp:3:1: error: static assertion failed: no\n"
+              "unit.cpp:30:5: note: in instantiation of function template specialization 'pto::TADD<T>' requested "
+              "here\n")
+    verdict = _classify(HEADER_ERROR.format(line=15) + static)
+    assert set(verdict.rejected) == {"v1"} and verdict.refused == {} and verdict.failed == {}
+    assert diagnostics.classify(HEADER_ERROR.format(line=15), "unit.cpp", SPANS, "/r").refused == {}  # no calls
 
 
 def test_errors_outside_every_variant_are_unattributed():
@@ -423,6 +489,21 @@ def test_compile_statuses():
     assert rejected.rejected and rejected.message.startswith("compile-time check: static_assert failed")
     error = outcome.from_build(VariantStatus("error", "unit.cpp:3: error: oops"))
     assert error.error and not error.rejected and outcome.kind(error) == "harness error"
+    refused = VariantStatus("refused", "include/pto/cpu/ElementOp.h:226: error: invalid operands")
+    rejected = outcome.from_build(refused, template_compiles=True, op_mode="tand default")
+    assert rejected.rejected and outcome.kind(rejected) == "refused at compile time"
+    assert rejected.message.startswith("compile-time refusal: include/pto/cpu/ElementOp.h:226")
+    assert "other operand types of tand default" in rejected.message
+    alone = outcome.from_build(refused, template_compiles=False, op_mode="tand default")
+    assert alone.error and not alone.rejected and "no variant of tand default compiled" in alone.message
+
+
+def test_driver_template_leaves_out_only_the_operand_types(db, tiles):
+    f32 = cppgen.plan_variant(db, invocation(db, tiles, "tcolmin", dst="vec, 1x8xf32", src="vec, 4x8xf32"))
+    f16 = cppgen.plan_variant(db, invocation(db, tiles, "tcolmin", dst="vec, 2x16xf16", src="vec, 4x16xf16"))
+    assert f32.signature != f16.signature and f32.template == f16.template
+    assert dataclasses.replace(f32, args=("src", "dst")).template != f32.template
+    assert dataclasses.replace(f32, call="TCOLMAX").template != f32.template
 
 
 # ------------------------------------------------------------------ divergences: explanation and report
@@ -524,6 +605,10 @@ def test_observed_entries_predict_divergences_precisely(db):
                    message="does not compile").verdict == KNOWN_BUG
     assert verdict("harness-error", the_db=compile_error, rule="dtype.t",
                    message="does not compile").verdict == HARNESS
+    # a mode that never compiles: its entry covers must-reject cases too, which then fail the same way
+    never = _db_with_differences(db, "tadds", _observed(Observation("cpu", "harness-error", modes=("default",))))
+    assert verdict("harness-error", the_db=never, rule="dtype.same-t", message="x").verdict == KNOWN_BUG
+    assert verdict("harness-error", the_db=spec_db, rule="dtype.same-t", message="x").verdict == HARNESS
 
 
 def test_report_groups_by_cause_and_keeps_the_smallest_case(tmp_path, db):

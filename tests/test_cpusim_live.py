@@ -113,7 +113,8 @@ template <typename D, typename S> void READCTRL(D& dst, S& src) { dst.data()[0] 
     head, _, rest = unit.text.partition("\n\n")
     extra = helpers.count("\n") + 1
     spans = {n: (a + extra, b + extra) for n, (a, b) in unit.spans.items()}
-    return cppgen.UnitSource(f"{head}\n{helpers}\n{rest}", unit.names, spans)
+    calls = {n: (line + extra, callee) for n, (line, callee) in unit.calls.items()}
+    return cppgen.UnitSource(f"{head}\n{helpers}\n{rest}", unit.names, spans, calls)
 
 
 def test_harness_notices_stray_writes_crashes_and_failed_checks(db, tiles, backend, cache):
@@ -197,3 +198,37 @@ def test_bf16_is_real_bfloat16(db, tiles, backend):
     result = backend.run(Invocation("tadd", "default", "cpu", parsed, {"src0": a, "src1": b, "dst": a.copy()}))
     assert result.outputs is not None
     assert (np.asarray(result.outputs["dst"]).astype(np.float32) == 1.0).all()
+
+
+def test_a_refused_call_is_a_rejection_only_when_the_same_driver_compiles(db, tiles, cache):
+    """TAND on f16 tiles fails in the simulator's ElementOp.h without a static_assert: a rejection when the
+    same driver compiles for i32 tiles, a harness error on its own or when the driver's call is broken."""
+    from ptospec.backends.cpusim import CpuSimBackend
+    from ptospec.conformance.backend import Invocation
+
+    spec = db.op("tand")
+
+    def case(dtype: str, database=db) -> Invocation:
+        parsed = tiles(dst=f"vec, 2x16x{dtype}", src0=f"vec, 2x16x{dtype}", src1=f"vec, 2x16x{dtype}")
+        return Invocation("tand", "default", "cpu", parsed, make_inputs(database, spec, spec.modes[0], parsed, 5,
+                                                                        "random"))
+
+    legal, illegal = case("i16"), case("f16")
+    alone = CpuSimBackend(db, cache=cache).run(illegal)
+    assert alone.error and "no variant of tand default compiled" in alone.message
+    backend = CpuSimBackend(db, cache=cache)
+    backend.prepare([legal, illegal])
+    assert backend.run(legal).outputs is not None
+    refused = backend.run(illegal)
+    assert refused.rejected and outcome.kind(refused) == "refused at compile time"
+    assert refused.message.startswith("compile-time refusal: include/pto/cpu/ElementOp.h:")
+    assert "invalid operands to binary expression" in refused.message
+
+    # a driver bug (the call misses an argument) fails for every dtype: never a rejection
+    broken_mode = dataclasses.replace(spec.modes[0], cpp_args=spec.modes[0].cpp_args[:-1])
+    broken = dataclasses.replace(db, ops={**db.ops, "tand": dataclasses.replace(spec, modes=(broken_mode,))})
+    buggy = CpuSimBackend(broken, cache=cache)
+    buggy.prepare([legal, illegal])
+    for inv in (legal, illegal):
+        result = buggy.run(inv)
+        assert result.error and not result.rejected and "no matching function for call to 'TAND'" in result.message

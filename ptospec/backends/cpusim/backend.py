@@ -29,7 +29,7 @@ from ...executor import numpy_dtype
 from ...model import Database
 from ...tile import GlobalDesc, TileDesc
 from . import cppgen, outcome
-from .build import Builder, Built, Stats, bf16_flags
+from .build import Builder, Built, Stats, VariantStatus, bf16_flags
 from .execute import BatchCase, run_batch
 from .toolchain import cache_dir, find_checkout, find_compiler, jobs
 
@@ -38,6 +38,7 @@ CASE_TIMEOUT = 20  # seconds per case
 BATCH_CASES = 1500  # cases per driver invocation (smaller batches balance the -j runs better)
 
 Progress = Callable[[str, int, int], None]
+_MISSING = VariantStatus("error", "missing from the build manifest")
 
 
 def static_key(case: Invocation) -> tuple:
@@ -142,6 +143,7 @@ class CpuSimBackend(Backend):
         self._plans: dict[tuple, cppgen.VariantPlan | cppgen.Unplannable] = {}  # by static_key
         self._suspects = SuspectCache(self.cache / "suspects.json")
         self._outcomes: dict[str, int] = {}
+        self._compiled: set[str] = set()  # driver templates (VariantPlan.template) with a variant that compiled
         self._lock = threading.Lock()
         self._caps: Capabilities | None = None
         self.unsupported_dtypes: dict[str, str] = {}
@@ -263,12 +265,16 @@ class CpuSimBackend(Backend):
         return [futures[i].result() for i in range(total)]
 
     def _run_all(self, units: list[Unit], built: list[Built], progress: Progress | None) -> None:
+        for unit, b in zip(units, built, strict=True):  # the control of refusals (outcome.from_build)
+            self._compiled |= {plan.template for name, plan, _ in unit.variants
+                               if b.variants.get(name, _MISSING).kind == "ok"}
         jobs_list = []
         for unit, b in zip(units, built, strict=True):
             runnable = []
             for name, plan, members in unit.variants:
                 status = b.variants.get(name)
-                early = outcome.from_build(status) if status is not None else \
+                early = outcome.from_build(status, plan.template in self._compiled,
+                                           f"{plan.op} {plan.mode}") if status is not None else \
                     Result.harness_error("the variant is missing from the build manifest")
                 if early is not None:
                     for p in members:

@@ -3,11 +3,12 @@
 Every build is keyed by a SHA-256 over: the harness protocol version, the compiler (path and
 ``--version`` banner), the flags, the checkout's header fingerprint, the harness header and the
 unit's text.  A cache entry holds the binary and ``manifest.json`` (per variant: ``ok``,
-``rejected`` with the ``static_assert`` message, or ``error`` with the compiler's message), so a
-second identical run compiles nothing.
+``rejected`` with the ``static_assert`` message, ``refused`` or ``error`` with the compiler's
+message), so a second identical run compiles nothing.
 
 A unit is first compiled whole.  When that fails, the diagnostics name the variants whose
-``static_assert`` fired (rejected) or that failed otherwise (harness error); those are dropped and
+``static_assert`` fired (rejected), whose call of the intrinsic does not compile (refused, see
+``diagnostics``) or that failed otherwise (harness error); those are dropped and
 the rest is re-checked with ``-fsyntax-only`` until it is clean, then compiled.  The precompiled
 header (the harness header with ``<pto/pto-inst.hpp>``) is built once per toolchain/checkout.
 """
@@ -31,7 +32,7 @@ from .cppgen import UnitSource
 from .harness import HEADER, HEADER_NAME
 from .toolchain import Checkout, Compiler, ToolchainError
 
-FORMAT = "ptospec-cpusim-2"  # bump when the driver protocol changes
+FORMAT = "ptospec-cpusim-3"  # bump when the driver protocol or the manifest's statuses change
 UNIT_FILE = "unit.cpp"
 BINARY = "driver"
 COMPILE_TIMEOUT = 900
@@ -157,7 +158,7 @@ class Stats:
 
 @dataclass(frozen=True)
 class VariantStatus:
-    kind: str  # ok | rejected | error
+    kind: str  # ok | rejected (static_assert) | refused (the intrinsic's call, see diagnostics) | error
     message: str = ""
 
 
@@ -330,12 +331,13 @@ class Builder:
             if ok:
                 full = True
                 continue
-            verdict = diagnostics.classify(output, UNIT_FILE, unit.spans, root)
+            verdict = diagnostics.classify(output, UNIT_FILE, unit.spans, root, unit.calls, HEADER_NAME)
             if verdict.clean:
                 tail = " ".join(output.strip().splitlines()[-3:])[-600:]
                 statuses.update({n: VariantStatus("error", f"compile failed: {tail}") for n in remaining})
                 break
             statuses.update({n: VariantStatus("rejected", m) for n, m in verdict.rejected.items()})
+            statuses.update({n: VariantStatus("refused", m) for n, m in verdict.refused.items()})
             statuses.update({n: VariantStatus("error", m) for n, m in verdict.failed.items()})
             if verdict.unattributed and not verdict.rejected:
                 msg = verdict.unattributed[0]

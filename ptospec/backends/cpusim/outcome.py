@@ -1,6 +1,8 @@
 """Turn what the compiler and a driver run said into the ``Result`` of one case.
 
 * compiled variant status ``rejected`` (a ``static_assert``)  -> the backend rejects the case;
+  ``refused`` (the intrinsic's call does not compile for the operand types) -> the backend rejects
+  the case when the same driver code compiles with other operand types, else harness error;
   ``error`` (any other compiler error)                      -> harness error.
 * run status ``ok``                        -> the output tiles (plus stray writes the driver noticed);
   ``exit 86`` with ``[PTO][ASSERT]``       -> rejected by a runtime check (PTO_ASSERT under ``_DEBUG``);
@@ -29,10 +31,21 @@ def _short(path: str, root: str) -> str:
     return path[len(root.rstrip("/")) + 1:] if root and path.startswith(root.rstrip("/") + "/") else path
 
 
-def from_build(status: VariantStatus) -> Result | None:
-    """The case's result when its variant did not compile, else None."""
+def from_build(status: VariantStatus, template_compiles: bool = False, op_mode: str = "") -> Result | None:
+    """The case's result when its variant did not compile, else None.
+
+    ``template_compiles``: another variant of the same driver template (``cppgen.VariantPlan.template``:
+    the code of the op mode's driver without its operand types; ``op_mode`` names it in the message)
+    compiled.  Such variants differ only in their operand types, so a refusal is then the intrinsic
+    refusing these types (a rejection); otherwise the driver itself is not ruled out (harness error)."""
     if status.kind == "rejected":
         return Result.reject(f"compile-time check: {status.message}")
+    if status.kind == "refused" and template_compiles:
+        return Result.reject(f"compile-time refusal: {status.message} (no static_assert; the same driver "
+                             f"compiles for other operand types of {op_mode})")
+    if status.kind == "refused":
+        return Result.harness_error(f"the driver does not compile: {status.message} (no variant of {op_mode} "
+                                    "compiled, so the driver itself is not ruled out)")
     if status.kind == "error":
         return Result.harness_error(f"the driver does not compile: {status.message}")
     return None
@@ -91,8 +104,10 @@ def kind(result: Result) -> str:
         return "harness error"
     if not result.rejected:
         return "ran"
-    if result.message.startswith("compile-time"):
+    if result.message.startswith("compile-time check"):
         return "rejected at compile time"
+    if result.message.startswith("compile-time refusal"):
+        return "refused at compile time"
     if result.message.startswith("crash"):
         return "crashed"
     return "rejected by a runtime check"

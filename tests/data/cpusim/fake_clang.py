@@ -5,7 +5,10 @@
 * ``-x c++-header ... -o X`` writes X;
 * a unit is scanned per ``namespace vN { ... } // namespace vN`` block: a block containing
   ``STATIC_FAIL`` gets a static_assert error with an instantiation note at its line, one containing
-  ``OTHER_FAIL`` an ordinary error; when there is no error and ``-o X`` is given, X is written.
+  ``OTHER_FAIL`` an ordinary error in the unit, one containing ``REFUSE`` an error in a library header
+  whose instantiation chain starts at that line, one containing ``OVERLOAD_FAIL`` a failed overload
+  resolution on ``OVERLOAD_FAIL`` at that line (comment lines are not scanned); when there is no error
+  and ``-o X`` is given, X is written.
 """
 
 from __future__ import annotations
@@ -38,6 +41,17 @@ def main(argv: list[str]) -> int:
         m = re.match(r"(?://|namespace) (v\d+)\b", line)
         if m:
             current = m.group(1)
+        if line.lstrip().startswith("//"):
+            continue
+        if current and "REFUSE" in line:
+            errors.append("/fake/include/pto/cpu/TFake.hpp:20:5: error: invalid operands to binary expression "
+                          "('_Float16' and '_Float16')")
+            errors.append(f"{source}:{number}:5: note: in instantiation of function template specialization "
+                          f"'pto::REFUSE<int>' requested here")
+        if current and "OVERLOAD_FAIL" in line:
+            errors.append(f"{source}:{number}:5: error: no matching function for call to 'OVERLOAD_FAIL'")
+            errors.append("/fake/include/pto/common/pto_instr.hpp:5:1: note: candidate template ignored: deduced "
+                          "conflicting types for parameter 'TileData'")
         if current and "STATIC_FAIL" in line:
             errors.append(f"/fake/include/pto/cpu/TFake.hpp:10:5: error: static assertion failed due to "
                           f"requirement 'false': fake rejection of {current}")
