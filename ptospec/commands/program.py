@@ -59,15 +59,9 @@ def register(sub) -> None:
         "-o out.npz",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    r.add_argument("program", help=".pto file")
-    r.add_argument("--arg", "-a", action="append", metavar="NAME=FILE.npy|VALUE", help="one kernel argument")
-    r.add_argument("--profile", "-p", help="profile (default: from pto.target_arch)")
-    r.add_argument("--func", dest="entry",
-                   help="the kernel to run (default: the pto.entry function, or the one nothing calls)")
-    r.add_argument("--blocks", type=int, default=1, help="number of blocks to run the kernel on (default 1)")
+    _kernel_options(r)
     r.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
                    "(default: <program>-out.npz)")
-    r.add_argument("--cast", action="store_true", help="convert argument arrays to their pointer's element type")
     r.add_argument("--backend", default="reference", choices=["reference", "cpusim"],
                    help="where to run it: the reference interpreter (default), or the CPU simulator (the reference "
                    "run decides the control flow, one C++ program over the simulator's headers replays its "
@@ -90,12 +84,7 @@ def register(sub) -> None:
         "--arg arg1=b.npy --arg arg2=c.npy",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    c.add_argument("program", help=".pto file")
-    c.add_argument("--arg", "-a", action="append", metavar="NAME=FILE.npy|VALUE", help="one kernel argument")
-    c.add_argument("--profile", "-p", help="profile of the reference run (default: from pto.target_arch)")
-    c.add_argument("--func", dest="entry", help="the kernel to run (default: as run-program)")
-    c.add_argument("--blocks", type=int, default=1, help="number of blocks to run the kernel on (default 1)")
-    c.add_argument("--cast", action="store_true", help="convert argument arrays to their pointer's element type")
+    _kernel_options(c)
     c.add_argument("--output", "-o", default=None, help="also write the simulator's final buffers to this .npz")
     _simulator_options(c)
     c.set_defaults(func=run_compare)
@@ -107,6 +96,17 @@ def _simulator_options(p) -> None:
     p.add_argument("--cache-dir", default=None, help="build cache of the simulator programs "
                    "(default: $PTOSPEC_CPUSIM_CACHE or ~/.cache/ptospec/cpusim)")
     p.add_argument("--source", default=None, metavar="FILE.cpp", help="also write the generated C++ program here")
+
+
+def _kernel_options(p) -> None:
+    """The options that say which kernel runs on what (run-program and compare-program)."""
+    p.add_argument("program", help=".pto file")
+    p.add_argument("--arg", "-a", action="append", metavar="NAME=FILE.npy|VALUE", help="one kernel argument")
+    p.add_argument("--profile", "-p", help="profile of the reference run (default: from pto.target_arch)")
+    p.add_argument("--func", dest="entry", metavar="NAME",
+                   help="the kernel to run (default: the pto.entry function, or the one nothing calls)")
+    p.add_argument("--blocks", type=int, default=1, help="number of blocks to run the kernel on (default 1)")
+    p.add_argument("--cast", action="store_true", help="convert argument arrays to their pointer's element type")
 
 
 def run_check(args) -> int:

@@ -155,6 +155,13 @@ class Cursor:
         self.expect("]")
         return items
 
+    def named_list(self, key: str) -> list:
+        """``, key = [a, b, ...]``"""
+        self.expect(",")
+        self.expect(key)
+        self.expect("=")
+        return self.bracket_list()
+
     def skip_attr_dict(self) -> dict[str, str]:
         attrs: dict[str, str] = {}
         if not self.accept("{"):
@@ -768,14 +775,8 @@ def _layout(w: Walker, attrs: dict[str, str], op: Operation) -> str:
 def _make_tensor_view(w: Walker, op: Operation) -> None:
     c = Cursor(w, op)
     ptr = w.get(c.value(), c.peek(-1))
-    c.expect(",")
-    c.expect("shape")
-    c.expect("=")
-    shape = c.bracket_list()
-    c.expect(",")
-    c.expect("strides")
-    c.expect("=")
-    strides = c.bracket_list()
+    shape = c.named_list("shape")
+    strides = c.named_list("strides")
     attrs = c.skip_attr_dict()
     c.expect(":")
     ty = c.type()
@@ -799,14 +800,8 @@ def _make_tensor_view(w: Walker, op: Operation) -> None:
 def _partition_view(w: Walker, op: Operation) -> None:
     c = Cursor(w, op)
     tv = w.get(c.value(), c.peek(-1))
-    c.expect(",")
-    c.expect("offsets")
-    c.expect("=")
-    offsets = c.bracket_list()
-    c.expect(",")
-    c.expect("sizes")
-    c.expect("=")
-    sizes = c.bracket_list()
+    offsets = c.named_list("offsets")
+    sizes = c.named_list("sizes")
     c.skip_attr_dict()
     c.expect(":")
     c.type()
