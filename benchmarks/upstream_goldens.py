@@ -164,18 +164,22 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
 
 
 def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
-    """Each case's parameters: the attributes of the script's parameter object of that name, else of
-    the object at its position in the script's list of parameter objects (one per case)."""
+    """Each case's parameters: the attributes of the script's parameter object for it, found by the
+    object's ``name``/``case_name``, by a list of case names the script keeps alongside its list of
+    objects, or else by position in the list of objects (when there is one per case)."""
     lists = [v for k, v in found.items() if isinstance(v, list) and v and all(hasattr(p, "__dict__") for p in v)
              and not k.startswith("_")]
     lists.sort(key=lambda v: (len(v) != len(names), 0 if v is found.get("case_params_list") else 1))
     objects = lists[0] if lists else []
-    by_name = {}
+    by_name: dict[str, object] = {}
     for p in objects:
         for attr in ("name", "case_name"):
             value = getattr(p, attr, None)
             if isinstance(value, str):
                 by_name[value] = p
+    for v in found.values():
+        if isinstance(v, list) and len(v) == len(objects) and v and all(isinstance(x, str) for x in v):
+            by_name.update({x: p for x, p in zip(v, objects, strict=True) if x not in by_name})
     out = []
     for i, name in enumerate(names):
         p = by_name.get(name) or (objects[i] if len(objects) == len(names) else None)
@@ -217,7 +221,9 @@ class Assignment:
 def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> list[Assignment]:
     """Every mode of ``op`` whose operands take exactly the files (stem -> bytes): goldens to the outputs
     (by name suffix, ``golden_val`` -> ``dstVal``, else in order), one-element files to scalars, the
-    rest to the tile sources (a file named like an operand goes to it, the others in order)."""
+    rest to the tile sources (a file named like an operand goes to it, the others in order); one more
+    tile file than sources is the initial contents of the output (operands in C++ order take the files
+    in order)."""
     goldens = sorted(s for s in sizes if s.startswith("golden"))
     scalar_files = [s for s in sorted(sizes) if not s.startswith("golden") and sizes[s] in itemsizes]
     tile_files = [s for s in sorted(sizes) if not s.startswith("golden") and s not in scalar_files]
@@ -226,10 +232,12 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
         outs = [o.name for o in mode.operands if o.role == "out"]
         ins = [o.name for o in mode.operands if o.role == "in"]
         scalars = [o.name for o in mode.operands if o.role == "scalar"]
+        if len(outs) == 1 and len(tile_files) == len(ins) + 1:
+            ins = [o.name for o in mode.operands if o.role in ("in", "out")]
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
             continue
         outputs = _match(outs, goldens, lambda o, f: f != "golden" and o.lower().endswith(f[len("golden_"):]))
-        sources = _match(ins, tile_files, lambda o, f: o.lower() == f.lower())
+        sources = _match(ins, tile_files, lambda o, f: f.lower() in (o.lower(), f"input_{o.lower()}"))
         found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True))))
     return found
 
@@ -244,28 +252,25 @@ def _match(operands: list[str], files: list[str], same) -> dict[str, str]:
 
 
 def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) -> list[dict[str, str]]:
-    """Type-variable bindings for the case: every row of the op's table on the profile whose types for the
-    operands with files are types the case names (a variable no named type fits may take any type of the
-    file's element size); else the case's first named type for every variable (for the validator to judge)."""
-    named = [d for d, s in db.isa.dtypes.items() if np.dtype(s.numpy).name in case.type_names()]
-    named.sort(key=lambda d: case.type_names().index(np.dtype(db.isa.dtypes[d].numpy).name))
+    """Type-variable bindings for the case: every binding of the op's table on the profile in which each
+    operand with a file has a type the case names and the file's size fits (an output whose type
+    variable admits none of the named types on any row, e.g. an index, may take any type that fits);
+    else the case's first named type for every variable (for the validator to judge)."""
+    order = case.type_names()
+    named = sorted((d for d, s in db.isa.dtypes.items() if np.dtype(s.numpy).name in order),
+                   key=lambda d: order.index(np.dtype(db.isa.dtypes[d].numpy).name))
     files = {**a.outputs, **a.sources, **a.scalars}
     table = op.dtypes.get(profile)
+    rows = [r for r in (table.rows if table else ()) if a.mode.name in r.modes]
+    admitted = {v: {d for r in rows for d in r.types.get(v, ())} for v in a.mode.type_vars}
+    free = {v for v in a.mode.type_vars if not admitted[v] & set(named)
+            and all(o.role == "out" for o in a.mode.operands if o.dtype == v)}
     out = []
-    for row in (table.rows if table else ()):
-        if a.mode.name not in row.modes:
-            continue
+    for row in rows:
         for choice in _row_bindings(a.mode, row.types):
-            ok = True
-            for o in a.mode.operands:
-                if o.name not in files:
-                    continue
-                size = len(case.files[files[o.name]])
-                dt = choice[o.dtype]
-                fits = size % db.isa.dtypes[dt].bytes == 0
-                if not fits or (dt not in named and any(size % db.isa.dtypes[n].bytes == 0 for n in named
-                                                        if n in row.types[o.dtype])):
-                    ok = False
+            ok = all(len(case.files[files[o.name]]) % db.isa.dtypes[choice[o.dtype]].bytes == 0
+                     and (choice[o.dtype] in named or o.dtype in free)
+                     for o in a.mode.operands if o.name in files and o.role != "scalar")
             if ok and choice not in out:
                 out.append(choice)
     if not out and named:
@@ -370,8 +375,7 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles, binding) -> tuple[st
         arr[:t.valid_row, :t.valid_col] = matrix[:t.valid_row, :t.valid_col]
         data[name] = arr
     for name, stem in a.scalars.items():
-        dt = np.dtype(db.isa.dtypes[tiles[name].dtype].numpy)
-        data[name] = np.frombuffer(case.files[stem], dtype=dt)[0].item()
+        data[name] = scalar_value(case.files[stem], np.dtype(db.isa.dtypes[tiles[name].dtype].numpy))
     wants = {}
     for name, stem in a.outputs.items():
         t = tiles[name]
@@ -388,6 +392,22 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles, binding) -> tuple[st
         if outcome[0] != "agree":
             return outcome[0], f"{a.mode.name} {name}: {outcome[1]}"
     return "agree", a.mode.name
+
+
+def scalar_value(raw: bytes, dtype: np.dtype) -> int | float:
+    """A scalar file's value: the scripts write the scalar's own type or a float32 (``struct.pack('f')``)
+    whatever the type; a float32 is taken when the size says so, or when the bytes read as the (integer)
+    type are out of float32's exact integer range while as a float32 they are an integer the type holds."""
+    own = np.frombuffer(raw, dtype=dtype)[0].item() if len(raw) == dtype.itemsize else None
+    as_f32 = np.frombuffer(raw, dtype=np.float32)[0].item() if len(raw) == 4 else None
+    if own is None:
+        if as_f32 is None:
+            raise ValueError(f"a scalar file of {len(raw)} bytes for {dtype.name}")
+        return as_f32 if dtype.kind == "f" else int(as_f32)
+    if dtype.kind in "iu" and as_f32 is not None and abs(own) >= 1 << 24 and np.isfinite(as_f32) \
+            and as_f32 == int(as_f32) and np.iinfo(dtype).min <= as_f32 <= np.iinfo(dtype).max:
+        return int(as_f32)
+    return own
 
 
 def judge(op: OpSpec, dtype: str, got: np.ndarray, want: np.ndarray) -> tuple[str, str]:
@@ -453,6 +473,8 @@ def main() -> int:
                 outcome, detail = compare_case(db, op, profile, case)
             except PtospecError as exc:
                 outcome, detail = "not-mapped", exc.message
+            except ValueError as exc:  # a file this adapter cannot read
+                outcome, detail = "not-mapped", str(exc)
             totals[outcome] += 1
             rows.append({"op": op_name, "profile": profile, "case": name, "outcome": outcome, "detail": detail})
     compared = sum(v for k, v in totals.items() if k not in ("not-mapped", "script-error"))
