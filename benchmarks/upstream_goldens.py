@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import json
 import os
 import re
@@ -48,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ptospec.conformance.cases import example_tiles, layout_variants, reshape, with_dtypes
+from ptospec.conformance.cases import SCALES, example_target, example_tiles, layout_variants, reshape, roundup, with_dtypes
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
 from ptospec.loader import load_database
@@ -225,13 +226,14 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
     tile file than sources is the initial contents of the output (operands in C++ order take the files
     in order)."""
     goldens = sorted(s for s in sizes if s.startswith("golden"))
-    scalar_files = [s for s in sorted(sizes) if not s.startswith("golden") and sizes[s] in itemsizes]
-    tile_files = [s for s in sorted(sizes) if not s.startswith("golden") and s not in scalar_files]
+    small = [s for s in sorted(sizes) if not s.startswith("golden") and sizes[s] in itemsizes]
     found = []
     for mode in op.modes:
         outs = [o.name for o in mode.operands if o.role == "out"]
         ins = [o.name for o in mode.operands if o.role == "in"]
         scalars = [o.name for o in mode.operands if o.role == "scalar"]
+        scalar_files = small[:len(scalars)]
+        tile_files = [s for s in sorted(sizes) if not s.startswith("golden") and s not in scalar_files]
         if len(outs) == 1 and len(tile_files) == len(ins) + 1:
             ins = [o.name for o in mode.operands if o.role in ("in", "out")]
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
@@ -299,19 +301,66 @@ def attributes(db: Database, mode: Mode, case: Case) -> dict[str, str] | None:
 
 
 def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
-              attrs: dict[str, str], target: tuple[int, int]) -> tuple[dict | None, Report]:
-    """The first legal configuration of the mode at valid region ``target`` (layout variants of the
-    example, smallest physical rounding first), else None and the report on the plainest one."""
+              attrs: dict[str, str], target: tuple[int, int]) -> tuple[list[dict], Report]:
+    """The legal configurations of the mode at valid region ``target``: the first the example's layout
+    variants give (smallest physical rounding first), then the first for each set of derived extents
+    (``derived_extents``); with none, the report on the plainest one."""
     base = with_dtypes(mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
-    plain = None
-    for variant in layout_variants(db, base):
+    variants = list(layout_variants(db, base))
+    found = []
+    for variant in variants:
         tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok)
         if tiles is not None:
-            return tiles, validate(db, op.name, mode.name, profile, tiles)
-        if plain is None:
-            plain = _plain(db, variant, target)
-    return None, validate(db, op.name, mode.name, profile, plain)
+            found.append(tiles)
+            break
+    for variant in variants:
+        for extents in derived_extents(variant, target):
+            for kr, kc in SCALES:
+                tiles = _with_extents(variant, extents, kr, kc)
+                if validate(db, op.name, mode.name, profile, tiles).ok:
+                    found.append(tiles)
+                    break
+    plain = found[0] if found else _plain(db, variants[0], target)
+    return found, validate(db, op.name, mode.name, profile, plain)
+
+
+def derived_extents(base: dict, target: tuple[int, int]) -> list[dict[str, tuple[int, int]]]:
+    """Valid shapes for operands whose example extent is neither 1 nor the example's iteration domain (a
+    block per row, a bit-packed mask): each such extent either stays as in the example or scales with the
+    target; the other extents follow the target as in ``reshape``. Every combination, for the validator."""
+    ex_rows, ex_cols = example_target(base)
+    options: list[list[tuple[str, int, int]]] = []
+    for name, t in base.items():
+        if not isinstance(t, TileDesc):
+            continue
+        for axis, extent, ex, tgt in ((0, t.valid_row, ex_rows, target[0]), (1, t.valid_col, ex_cols, target[1])):
+            if extent not in (1, ex):
+                options.append([(name, axis, extent), (name, axis, max(1, -(-extent * tgt // ex)))])
+    if not options:
+        return []
+    combos = []
+    for choice in itertools.product(*options):
+        extents: dict[str, tuple[int, int]] = {}
+        for name, t in base.items():
+            if isinstance(t, TileDesc):
+                extents[name] = (1 if t.valid_row == 1 else target[0], 1 if t.valid_col == 1 else target[1])
+        for name, axis, value in choice:
+            extents[name] = (value, extents[name][1]) if axis == 0 else (extents[name][0], value)
+        if extents not in combos:
+            combos.append(extents)
+    return combos
+
+
+def _with_extents(base: dict, extents: dict[str, tuple[int, int]], kr: int, kc: int) -> dict:
+    out = {}
+    for name, t in base.items():
+        if name in extents:
+            vr, vc = extents[name]
+            out[name] = t.with_(rows=roundup(vr, 1 << kr), cols=roundup(vc, 1 << kc), valid_row=vr, valid_col=vc)
+        else:
+            out[name] = t
+    return out
 
 
 def _plain(db: Database, base: dict, target: tuple[int, int]) -> dict:
@@ -342,27 +391,39 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
         return "not-mapped", f"no mode of {op.name} takes the files {sorted(sizes)}"
     rejected: list[str] = []
     unread: list[str] = []
+    legal = []
     for a in assignments:
         attrs = attributes(db, a.mode, case)
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
             continue
         for binding in bindings(db, op, a, profile, case):
-            tiles, report = configure(db, op, a.mode, profile, binding, attrs, target)
-            if tiles is None:
+            configs, report = configure(db, op, a.mode, profile, binding, attrs, target)
+            if not configs:
                 rejected.append(f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))
-                continue
-            result = _run(db, op, a, profile, case, tiles, binding)
-            if result is None:
-                unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
-                continue
+            for tiles in configs:
+                legal.append((overflow(db, a, case, tiles), len(legal), a, tiles))
+    for _, _, a, tiles in sorted(legal, key=lambda c: c[:2]):
+        result = _run(db, op, a, profile, case, tiles)
+        if result is not None:
             return result
+        unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
     if rejected:
         return "spec-rejects", rejected[0]
     return "not-mapped", "; ".join(unread) or "no binding of the op's types fits the files"
 
 
-def _run(db, op, a: Assignment, profile, case: Case, tiles, binding) -> tuple[str, str] | None:
+def overflow(db: Database, a: Assignment, case: Case, tiles: dict) -> int:
+    """How many source files hold more elements than their operand's tile: the configuration that
+    leaves none over (e.g. a one-column operand against a file with a block per row) fits the case best."""
+    count = 0
+    for name, stem in a.sources.items():
+        t = tiles[name]
+        count += len(case.files[stem]) > t.rows * t.cols * db.isa.dtypes[t.dtype].bytes
+    return count
+
+
+def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] | None:
     numbers = case.numbers()
     data: dict[str, object] = {}
     for name, stem in a.sources.items():
