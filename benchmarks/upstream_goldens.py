@@ -49,7 +49,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ptospec.conformance.cases import SCALES, example_target, example_tiles, layout_variants, reshape, roundup, with_dtypes
+from ptospec.conformance.cases import (
+    SCALES,
+    example_target,
+    example_tiles,
+    layout_variants,
+    reshape,
+    roundup,
+    with_dtypes,
+)
+from ptospec.conformance.views import shaped_view
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
 from ptospec.loader import load_database
@@ -69,6 +78,8 @@ TYPE_WORDS = {
     "s8": "int8", "u8": "uint8", "s16": "int16", "u16": "uint16", "s32": "int32", "u32": "uint32",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u64": "uint64",
 }
+# Upstream's file names for operands whose names differ (file stem -> operand name, lower case).
+FILE_ALIASES = {"indices": "idx", "mask": "selmask"}
 # Parameter names of a case's valid region (iteration domain), most specific first; then its shape.
 ROW_KEYS = ("valid_row", "valid_rows", "validrows", "h_valid", "valid_m", "src_valid_row", "dst_valid_row",
             "row", "rows", "m", "src_row", "src0_row", "dst_row", "tile_row", "src_tile_row", "src0_tile_row",
@@ -190,13 +201,16 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
 
 def valid_region(case: Case) -> tuple[int, int] | None:
     """The case's iteration domain: its first row and column parameters (valid ones first), else the
-    first ``RxC`` of its name."""
+    first ``RxC`` of its name, else one row of the first number standing alone in its name."""
     rows = next((case.params[k] for k in ROW_KEYS if isinstance(case.params.get(k), int)), None)
     cols = next((case.params[k] for k in COL_KEYS if isinstance(case.params.get(k), int)), None)
     if rows and cols:
         return int(rows), int(cols)
     match = re.search(r"(\d+)x(\d+)", case.name)
-    return (int(match[1]), int(match[2])) if match else None
+    if match:
+        return int(match[1]), int(match[2])
+    match = re.search(r"_(\d+)(?:_|$)", case.name)  # a count alone: one row of it
+    return (1, int(match[1])) if match else None
 
 
 def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int]) -> np.ndarray | None:
@@ -239,7 +253,8 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
             continue
         outputs = _match(outs, goldens, lambda o, f: f != "golden" and o.lower().endswith(f[len("golden_"):]))
-        sources = _match(ins, tile_files, lambda o, f: f.lower() in (o.lower(), f"input_{o.lower()}"))
+        sources = _match(ins, tile_files, lambda o, f: o.lower() in (f.lower(), f.lower().removeprefix("input_"),
+                                                                     FILE_ALIASES.get(f.lower())))
         found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True))))
     return found
 
@@ -255,8 +270,8 @@ def _match(operands: list[str], files: list[str], same) -> dict[str, str]:
 
 def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) -> list[dict[str, str]]:
     """Type-variable bindings for the case: every binding of the op's table on the profile in which each
-    operand with a file has a type the case names and the file's size fits (an output whose type
-    variable admits none of the named types on any row, e.g. an index, may take any type that fits);
+    operand with a file has a type the case names and the file's size fits (a type variable that admits
+    none of the named types on any row while another does, e.g. an index, may take any type that fits);
     else the case's first named type for every variable (for the validator to judge)."""
     order = case.type_names()
     named = sorted((d for d, s in db.isa.dtypes.items() if np.dtype(s.numpy).name in order),
@@ -265,8 +280,8 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     table = op.dtypes.get(profile)
     rows = [r for r in (table.rows if table else ()) if a.mode.name in r.modes]
     admitted = {v: {d for r in rows for d in r.types.get(v, ())} for v in a.mode.type_vars}
-    free = {v for v in a.mode.type_vars if not admitted[v] & set(named)
-            and all(o.role == "out" for o in a.mode.operands if o.dtype == v)}
+    taken = {v for v in a.mode.type_vars if admitted[v] & set(named)}
+    free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
     out = []
     for row in rows:
         for choice in _row_bindings(a.mode, row.types):
@@ -287,57 +302,78 @@ def _row_bindings(mode: Mode, types: dict[str, tuple[str, ...]]) -> list[dict[st
     return combos
 
 
-def attributes(db: Database, mode: Mode, case: Case) -> dict[str, str] | None:
-    """Each attribute operand's value: the first word of the case that is an enumerator of its enum."""
+def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str, str] | None:
+    """Each attribute operand's value: the first word of the case that is an enumerator of its enum; else,
+    when ``defaults``, the enum's first enumerator (the C++ default template argument, e.g.
+    ``GatherOOB::Undefined``), else None."""
     out = {}
     words = case.words()
     for a in mode.attrs:
         values = db.isa.enums[a.enum].values
-        value = next((w for w in words for v in values if v.upper() == w), None)
+        value = next((v for w in words for v in values if v.upper() == w), None)
         if value is None:
-            return None
-        out[a.name] = next(v for v in values if v.upper() == value)
+            if not defaults:
+                return None
+            value = values[0]
+        out[a.name] = value
     return out
 
 
 def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
-              attrs: dict[str, str], target: tuple[int, int]) -> tuple[list[dict], Report]:
+              attrs: dict[str, str], target: tuple[int, int],
+              globals_: dict[str, list[tuple[int, int]]] | None = None) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
     variants give (smallest physical rounding first), then the first for each set of derived extents
-    (``derived_extents``); with none, the report on the plainest one."""
+    (``derived_extents``) of the example's own layouts; with none, the report on the plainest one.
+    ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
     base = with_dtypes(mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
     variants = list(layout_variants(db, base))
+    plain = validate(db, op.name, mode.name, profile, _plain(db, variants[0], target))
+    if any(v.rule.startswith(("dtype.", "profile.")) for v in plain.violations):
+        return [], plain  # no shape or layout makes these types or this mode legal
     found = []
-    for variant in variants:
-        tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok)
-        if tiles is not None:
-            found.append(tiles)
-            break
-    for variant in variants:
-        for extents in derived_extents(variant, target):
+    if not globals_:
+        for variant in variants:
+            tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok)
+            if tiles is not None:
+                found.append(tiles)
+                break
+    shapes = [dict(zip(globals_, combo, strict=True)) for combo in itertools.product(*globals_.values())] \
+        if globals_ else [{}]
+    for extents in derived_extents(variants[0], target, with_default=bool(globals_)):
+        for views_ in shapes:
             for kr, kc in SCALES:
-                tiles = _with_extents(variant, extents, kr, kc)
+                tiles = _with_extents(db, variants[0], extents, views_, kr, kc)
                 if validate(db, op.name, mode.name, profile, tiles).ok:
                     found.append(tiles)
                     break
-    plain = found[0] if found else _plain(db, variants[0], target)
-    return found, validate(db, op.name, mode.name, profile, plain)
+    return found, plain
 
 
-def derived_extents(base: dict, target: tuple[int, int]) -> list[dict[str, tuple[int, int]]]:
+def derived_extents(base: dict, target: tuple[int, int], with_default: bool = False
+                    ) -> list[dict[str, tuple[int, int]]]:
     """Valid shapes for operands whose example extent is neither 1 nor the example's iteration domain (a
     block per row, a bit-packed mask): each such extent either stays as in the example or scales with the
-    target; the other extents follow the target as in ``reshape``. Every combination, for the validator."""
+    target, or (one per row or column of the example) follows the target's other extent; the other extents
+    follow the target as in ``reshape``. Every combination, for the validator; ``with_default`` puts the
+    plain mapping first (it is what ``reshape`` tries)."""
     ex_rows, ex_cols = example_target(base)
+    ex = (ex_rows, ex_cols)
     options: list[list[tuple[str, int, int]]] = []
     for name, t in base.items():
         if not isinstance(t, TileDesc):
             continue
-        for axis, extent, ex, tgt in ((0, t.valid_row, ex_rows, target[0]), (1, t.valid_col, ex_cols, target[1])):
-            if extent not in (1, ex):
-                options.append([(name, axis, extent), (name, axis, max(1, -(-extent * tgt // ex)))])
-    if not options:
+        for axis, extent in ((0, t.valid_row), (1, t.valid_col)):
+            if extent in (1, ex[axis]):
+                continue
+            choices = [(name, axis, extent), (name, axis, max(1, -(-extent * target[axis] // ex[axis])))]
+            if with_default:
+                choices.insert(0, (name, axis, target[axis]))
+            if extent == ex[1 - axis]:
+                choices.append((name, axis, target[1 - axis]))
+            options.append(choices)
+    if not options and not with_default:
         return []
     combos = []
     for choice in itertools.product(*options):
@@ -352,10 +388,13 @@ def derived_extents(base: dict, target: tuple[int, int]) -> list[dict[str, tuple
     return combos
 
 
-def _with_extents(base: dict, extents: dict[str, tuple[int, int]], kr: int, kc: int) -> dict:
+def _with_extents(db: Database, base: dict, extents: dict[str, tuple[int, int]],
+                  views_: dict[str, tuple[int, int]], kr: int, kc: int) -> dict:
     out = {}
     for name, t in base.items():
-        if name in extents:
+        if name in views_:
+            out[name] = shaped_view(db.isa, t, *views_[name], False)
+        elif name in extents:
             vr, vc = extents[name]
             out[name] = t.with_(rows=roundup(vr, 1 << kr), cols=roundup(vc, 1 << kc), valid_row=vr, valid_col=vc)
         else:
@@ -379,8 +418,6 @@ def _plain(db: Database, base: dict, target: tuple[int, int]) -> dict:
 
 def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[str, str]:
     """(outcome, detail) of one case: agree | spec-rejects | nan | tolerance | value | not-mapped."""
-    if any(isinstance(t, GlobalDesc) for m in op.modes for t in example_tiles(db, m).values()):
-        return "not-mapped", "global-memory operands: no adapter yet"
     target = valid_region(case)
     if target is None:
         return "not-mapped", "no valid region in the case's parameters or name"
@@ -392,13 +429,16 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
     rejected: list[str] = []
     unread: list[str] = []
     legal = []
-    for a in assignments:
-        attrs = attributes(db, a.mode, case)
+    has_globals = any(isinstance(t, GlobalDesc) for a in assignments for t in example_tiles(db, a.mode).values())
+    named_modes = [a for a in assignments if a.mode.name in {w.lower() for w in case.words()}]
+    for a in named_modes or assignments:
+        attrs = attributes(db, a.mode, case, defaults=has_globals)
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
             continue
         for binding in bindings(db, op, a, profile, case):
-            configs, report = configure(db, op, a.mode, profile, binding, attrs, target)
+            globals_ = global_shapes(db, a, case, binding, target)
+            configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_)
             if not configs:
                 rejected.append(f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))
             for tiles in configs:
@@ -413,22 +453,46 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
     return "not-mapped", "; ".join(unread) or "no binding of the op's types fits the files"
 
 
+def global_shapes(db: Database, a: Assignment, case: Case, binding: dict[str, str],
+                  target: tuple[int, int]) -> dict[str, list[tuple[int, int]]]:
+    """For each global operand, the 2-D shapes its file (its input, else its golden) can hold: a column
+    count from the target or the case's numbers, else one row."""
+    out = {}
+    for o in a.mode.operands:
+        stem = a.sources.get(o.name) or a.outputs.get(o.name)
+        if stem is None or not isinstance(example_tiles(db, a.mode)[o.name], GlobalDesc):
+            continue
+        count = len(case.files[stem]) // db.isa.dtypes[binding[o.dtype]].bytes
+        widths = [c for c in dict.fromkeys([target[1], *case.numbers()]) if 0 < c <= count and count % c == 0]
+        out[o.name] = list(dict.fromkeys([*((count // c, c) for c in widths), (1, count)]))
+    return out
+
+
 def overflow(db: Database, a: Assignment, case: Case, tiles: dict) -> int:
     """How many source files hold more elements than their operand's tile: the configuration that
     leaves none over (e.g. a one-column operand against a file with a block per row) fits the case best."""
     count = 0
     for name, stem in a.sources.items():
         t = tiles[name]
-        count += len(case.files[stem]) > t.rows * t.cols * db.isa.dtypes[t.dtype].bytes
+        if isinstance(t, TileDesc):
+            count += len(case.files[stem]) > t.rows * t.cols * db.isa.dtypes[t.dtype].bytes
     return count
 
 
 def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] | None:
     numbers = case.numbers()
     data: dict[str, object] = {}
+    for name, t in tiles.items():  # a global output without an input file starts as zeros, as upstream's do
+        if isinstance(t, GlobalDesc) and name in a.outputs and name not in a.sources:
+            data[name] = np.zeros(t.size, np.dtype(db.isa.dtypes[t.dtype].numpy))
     for name, stem in a.sources.items():
         t = tiles[name]
         values = np.frombuffer(case.files[stem], dtype=np.dtype(db.isa.dtypes[t.dtype].numpy))
+        if isinstance(t, GlobalDesc):
+            if values.size != t.size:
+                return None
+            data[name] = values.copy()
+            continue
         matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers)
         if matrix is None:
             return None
@@ -441,6 +505,11 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] |
     for name, stem in a.outputs.items():
         t = tiles[name]
         values = np.frombuffer(case.files[stem], dtype=np.dtype(db.isa.dtypes[t.dtype].numpy))
+        if isinstance(t, GlobalDesc):
+            if values.size != t.size:
+                return None
+            wants[name] = values.reshape(1, -1)
+            continue
         matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers)
         if matrix is None:
             return None
@@ -449,7 +518,8 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] |
         got = execute(db, op.name, a.mode.name, profile, tiles, data)
     for name, want in wants.items():
         t = tiles[name]
-        outcome = judge(op, t.dtype, got[name][:t.valid_row, :t.valid_col], want)
+        result = got[name].reshape(1, -1) if isinstance(t, GlobalDesc) else got[name][:t.valid_row, :t.valid_col]
+        outcome = judge(op, t.dtype, result, want)
         if outcome[0] != "agree":
             return outcome[0], f"{a.mode.name} {name}: {outcome[1]}"
     return "agree", a.mode.name
