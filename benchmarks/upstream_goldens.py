@@ -282,13 +282,18 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     admitted = {v: {d for r in rows for d in r.types.get(v, ())} for v in a.mode.type_vars}
     taken = {v for v in a.mode.type_vars if admitted[v] & set(named)}
     free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
+    # a type only scratch tiles use changes no result: one value, preferably one another variable has
+    scratch = {v for v in a.mode.type_vars if all(o.role == "tmp" for o in a.mode.operands if o.dtype == v)}
     out = []
     for row in rows:
         for choice in _row_bindings(a.mode, row.types):
             ok = all(len(case.files[files[o.name]]) % db.isa.dtypes[choice[o.dtype]].bytes == 0
                      and (choice[o.dtype] in named or o.dtype in free)
                      for o in a.mode.operands if o.name in files and o.role != "scalar")
-            if ok and choice not in out:
+            if ok and not any(all(c[v] == choice[v] for v in a.mode.type_vars if v not in scratch) for c in out):
+                data_types = [choice[v] for v in a.mode.type_vars if v not in scratch]
+                for v in scratch:
+                    choice[v] = next((d for d in data_types if d in row.types[v]), choice[v])
                 out.append(choice)
     if not out and named:
         out.append({v: named[0] for v in a.mode.type_vars})
@@ -321,11 +326,12 @@ def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str
 
 def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
               attrs: dict[str, str], target: tuple[int, int],
-              globals_: dict[str, list[tuple[int, int]]] | None = None) -> tuple[list[dict], Report]:
+              globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool = False
+              ) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
-    variants give (smallest physical rounding first), then the first for each set of derived extents
-    (``derived_extents``) of the example's own layouts; with none, the report on the plainest one.
-    ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
+    variants give (smallest physical rounding first), or, when ``derived``, the first for each set of
+    derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
+    one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
     base = with_dtypes(mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
     variants = list(layout_variants(db, base))
@@ -333,12 +339,13 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
     if any(v.rule.startswith(("dtype.", "profile.")) for v in plain.violations):
         return [], plain  # no shape or layout makes these types or this mode legal
     found = []
-    if not globals_:
-        for variant in variants:
+    if not derived:
+        for variant in variants if not globals_ else ():
             tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok)
             if tiles is not None:
                 found.append(tiles)
                 break
+        return found, plain
     shapes = [dict(zip(globals_, combo, strict=True)) for combo in itertools.product(*globals_.values())] \
         if globals_ else [{}]
     for extents in derived_extents(variants[0], target, with_default=bool(globals_)):
@@ -426,31 +433,45 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
     assignments = assign_files(op, sizes, itemsizes)
     if not assignments:
         return "not-mapped", f"no mode of {op.name} takes the files {sorted(sizes)}"
-    rejected: list[str] = []
     unread: list[str] = []
-    legal = []
     has_globals = any(isinstance(t, GlobalDesc) for a in assignments for t in example_tiles(db, a.mode).values())
     named_modes = [a for a in assignments if a.mode.name in {w.lower() for w in case.words()}]
+    candidates = []
     for a in named_modes or assignments:
         attrs = attributes(db, a.mode, case, defaults=has_globals)
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
             continue
-        for binding in bindings(db, op, a, profile, case):
+        candidates += [(a, attrs, binding) for binding in bindings(db, op, a, profile, case)]
+    # first the plain mapping, then derived extents: the first configuration no file overflows runs;
+    # else the one with the fewest overflowing files
+    rejected: dict[tuple, str] = {}
+    later = []
+    any_legal = False
+    for derived in (False, True):
+        for a, attrs, binding in candidates:
             globals_ = global_shapes(db, a, case, binding, target)
-            configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_)
-            if not configs:
-                rejected.append(f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))
+            configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived)
+            if report.violations and not report.ok:
+                rejected.setdefault((a.mode.name, tuple(binding.items())),
+                                    f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))
+            any_legal = any_legal or bool(configs)
             for tiles in configs:
-                legal.append((overflow(db, a, case, tiles), len(legal), a, tiles))
-    for _, _, a, tiles in sorted(legal, key=lambda c: c[:2]):
+                fit = overflow(db, a, case, tiles)
+                if fit:
+                    later.append((fit, a, tiles))
+                    continue
+                result = _run(db, op, a, profile, case, tiles)
+                if result is not None:
+                    return result
+                unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
+    for _, a, tiles in sorted(later, key=lambda c: c[0]):
         result = _run(db, op, a, profile, case, tiles)
         if result is not None:
             return result
-        unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
-    if rejected:
-        return "spec-rejects", rejected[0]
-    return "not-mapped", "; ".join(unread) or "no binding of the op's types fits the files"
+    if rejected and not any_legal:
+        return "spec-rejects", next(iter(rejected.values()))
+    return "not-mapped", "; ".join(dict.fromkeys(unread)) or "no binding of the op's types fits the files"
 
 
 def global_shapes(db: Database, a: Assignment, case: Case, binding: dict[str, str],
