@@ -297,6 +297,21 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
                 out.append(choice)
     if not out and named:
         out.append({v: named[0] for v in a.mode.type_vars})
+    # the bindings that give operands the types parameters named after them (``dst_dtype``, ``srctype``) and
+    # that use most named types come first
+    by_operand = {}
+    for key, value in case.params.items():
+        name = _numpy_name(value)
+        for o in a.mode.operands:
+            if name and o.dtype and key.startswith(o.name.lower()):
+                by_operand[o.name] = name
+
+    def rank(c: dict[str, str]) -> tuple[int, int]:
+        agree = sum(np.dtype(db.isa.dtypes[c[o.dtype]].numpy).name == t for o in a.mode.operands
+                    if (t := by_operand.get(o.name)) and o.dtype in c)
+        return -agree, -len(set(c.values()) & set(named))
+
+    out.sort(key=rank)
     return out
 
 
