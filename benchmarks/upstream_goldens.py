@@ -611,6 +611,24 @@ def scripts_of(db: Database, root: Path) -> list[tuple[str, str, Path]]:
     return out
 
 
+def variant_dirs(db: Database, root: Path) -> list[tuple[str, str, str]]:
+    """(op, profile, directory) for every other directory with a gen_data.py whose name starts with an op's
+    name (``mgather_gm2l1``, ``tload_mix``, ``tmuls_trowsum``, ...): variant and combination tests, which
+    this benchmark lists but does not run (their cases are not one op on the database's tiles)."""
+    out = []
+    for profile, rel in PLATFORMS.items():
+        base = root / rel
+        if not base.is_dir():
+            continue
+        for d in sorted(base.iterdir()):
+            if d.name in db.ops or not (d / "gen_data.py").is_file():
+                continue
+            owner = max((n for n in db.ops if d.name.startswith(n)), key=len, default=None)
+            if owner is not None:
+                out.append((owner, profile, d.name))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pto-isa-root", required=True, type=Path)
@@ -644,15 +662,19 @@ def main() -> int:
                 outcome, detail = "not-mapped", str(exc)
             totals[outcome] += 1
             rows.append({"op": op_name, "profile": profile, "case": name, "outcome": outcome, "detail": detail})
+    variants = [v for v in variant_dirs(db, args.pto_isa_root) if not args.ops or v[0] in args.ops]
     compared = sum(v for k, v in totals.items() if k not in ("not-mapped", "script-error"))
     print(f"{scripts} gen_data.py scripts for database ops; {compared} golden cases compared: "
           + ", ".join(f"{k} {v}" for k, v in sorted(totals.items()))
           + f" ({time.perf_counter() - start:.0f} s)")
+    print(f"{len(variants)} variant or combination directories listed, not run: "
+          + ", ".join(f"{profile}/{name}" for _, profile, name in variants))
     for row in rows:
         if row["outcome"] != "agree":
             print(f"  {row['outcome']:<12} {row['op']:<10} {row['profile']:<5} {row.get('case', '')}: {row['detail']}")
     if args.json:
-        args.json.write_text(json.dumps({"totals": dict(totals), "cases": rows}, indent=1))
+        args.json.write_text(json.dumps({"totals": dict(totals), "cases": rows, "scripts": scripts,
+                                         "variants_not_run": [list(v) for v in variants]}, indent=1))
     return 0
 
 

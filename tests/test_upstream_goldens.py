@@ -190,3 +190,12 @@ def test_upstream_tadd_and_trowexpandadd_goldens_agree(db):
                     for (n, f), p in zip(cases, params, strict=True)]
         assert outcomes.count("agree") >= len(outcomes) - 2, outcomes
         assert not {"value", "nan", "tolerance"} & set(outcomes)
+
+
+def test_scripts_and_variant_directories(db, tmp_path):
+    base = tmp_path / ug.PLATFORMS["cpu"]
+    for name in ("tadd", "tload_mix", "trowexpandadd", "trowexpand_tdiv", "thistogram"):
+        (base / name).mkdir(parents=True)
+        (base / name / "gen_data.py").write_text("")
+    assert [(op, p) for op, p, _ in ug.scripts_of(db, tmp_path)] == [("tadd", "cpu"), ("trowexpandadd", "cpu")]
+    assert ug.variant_dirs(db, tmp_path) == [("tload", "cpu", "tload_mix"), ("trowexpand", "cpu", "trowexpand_tdiv")]
