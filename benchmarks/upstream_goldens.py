@@ -348,13 +348,14 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
               globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool = False
               ) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
-    variants give (smallest physical rounding first), or, when ``derived``, the first for each set of
+    variants give (smallest physical rounding first) and the plainest one (``_plain``), or, when ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
     one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
     base = with_dtypes(mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
     variants = list(layout_variants(db, base))
-    plain = validate(db, op.name, mode.name, profile, _plain(db, variants[0], target))
+    plain_tiles = _plain(db, variants[0], target)
+    plain = validate(db, op.name, mode.name, profile, plain_tiles)
     if any(v.rule.startswith(("dtype.", "profile.")) for v in plain.violations):
         return [], plain  # no shape or layout makes these types or this mode legal
     found = []
@@ -364,6 +365,8 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
             if tiles is not None:
                 found.append(tiles)
                 break
+        if plain.ok and not globals_:
+            found.append(plain_tiles)
         return found, plain
     shapes = [dict(zip(globals_, combo, strict=True)) for combo in itertools.product(*globals_.values())] \
         if globals_ else [{}]
@@ -429,7 +432,8 @@ def _with_extents(db: Database, base: dict, extents: dict[str, tuple[int, int]],
 
 
 def _plain(db: Database, base: dict, target: tuple[int, int]) -> dict:
-    """``base`` on ``target`` with rows as valid and columns rounded up to 32 bytes."""
+    """``base`` on ``target`` with the extent along the tile's layout (columns of a row-major tile, rows
+    of a column-major one) rounded up to 32 bytes and the other as valid."""
     out = {}
     for name, t in base.items():
         if not isinstance(t, TileDesc):
@@ -438,7 +442,10 @@ def _plain(db: Database, base: dict, target: tuple[int, int]) -> dict:
         vr = 1 if t.valid_row == 1 else target[0]
         vc = 1 if t.valid_col == 1 else target[1]
         unit = max(1, 32 // max(1, db.isa.dtypes[t.dtype].bytes))
-        out[name] = t.with_(rows=vr, cols=-(-vc // unit) * unit, valid_row=vr, valid_col=vc)
+        if t.blayout == "ColMajor":
+            out[name] = t.with_(rows=-(-vr // unit) * unit, cols=vc, valid_row=vr, valid_col=vc)
+        else:
+            out[name] = t.with_(rows=vr, cols=-(-vc // unit) * unit, valid_row=vr, valid_col=vc)
     return out
 
 
@@ -674,7 +681,7 @@ def main() -> int:
     print(f"{scripts} gen_data.py scripts for database ops; {compared} golden cases compared: "
           + ", ".join(f"{k} {v}" for k, v in sorted(totals.items()))
           + f" ({time.perf_counter() - start:.0f} s)")
-    print(f"{len(variants)} variant or combination directories listed, not run: "
+    print(f"{len(variants)} directories named after an op plus a suffix (other instructions, variants, combinations) listed, not run: "
           + ", ".join(f"{profile}/{name}" for _, profile, name in variants))
     for row in rows:
         if row["outcome"] != "agree":
