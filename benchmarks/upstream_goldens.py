@@ -348,7 +348,8 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
               globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool = False
               ) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
-    variants give (smallest physical rounding first) and the plainest one (``_plain``), or, when ``derived``, the first for each set of
+    variants give (smallest physical rounding first) and the plainest one (``_plain``), or, when
+    ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
     one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
     base = with_dtypes(mode, example_tiles(db, mode), binding)
@@ -681,7 +682,8 @@ def main() -> int:
     print(f"{scripts} gen_data.py scripts for database ops; {compared} golden cases compared: "
           + ", ".join(f"{k} {v}" for k, v in sorted(totals.items()))
           + f" ({time.perf_counter() - start:.0f} s)")
-    print(f"{len(variants)} directories named after an op plus a suffix (other instructions, variants, combinations) listed, not run: "
+    print(f"{len(variants)} directories named after an op plus a suffix (other instructions, variants, "
+          "combinations) listed, not run: "
           + ", ".join(f"{profile}/{name}" for _, profile, name in variants))
     for row in rows:
         if row["outcome"] != "agree":

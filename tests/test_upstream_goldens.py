@@ -181,21 +181,15 @@ def test_run_script_reports_a_failing_script(tmp_path):
 @pytest.mark.skipif(not (PTO_ISA / "tests/npu/a2a3/src/st/testcase/tadd/gen_data.py").is_file(),
                     reason="needs the pto-isa checkout (PTO_ISA_ROOT, default /tmp/pto-isa)")
 def test_upstream_tadd_and_trowexpandadd_goldens_agree(db):
-    for op, profile in (("tadd", "a2a3"), ("trowexpandadd", "a2a3")):
-        script = PTO_ISA / ug.PLATFORMS[profile] / op / "gen_data.py"
-        cases, found, error = ug.run_script(script)
+    def outcomes(op: str, profile: str) -> list[tuple[str, str]]:
+        cases, found, error = ug.run_script(PTO_ISA / ug.PLATFORMS[profile] / op / "gen_data.py")
         assert cases, error
         params = ug.case_params(found, [n for n, _ in cases])
-        outcomes = [ug.compare_case(db, db.ops[op], profile, ug.Case(n, f, p))[0]
-                    for (n, f), p in zip(cases, params, strict=True)]
-        assert outcomes.count("agree") >= len(outcomes) - 2, outcomes
-        assert not {"value", "nan", "tolerance"} & set(outcomes)
+        return [ug.compare_case(db, db.ops[op], profile, ug.Case(n, f, p))
+                for (n, f), p in zip(cases, params, strict=True)]
 
-
-def test_scripts_and_variant_directories(db, tmp_path):
-    base = tmp_path / ug.PLATFORMS["cpu"]
-    for name in ("tadd", "tload_mix", "trowexpandadd", "trowexpand_tdiv", "thistogram"):
-        (base / name).mkdir(parents=True)
-        (base / name / "gen_data.py").write_text("")
-    assert [(op, p) for op, p, _ in ug.scripts_of(db, tmp_path)] == [("tadd", "cpu"), ("trowexpandadd", "cpu")]
-    assert ug.variant_dirs(db, tmp_path) == [("tload", "cpu", "tload_mix"), ("trowexpand", "cpu", "trowexpand_tdiv")]
+    tadd = outcomes("tadd", "a2a3")
+    assert [o for o, _ in tadd] == ["agree"] * len(tadd)
+    expand = outcomes("trowexpandadd", "a2a3")
+    assert {mode for o, mode in expand if o == "agree"} == {"column", "block"}  # both upstream forms mapped
+    assert sum(o == "agree" for o, _ in expand) >= 18
