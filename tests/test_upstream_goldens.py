@@ -193,3 +193,12 @@ def test_upstream_tadd_and_trowexpandadd_goldens_agree(db):
     expand = outcomes("trowexpandadd", "a2a3")
     assert {mode for o, mode in expand if o == "agree"} == {"column", "block"}  # both upstream forms mapped
     assert sum(o == "agree" for o, _ in expand) >= 18
+
+
+def test_scripts_and_variant_directories(db, tmp_path):
+    base = tmp_path / ug.PLATFORMS["cpu"]
+    for name in ("tadd", "tload_mix", "trowexpandadd", "trowexpand_tdiv", "thistogram"):
+        (base / name).mkdir(parents=True)
+        (base / name / "gen_data.py").write_text("")
+    assert [(op, p) for op, p, _ in ug.scripts_of(db, tmp_path)] == [("tadd", "cpu"), ("trowexpandadd", "cpu")]
+    assert ug.variant_dirs(db, tmp_path) == [("tload", "cpu", "tload_mix"), ("trowexpand", "cpu", "trowexpand_tdiv")]
