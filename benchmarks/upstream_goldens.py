@@ -348,7 +348,7 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
               globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool = False
               ) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
-    variants give (smallest physical rounding first) and the plainest one (``_plain``), or, when
+    variants give (smallest physical rounding first), else the plainest one (``_plain``), or, when
     ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
     one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
@@ -366,7 +366,7 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
             if tiles is not None:
                 found.append(tiles)
                 break
-        if plain.ok and not globals_:
+        if plain.ok and not globals_ and not found:
             found.append(plain_tiles)
         return found, plain
     shapes = [dict(zip(globals_, combo, strict=True)) for combo in itertools.product(*globals_.values())] \
