@@ -345,11 +345,11 @@ def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str
 
 def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
               attrs: dict[str, str], target: tuple[int, int],
-              globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool = False
+              globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool | str = False
               ) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
-    variants give (smallest physical rounding first), else the plainest one (``_plain``), or, when
-    ``derived``, the first for each set of
+    variants give (smallest physical rounding first); when ``derived == "plain"``, the plainest one
+    (``_plain``) if legal; when ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
     one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
     base = with_dtypes(mode, example_tiles(db, mode), binding)
@@ -366,9 +366,9 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
             if tiles is not None:
                 found.append(tiles)
                 break
-        if plain.ok and not globals_ and not found:
-            found.append(plain_tiles)
         return found, plain
+    if derived == "plain":
+        return ([plain_tiles] if plain.ok and not globals_ else []), plain
     shapes = [dict(zip(globals_, combo, strict=True)) for combo in itertools.product(*globals_.values())] \
         if globals_ else [{}]
     for extents in derived_extents(variants[0], target, with_default=bool(globals_)):
@@ -473,12 +473,13 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
             continue
         candidates += [(a, attrs, binding) for binding in bindings(db, op, a, profile, case)]
-    # first the plain mapping, then derived extents: the first configuration no file overflows runs;
+    # first the mapping of the example, then derived extents, then the plainest configuration: the first
+    # configuration no file overflows runs;
     # else the one with the fewest overflowing files
     rejected: dict[tuple, str] = {}
     later = []
     any_legal = False
-    for derived in (False, True):
+    for derived in (False, True, "plain"):
         for a, attrs, binding in candidates:
             globals_ = global_shapes(db, a, case, binding, target)
             configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived)
