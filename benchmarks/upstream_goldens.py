@@ -139,7 +139,7 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
     """Run one gen_data.py in a scratch directory; return the files each case directory received (in the
     order the script entered them), the script's globals and an error, if any."""
     order: list[str] = []
-    real_chdir = os.chdir
+    real_chdir, real_makedirs = os.chdir, os.makedirs
 
     def chdir(target):
         real_chdir(target)
@@ -149,8 +149,14 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
 
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as scratch:
+
+        def makedirs(target, *args, **kwargs):  # nothing is created beside the script (the checkout is shared)
+            if os.path.abspath(target).startswith(os.path.realpath(scratch) + os.sep) or \
+                    os.path.abspath(target).startswith(scratch + os.sep):
+                real_makedirs(target, *args, **kwargs)
+
         real_chdir(scratch)
-        os.chdir = chdir
+        os.chdir, os.makedirs = chdir, makedirs
         helpers = [str(path.parent), *(str(p) for p in path.parents if (p / "utils.py").is_file())][:2]
         sys.path[:0] = helpers
         saved_modules = set(sys.modules)
@@ -163,7 +169,7 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
         except BaseException as exc:  # a script's own failure is a result, not a crash of this tool
             found, error = {}, f"{type(exc).__name__}: {exc}"
         finally:
-            os.chdir = real_chdir
+            os.chdir, os.makedirs = real_chdir, real_makedirs
             for entry in helpers:
                 sys.path.remove(entry)
             for name in set(sys.modules) - saved_modules:  # each script gets its own helper modules

@@ -159,6 +159,7 @@ def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
         "import os\nimport numpy as np\n"
         "class P:\n    def __init__(self, name, n):\n        self.name, self.n = name, n\n"
         "if __name__ == '__main__':\n"
+        "    os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'testcases'))\n"
         "    case_params_list = [P('T.a', 2), P('T.b', 3)]\n"
         "    for p in case_params_list:\n"
         "        os.makedirs(p.name)\n        os.chdir(p.name)\n"
