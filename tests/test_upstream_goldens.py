@@ -1,0 +1,205 @@
+"""benchmarks/upstream_goldens.py: relating upstream gen_data.py cases to configurations of the database.
+
+The adapter's parts run on synthetic cases (NumPy computes the goldens here); the end-to-end test over
+upstream's own scripts needs the pto-isa checkout and is skipped without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptospec.loader import load_database
+
+ROOT = Path(__file__).resolve().parents[1]
+PTO_ISA = Path(os.environ.get("PTO_ISA_ROOT", "/tmp/pto-isa"))
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("upstream_goldens", ROOT / "benchmarks" / "upstream_goldens.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+ug = _load()
+
+
+@pytest.fixture(scope="module")
+def db():
+    return load_database()
+
+
+class Param:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _case(name: str, params: dict, **arrays) -> object:
+    files = {k: (v if isinstance(v, bytes) else np.ascontiguousarray(v).tobytes()) for k, v in arrays.items()}
+    return ug.Case(name, files, {k.lower(): v for k, v in params.items()})
+
+
+def test_case_numbers_types_and_words():
+    case = _case("TCMPTest.case_half_32x16_EQ", {"dtype": np.float32, "valid_row": 3, "mode": "CmpMode::GE"})
+    assert case.numbers() == [3, 32, 16]
+    assert case.type_names() == ["float32", "float16"]
+    assert "GE" in case.words() and "EQ" in case.words()
+
+
+def test_case_params_by_name_by_list_and_by_position():
+    a, b = Param(name="T.case1", row=1), Param(name="T.case2", row=2)
+    assert ug.case_params({"case_params_list": [a, b]}, ["T.case2", "T.case1"])[0]["row"] == 2
+    c, d = Param(row=3), Param(row=4)
+    found = {"case_params_list": [c, d], "case_name_list": ["T.x", "T.y"]}
+    assert [p["row"] for p in ug.case_params(found, ["T.y", "T.x"])] == [4, 3]
+    assert [p["row"] for p in ug.case_params({"cases": [c, d]}, ["u", "v"])] == [3, 4]
+    assert ug.case_params({"cases": [c]}, ["u", "v"]) == [{}, {}]
+
+
+def test_valid_region_prefers_valid_parameters_then_the_name():
+    assert ug.valid_region(_case("T.c", {"row": 16, "col": 64, "valid_row": 15, "valid_col": 63})) == (15, 63)
+    assert ug.valid_region(_case("T.case_float_8x24", {})) == (8, 24)
+    assert ug.valid_region(_case("T.case1", {})) is None
+
+
+def test_file_matrix_takes_the_widest_column_count_that_holds_the_region():
+    values = np.arange(16 * 64)
+    assert ug.file_matrix(values, (16, 63), [16, 64, 63]).shape == (16, 64)
+    assert ug.file_matrix(values[:16], (16, 1), [16, 64]).shape == (16, 1)  # one value per row
+    assert ug.file_matrix(values[:10], (16, 1), [16]) is None
+
+
+def test_scalar_value_reads_the_type_or_a_float32(db):
+    assert ug.scalar_value(np.float16(1.5).tobytes(), np.dtype(np.float16)) == 1.5
+    assert ug.scalar_value(struct.pack("f", -3.0), np.dtype(np.float16)) == -3.0
+    assert ug.scalar_value(struct.pack("f", 7.0), np.dtype(np.int32)) == 7  # an int written as a float32
+    assert ug.scalar_value(np.int32(7).tobytes(), np.dtype(np.int32)) == 7
+    with pytest.raises(ValueError):
+        ug.scalar_value(b"\x00" * 3, np.dtype(np.float32))
+
+
+def test_assign_files_goldens_scalars_sources_and_initial_destination(db):
+    (tadds,) = ug.assign_files(db.ops["tadds"], {"golden": 256, "input": 256, "divider": 4}, [1, 2, 4, 8])
+    assert (tadds.outputs, tadds.sources) == ({"dst": "golden"}, {"src0": "input"})
+    assert tadds.scalars == {"scalar": "divider"}
+    value_index = [a for a in ug.assign_files(db.ops["trowargmax"], {"golden": 64, "golden_val": 64, "input": 512},
+                                              [1, 2, 4, 8])]
+    assert [a.mode.name for a in value_index] == ["value_index"]
+    assert value_index[0].outputs == {"dstVal": "golden_val", "dstIdx": "golden"}
+    (taxpy,) = ug.assign_files(db.ops["taxpy"], {"golden": 64, "input_src": 64, "input_dst": 64, "scalar": 4},
+                               [1, 2, 4, 8])
+    assert taxpy.sources == {"dst": "input_dst", "src0": "input_src"}
+    # a one-element file is a tile when the mode has no scalar operand
+    modes = ug.assign_files(db.ops["trowexpandadd"], {"golden": 64, "input1": 64, "input2": 4}, [1, 2, 4, 8])
+    assert modes and all(a.sources == {"src0": "input1", "src1": "input2"} for a in modes)
+
+
+def test_bindings_follow_the_named_types_and_leave_the_rest_to_the_validator(db):
+    (a,) = ug.assign_files(db.ops["tadd"], {"golden": 128, "input1": 128, "input2": 128}, [1, 2, 4, 8])
+    case = _case("TADDTest.case_int64_4x4", {}, golden=b"\0" * 128, input1=b"\0" * 128, input2=b"\0" * 128)
+    assert ug.bindings(db, db.ops["tadd"], a, "a5", case) == [{"T": "i64"}]  # not in the a5 table: judged
+    outcome, detail = ug.compare_case(db, db.ops["tadd"], "a5", case)
+    assert outcome == "spec-rejects" and "[dtype.t]" in detail
+
+
+def test_derived_extents_keep_or_scale_a_block_per_row(db):
+    op = db.ops["trowexpandadd"]
+    mode = next(m for m in op.modes if m.name == "block")
+    base = ug.with_dtypes(mode, ug.example_tiles(db, mode), {"T": "f32"})
+    combos = ug.derived_extents(base, (4, 32))
+    assert {c["src1"] for c in combos} == {(4, 8), (4, 16)}
+    assert all(c["dst"] == (4, 32) for c in combos)
+
+
+def test_elementwise_case_agrees_and_a_wrong_golden_is_a_value_disagreement(db):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((8, 16)).astype(np.float32), rng.standard_normal((8, 16)).astype(np.float32)
+    params = {"dtype": np.float32, "tile_row": 8, "tile_col": 16, "valid_row": 8, "valid_col": 15}
+    good = _case("TADDTest.case1", params, input1=a, input2=b, golden=a + b)
+    assert ug.compare_case(db, db.ops["tadd"], "a2a3", good) == ("agree", "default")
+    wrong = (a + b).copy()
+    wrong[3, 4] += 1
+    outcome, detail = ug.compare_case(db, db.ops["tadd"], "a2a3", _case("TADDTest.case1", params, input1=a, input2=b,
+                                                                         golden=wrong))
+    assert outcome == "value" and "[3, 4]" in detail
+    wrong[3, 4] = a[3, 4] + b[3, 4]
+    wrong[0, 15] = 99  # outside the valid region: not compared
+    assert ug.compare_case(db, db.ops["tadd"], "a2a3", _case("TADDTest.case1", params, input1=a, input2=b,
+                                                             golden=wrong))[0] == "agree"
+
+
+def test_row_reduction_and_block_expansion_cases(db):
+    rng = np.random.default_rng(2)
+    src = rng.integers(-9, 9, (16, 32)).astype(np.float32)
+    golden = np.zeros((16, 32), np.float32)
+    golden[:, 0] = src[:, :31].sum(axis=1)
+    params = {"dtype": np.float32, "tile_row": 16, "tile_col": 32, "valid_row": 16, "valid_col": 31}
+    assert ug.compare_case(db, db.ops["trowsum"], "cpu", _case("T.c", params, input=src, golden=golden))[0] == "agree"
+    src0 = rng.standard_normal((4, 32)).astype(np.float32)
+    block = rng.standard_normal((4, 8)).astype(np.float32)
+    want = src0 + np.tile(block, (1, 4))  # a 32-byte block per row, repeated along the row
+    params = {"datatype": np.float32, "valid_row": 4, "valid_col": 32, "row": 4, "col": 32}
+    assert ug.compare_case(db, db.ops["trowexpandadd"], "a2a3",
+                           _case("T.c", params, input1=src0, input2=block, golden=want)) == ("agree", "block")
+    assert ug.compare_case(db, db.ops["trowexpandadd"], "a2a3", _case("T.c", params, input1=src0, input2=block,
+                                                                     golden=want + 1))[0] == "value"
+
+
+def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
+    script = tmp_path / "gen_data.py"
+    script.write_text(
+        "import os\nimport numpy as np\n"
+        "class P:\n    def __init__(self, name, n):\n        self.name, self.n = name, n\n"
+        "if __name__ == '__main__':\n"
+        "    os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'testcases'))\n"
+        "    case_params_list = [P('T.a', 2), P('T.b', 3)]\n"
+        "    for p in case_params_list:\n"
+        "        os.makedirs(p.name)\n        os.chdir(p.name)\n"
+        "        np.arange(p.n, dtype=np.float32).tofile('golden.bin')\n        os.chdir('..')\n")
+    cases, found, error = ug.run_script(script)
+    assert error is None
+    assert [(name, {k: len(v) for k, v in files.items()}) for name, files in cases] == [("T.a", {"golden": 8}),
+                                                                                        ("T.b", {"golden": 12})]
+    assert [p["n"] for p in ug.case_params(found, [n for n, _ in cases])] == [2, 3]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gen_data.py"]  # nothing written beside the script
+
+
+def test_run_script_reports_a_failing_script(tmp_path):
+    script = tmp_path / "gen_data.py"
+    script.write_text("raise RuntimeError('boom')\n")
+    cases, _, error = ug.run_script(script)
+    assert cases == [] and error == "RuntimeError: boom"
+
+
+@pytest.mark.skipif(not (PTO_ISA / "tests/npu/a2a3/src/st/testcase/tadd/gen_data.py").is_file(),
+                    reason="needs the pto-isa checkout (PTO_ISA_ROOT, default /tmp/pto-isa)")
+def test_upstream_tadd_and_trowexpandadd_goldens_agree(db):
+    def outcomes(op: str, profile: str) -> list[tuple[str, str]]:
+        cases, found, error = ug.run_script(PTO_ISA / ug.PLATFORMS[profile] / op / "gen_data.py")
+        assert cases, error
+        params = ug.case_params(found, [n for n, _ in cases])
+        return [ug.compare_case(db, db.ops[op], profile, ug.Case(n, f, p))
+                for (n, f), p in zip(cases, params, strict=True)]
+
+    tadd = outcomes("tadd", "a2a3")
+    assert [o for o, _ in tadd] == ["agree"] * len(tadd)
+    expand = outcomes("trowexpandadd", "a2a3")
+    assert {mode for o, mode in expand if o == "agree"} == {"column", "block"}  # both upstream forms mapped
+    assert sum(o == "agree" for o, _ in expand) >= 18
+
+
+def test_scripts_and_variant_directories(db, tmp_path):
+    base = tmp_path / ug.PLATFORMS["cpu"]
+    for name in ("tadd", "tload_mix", "trowexpandadd", "trowexpand_tdiv", "thistogram"):
+        (base / name).mkdir(parents=True)
+        (base / name / "gen_data.py").write_text("")
+    assert [(op, p) for op, p, _ in ug.scripts_of(db, tmp_path)] == [("tadd", "cpu"), ("trowexpandadd", "cpu")]
+    assert ug.variant_dirs(db, tmp_path) == [("tload", "cpu", "tload_mix"), ("trowexpand", "cpu", "trowexpand_tdiv")]
