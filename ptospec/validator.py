@@ -249,7 +249,7 @@ def _validate(
     # 5. the op's rules
     base = make_scope(db, op, mode, profile, operands, unseen)
     for rule in rules_for(op, mode.name, profile):
-        if _rule_references(rule) & unseen:
+        if unseen and _rule_references(rule) & unseen:
             skipped.append(rule.id)
             continue
         scope = Scope(isa=base.isa, tiles=base.tiles, type_vars=base.type_vars,
