@@ -109,8 +109,9 @@ HARNESS = """<!doctype html><html><body style="margin:0">
 <script>
 var probe = {probe};
 var f = document.getElementById('f');
+// once the framed page has loaded and its fonts are in, give its scripts a moment, then measure
 f.addEventListener('load', function () {{
-  setTimeout(function () {{
+  f.contentDocument.fonts.ready.then(function () {{ setTimeout(function () {{
     try {{
       var w = f.contentWindow, d = f.contentDocument;
       if ({scroll!r}) {{ var el = d.querySelector({scroll!r}); if (el) el.scrollIntoView(); }}
@@ -120,7 +121,7 @@ f.addEventListener('load', function () {{
     }} finally {{
       document.body.dataset.done = '1';
     }}
-  }}, 1200);
+  }}, 300); }});
 }});
 setInterval(function () {{
   var doc = f.contentDocument, list = doc && doc.querySelector('.md-search-result__list');
