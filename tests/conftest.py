@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import site_build  # tests/site_build.py (this folder is on sys.path, as for every conftest)
 
 from ptospec.asm.types import parse_descriptor
 from ptospec.loader import load_database
@@ -21,3 +22,11 @@ def tiles(db):
         return {name: parse_descriptor(text, db.isa) for name, text in descs.items()}
 
     return make
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    site_build.start_if_needed(session)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    site_build.clean_up(session.config)

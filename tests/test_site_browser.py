@@ -18,20 +18,19 @@ import http.server
 import json
 import os
 import re
-import shutil
 import threading
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cdp import Browser, Page  # tests/cdp.py and tests/site_build.py, beside this file
+from site_build import BROWSER, SITE_URL, finished
 
 from ptospec.cli import main
 from ptospec.loader import load_database
-from tests.cdp import Browser, Page
 
 ROOT = Path(__file__).resolve().parent.parent
-BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary found (run .ci/install-browser)")
 PREFIX = "/pto"  # the site is served under a sub-path
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -168,9 +167,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(request, tmp_path_factory) -> Path:
+    """The site, built with ``--site-url`` under PREFIX: by the build started at collection (see
+    ``site_build``; it ran beside the other tests), or here when none was started."""
+    built = finished(request.config)
+    if built is not None:
+        status, out, log = built
+        assert status == 0, log[-3000:]
+        return out / "build"
     out = tmp_path_factory.mktemp("site")
-    args = ["--specs", str(ROOT / "specs"), "docs", "build", "--site", str(out), "--site-url", "https://example.org/pto/"]
+    args = ["--specs", str(ROOT / "specs"), "docs", "build", "--site", str(out), "--site-url", SITE_URL]
     assert main(args) == 0
     return out / "build"
 
