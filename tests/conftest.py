@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,10 @@ def tiles(db):
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     site_build.start_if_needed(session)
+    # The collected items (ten thousand and more) live until the end: keep them out of every later full
+    # garbage collection, which would otherwise walk them all again and again.
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
