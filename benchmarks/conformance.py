@@ -1,12 +1,16 @@
 """Speed figures of the conformance machinery, in one run:
 
-1. `ptospec gen-tests --force` over the whole database (into a temporary directory), with the number of
-   generated cases per kind and the rules left without a must-reject case;
+1. `ptospec gen-tests --force` over the whole database (into a temporary directory, as a subprocess), with
+   the number of generated cases per kind and the rules left without a must-reject case;
 2. the committed suite's fixed cases on the reference backend (cases/s, without pytest's own overhead);
-3. the README's test command, `python3 -m pytest tests generated_tests`, timed as a subprocess, with its
-   ten slowest tests.
+3. with `--pytest`: the README's test command, `python3 -m pytest tests generated_tests`, timed as a
+   subprocess, with its ten slowest tests.
 
-    python benchmarks/conformance.py [--specs DIR] [--ops tmax,tcmp] [--no-gen] [--no-pytest]
+Times are wall clock and CPU (user + system of the command and every process it waited for: gen-tests'
+workers, the browser test's Chromium): on a shared machine the wall clock depends on the load, the CPU
+time much less.
+
+    python benchmarks/conformance.py [--specs DIR] [--ops tmax,tcmp] [--repeat N] [--no-gen] [--pytest]
 
 `--ops` limits step 2; steps 1 and 3 always cover everything.
 """
@@ -14,17 +18,16 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
-import io
+import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from ptospec.cli import main as ptospec_main
 from ptospec.conformance.reference import ReferenceBackend
 from ptospec.conformance.runner import Runner
 from ptospec.loader import load_database
@@ -57,16 +60,34 @@ def suite_counts(suite: Path) -> tuple[list[int], int]:
     return totals, uncovered
 
 
-def bench_gen(specs: str | None) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        args = (["--specs", specs] if specs else []) + ["gen-tests", "--force", "--out", tmp]
-        start = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # progress
-            ptospec_main(args)
-        elapsed = time.perf_counter() - start
-        (pos, rej, prop), uncovered = suite_counts(Path(tmp))
-    print(f"gen-tests --force (whole database): {elapsed:.1f} s: {pos} positive, {rej} must-reject cases, "
-          f"{prop} property tests; {uncovered} (op, rule) pairs without a must-reject case")
+def timed(command: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run ``command`` from the repository root: (the process, wall seconds, CPU seconds of it and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return proc, wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
+
+
+def bench_gen(specs: str | None, repeat: int) -> None:
+    walls, cpus = [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            args = (["--specs", specs] if specs else []) + ["gen-tests", "--force", "--out", tmp]
+            proc, wall, cpu = timed([sys.executable, "-m", "ptospec.cli", *args])
+            if proc.returncode != 0:
+                sys.exit(f"gen-tests failed:\n{proc.stdout}{proc.stderr}")
+            walls.append(wall)
+            cpus.append(cpu)
+            (pos, rej, prop), uncovered = suite_counts(Path(tmp))
+    print(f"gen-tests --force (whole database): wall {min(walls):.1f} s, CPU {min(cpus):.1f} s (best of {repeat}; "
+          f"{machine()}): {pos} positive, {rej} must-reject cases, {prop} property tests; "
+          f"{uncovered} (op, rule) pairs without a must-reject case")
 
 
 def bench_reference(specs: str | None, ops: str | None) -> None:
@@ -87,13 +108,11 @@ def bench_reference(specs: str | None, ops: str | None) -> None:
 
 def bench_pytest() -> None:
     command = [sys.executable, "-m", "pytest", "tests", "generated_tests", "--durations=10", "-p", "no:cacheprovider"]
-    start = time.perf_counter()
-    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
+    proc, wall, cpu = timed(command)
     lines = proc.stdout.splitlines()
     summary = next((line.strip("= ") for line in reversed(lines) if " passed" in line or " failed" in line), "")
-    print(f"README test command (python3 -m pytest tests generated_tests): {elapsed:.1f} s, exit {proc.returncode}, "
-          f"{summary}")
+    print(f"README test command (python3 -m pytest tests generated_tests): wall {wall:.1f} s, CPU {cpu:.1f} s "
+          f"({machine()}), exit {proc.returncode}, {summary}")
     slowest = [line for line in lines if re.match(r"^\d+\.\d+s (call|setup|teardown) ", line)]
     print("ten slowest:")
     for line in slowest[:10]:
@@ -104,13 +123,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", default=None)
     parser.add_argument("--ops", default=None, help="comma-separated ops for the reference run (default: all)")
+    parser.add_argument("--repeat", type=int, default=1, help="gen-tests runs (the best is shown)")
     parser.add_argument("--no-gen", action="store_true", help="do not time gen-tests")
-    parser.add_argument("--no-pytest", action="store_true", help="do not time the README test command")
+    parser.add_argument("--pytest", action="store_true",
+                        help="also time the README test command (minutes) and show its ten slowest tests")
     args = parser.parse_args()
     if not args.no_gen:
-        bench_gen(args.specs)
+        bench_gen(args.specs, args.repeat)
     bench_reference(args.specs, args.ops)
-    if not args.no_pytest:
+    if args.pytest:
         bench_pytest()
 
 

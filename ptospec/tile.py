@@ -47,7 +47,18 @@ class TileDesc:
         return (self.valid_row, self.valid_col)
 
     def with_(self, **changes) -> TileDesc:
-        return replace(self, **changes)
+        """A copy with ``changes`` (``dataclasses.replace``, without its per-call field introspection: case
+        searches make hundreds of thousands of these)."""
+        if not changes.keys() <= _TILE_FIELDS:
+            return replace(self, **changes)  # raises the usual TypeError for an unknown field
+        new = object.__new__(TileDesc)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        return new
+
+
+_TILE_FIELDS = frozenset(TileDesc.FIELDS)
 
 
 @dataclass(frozen=True)

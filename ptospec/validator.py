@@ -244,16 +244,18 @@ def _validate(
                                  f"{', '.join(users)} must have the same element type ({detail})", "static"))
 
     # 4. the profile's dtype table
-    out.extend(_dtype_violations(db, op, mode, profile, operands))
+    out.extend(_dtype_verdict(db, op, mode, profile, operands))
 
     # 5. the op's rules
     base = make_scope(db, op, mode, profile, operands, unseen)
     for rule in rules_for(op, mode.name, profile):
-        if _rule_references(rule) & unseen:
+        if unseen and _rule_references(rule) & unseen:
             skipped.append(rule.id)
             continue
-        scope = Scope(isa=base.isa, tiles=base.tiles, type_vars=base.type_vars,
-                      profile_constants=base.profile_constants, values=dict(base.values), attrs=base.attrs)
+        # a rule with ``let`` values of its own binds them in a copy; evaluation never changes a scope
+        scope = base if not rule.let else Scope(
+            isa=base.isa, tiles=base.tiles, type_vars=base.type_vars, profile_constants=base.profile_constants,
+            values=dict(base.values), attrs=base.attrs)
         try:
             bind_lets(rule.let, scope)
             if rule.when is not None and not evaluate(rule.when, scope):
@@ -334,17 +336,29 @@ def _apply_rule(db: Database, rule: Rule, scope: Scope, operands) -> list[Violat
     return [Violation(rule.id, rule.operands, f"{rule.message['en']} ({_values(rule, scope)})", rule.phase, spec)]
 
 
+_SHOWN: dict[int, tuple[Rule, tuple[tuple[str, str, str], ...]]] = {}  # id(rule) -> (rule, fields it reads)
+
+
+def _shown_fields(rule: Rule) -> tuple[tuple[str, str, str], ...]:
+    """(``obj.name``, obj, name) of every field use in the rule's check and condition."""
+    entry = _SHOWN.get(id(rule))
+    if entry is None or entry[0] is not rule:
+        if len(_SHOWN) >= 50_000:
+            _SHOWN.clear()
+        nodes = [rule.check] + ([rule.when] if rule.when is not None else [])
+        # every use, in walk order (as shown before this was remembered; a field used twice is shown twice)
+        fields = tuple((f"{n.obj}.{n.name}", n.obj, n.name) for node in nodes for n in walk(node)
+                       if isinstance(n, Attr))
+        entry = _SHOWN[id(rule)] = (rule, fields)
+    return entry[1]
+
+
 def _values(rule: Rule, scope: Scope) -> str:
     """The concrete values a failed check looked at, e.g. ``src.valid_col=255``."""
     shown: list[str] = []
-    nodes = [rule.check] + ([rule.when] if rule.when is not None else [])
-    for node in nodes:
-        for n in walk(node):
-            if isinstance(n, Attr):
-                key = f"{n.obj}.{n.name}"
-                if key not in shown:
-                    with contextlib.suppress(Exception):
-                        shown.append(f"{key}={scope.tile_field(n.obj, n.name)}")
+    for key, obj, name in _shown_fields(rule):
+        with contextlib.suppress(Exception):
+            shown.append(f"{key}={scope.tile_field(obj, name)}")
     for name, _node, _text in rule.let:
         value = scope.values.get(name)
         if isinstance(value, int | float):
@@ -353,6 +367,23 @@ def _values(rule: Rule, scope: Scope) -> str:
 
 
 ROLE_PRIORITY = {"in": 0, "scalar": 1, "out": 2, "tmp": 3}
+
+
+_DTYPE_VERDICTS: list[tuple[Database, dict[tuple, tuple[Violation, ...]]]] = []  # the last database's (one slot)
+
+
+def _dtype_verdict(db: Database, op: OpSpec, mode: Mode, profile: str, operands) -> tuple[Violation, ...]:
+    """``_dtype_violations``, remembered per element types of the operands (searches vary the shapes far
+    more often than the types)."""
+    key = (op.name, mode.name, profile,
+           tuple((o.name, operands[o.name].dtype) for o in mode.operands if not o.is_attr and o.name in operands))
+    if not _DTYPE_VERDICTS or _DTYPE_VERDICTS[0][0] is not db or len(_DTYPE_VERDICTS[0][1]) >= _REPORTS_MAX:
+        _DTYPE_VERDICTS[:] = [(db, {})]
+    memo = _DTYPE_VERDICTS[0][1]
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = tuple(_dtype_violations(db, op, mode, profile, operands))
+    return found
 
 
 def _dtype_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands) -> list[Violation]:

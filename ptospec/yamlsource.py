@@ -12,6 +12,7 @@ double at every line, so a few lines would otherwise expand to billions of nodes
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,31 @@ def read_yaml(path: Path, display: str | None = None) -> Located:
     return parse_yaml(text, display)
 
 
+_PARSED: dict[str, bytes] = {}  # text -> its data and line map (marshal), for documents read before
+_PARSED_MAX = 256  # documents remembered (a database has about a hundred files)
+
+
 def parse_yaml(text: str, display: str) -> Located:
+    """The document in ``text`` with the line of every value.  A text parsed before in this process (a
+    database loaded again) is not parsed again: its data is rebuilt, as new objects, from a copy."""
     if len(text) > MAX_BYTES:
         raise SpecError(f"file is larger than {MAX_BYTES} bytes", where=display, rule="yaml.too-large")
+    known = _PARSED.get(text)
+    if known is not None:
+        data, lines = marshal.loads(known)
+        return Located(data, display, lines)
+    located = _parse(text, display)
+    try:
+        blob = marshal.dumps((located.data, located.lines))
+    except ValueError:  # a value marshal cannot copy (a YAML timestamp): not remembered
+        return located
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[text] = blob
+    return located
+
+
+def _parse(text: str, display: str) -> Located:
     loader = _LOADER(text)
     try:
         node = loader.get_single_node()  # one parse: positions from the nodes, data constructed from them
@@ -92,8 +115,32 @@ def parse_yaml(text: str, display: str) -> Located:
     return Located(data, display, lines)
 
 
+def _within_limits(root: yaml.Node) -> bool:
+    """Whether the document, aliases expanded, has at most ``MAX_NODES`` values and ``MAX_DEPTH`` levels:
+    a walk level by level that stops as soon as either limit is passed (a recursive alias passes the
+    depth limit), so it costs at most about ``MAX_NODES`` steps.  ``_check_size`` says what is wrong."""
+    level, count = [root], 0
+    for _depth in range(MAX_DEPTH):
+        count += len(level)
+        if count > MAX_NODES:
+            return False
+        below: list[yaml.Node] = []
+        for node in level:
+            if isinstance(node, yaml.MappingNode):
+                for pair in node.value:
+                    below += pair
+            elif isinstance(node, yaml.SequenceNode):
+                below += node.value
+        if not below:
+            return True
+        level = below
+    return False
+
+
 def _check_size(root: yaml.Node, display: str) -> None:
     """Refuse documents that are too big or too deep once aliases are expanded (no recursion here)."""
+    if _within_limits(root):
+        return
     expanded: dict[int, int] = {}  # id(node) -> node count of its expansion
     depth_of: dict[int, int] = {}
     stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]

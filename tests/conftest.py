@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
+import site_build  # tests/site_build.py (this folder is on sys.path, as for every conftest)
 
 from ptospec.asm.types import parse_descriptor
 from ptospec.loader import load_database
@@ -21,3 +23,15 @@ def tiles(db):
         return {name: parse_descriptor(text, db.isa) for name, text in descs.items()}
 
     return make
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    site_build.start_if_needed(session)
+    # The collected items (ten thousand and more) live until the end: keep them out of every later full
+    # garbage collection, which would otherwise walk them all again and again.
+    gc.collect()
+    gc.freeze()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    site_build.clean_up(session.config)

@@ -10,6 +10,8 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
 from ptospec.cli import main
 
@@ -78,7 +80,14 @@ def test_export_validates_against_exported_schema(capsys, tmp_path):
     assert code == 0
     code, schema_text, _ = run(capsys, "schema", "--which", "export")
     doc = json.loads((tmp_path / "db.json").read_text())
-    jsonschema.Draft202012Validator(json.loads(schema_text)).validate(doc)
+    schema = json.loads(schema_text)
+    # the schema's references resolved once up front (else every $ref crawls the embedded op schema again)
+    registry = Registry().with_resource(schema["$id"], DRAFT202012.create_resource(schema)).crawl()
+    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    validator.validate(doc)
+    broken = json.loads(json.dumps(doc))
+    broken["ops"]["tmax"]["modes"]["default"]["operands"][0]["role"] = "sideways"
+    assert not validator.is_valid(broken)
     assert set(doc["ops"]) >= {"tcolargmax", "tmax", "trowmax", "tcolexpandmax", "tcolmin"}
     code, op_schema, _ = run(capsys, "schema")
     assert json.loads(op_schema)["title"].startswith("ptospec instruction")

@@ -29,6 +29,12 @@ def db():
     return load_database(ROOT / "specs")
 
 
+@pytest.fixture(scope="module")
+def files(db) -> dict[str, str]:
+    """The generated site sources, made once for the tests that only read them."""
+    return generate(db)
+
+
 def test_argmax_statement() -> None:
     stmt = parse_statement("dstIdx[0, j] = argmax(i < R: src[i, j]) for j < C")
     assert statement_latex(stmt) == (
@@ -116,9 +122,8 @@ def test_performance_table(db) -> None:
     assert "## Performance" in page and "Startup latency" in page
 
 
-def test_generation_is_deterministic(db) -> None:
-    assert generate(db) == generate(load_database(ROOT / "specs"))
-    files = generate(db)
+def test_generation_is_deterministic(db, files) -> None:
+    assert files == generate(db) == generate(load_database(ROOT / "specs"))
     for lang in ("en", "zh"):
         for name in db.ops:
             assert f"docs/{lang}/ops/{name}.md" in files
@@ -160,7 +165,7 @@ def _spec_prose(value, found: list[tuple[str, str]]) -> None:
             _spec_prose(v, found)
 
 
-def test_chinese_pages_contain_no_untranslated_spec_prose(db) -> None:
+def test_chinese_pages_contain_no_untranslated_spec_prose(db, files) -> None:
     """A zh page must not show the English text of any spec prose (summaries, claims, resolutions, notes...)."""
     texts: list[tuple[str, str]] = []
     _spec_prose(db.isa.raw, texts)
@@ -172,7 +177,6 @@ def test_chinese_pages_contain_no_untranslated_spec_prose(db) -> None:
     english = {prose(en) for en, zh in texts if en.strip() != zh.strip() and len(en.split()) >= 4
                and "{{" not in en}
     assert len(english) > 1500
-    files = generate(db)
     pages = {path: content for path, content in files.items() if path.startswith("docs/zh/")}
     assert len(pages) > 80
     leaks = [(path, en) for path, content in pages.items() for en in english if en in content]
@@ -182,10 +186,9 @@ def test_chinese_pages_contain_no_untranslated_spec_prose(db) -> None:
     assert any(en in en_page for en in english)
 
 
-def test_every_op_page_has_a_worked_example_from_the_executor(db) -> None:
+def test_every_op_page_has_a_worked_example_from_the_executor(db, files) -> None:
     from ptospec.docs import worked
 
-    files = generate(db)
     for name, op in db.ops.items():
         for lang in ("en", "zh"):
             page = files[f"docs/{lang}/ops/{name}.md"]
@@ -215,8 +218,7 @@ def test_worked_example_numbers_come_from_the_executor(db) -> None:
     assert f">{worked._fmt(example.after['dst'][0, 0])}<" in svg
 
 
-def test_no_raw_spec_internals_on_pages(db) -> None:
-    files = generate(db)
+def test_no_raw_spec_internals_on_pages(db, files) -> None:
     for path, content in files.items():
         if not path.startswith("docs/en/"):
             continue
@@ -226,8 +228,7 @@ def test_no_raw_spec_internals_on_pages(db) -> None:
     assert "<math" in expand(kind_page) and "x &gt; -(2" not in kind_page
 
 
-def test_tables_have_no_empty_columns(db) -> None:
-    files = generate(db)
+def test_tables_have_no_empty_columns(db, files) -> None:
     page = files["docs/en/ops/tadd.md"]
     header = next(line for line in page.splitlines() if line.startswith("| Modes |"))
     assert "Notes" not in header
@@ -236,8 +237,7 @@ def test_tables_have_no_empty_columns(db) -> None:
     assert table(["a", "b"], [["1", " "], ["2", ""]]).splitlines()[0] == "| a |"
 
 
-def test_language_links_keep_the_page(db) -> None:
-    files = generate(db)
+def test_language_links_keep_the_page(db, files) -> None:
     assert 'href="../../zh/ops/tcolmin.html" hreflang="zh"' in files["docs/en/ops/tcolmin.md"]
     assert 'href="../en/matrix.html" hreflang="en"' in files["docs/zh/matrix.md"]
     assert "{{ base_url }}/../{{ alt.lang }}/{{ page.url" in files["overrides/partials/alternate.html"]

@@ -4,6 +4,8 @@ The site is served under a sub-path (``/pto/``) to prove its links are relative;
 opened from disk. Probes run in a harness page of the test's own that frames a site page (same
 origin) and reports measurements as JSON; screenshots of English and Chinese op pages and of the
 dtype matrix are written to $PTOSPEC_SCREENSHOTS (or a temporary folder) and their paths printed.
+One Chromium serves the whole module, driven over the DevTools protocol (``tests/cdp.py``): each page
+is a tab of it, read back as soon as the harness says its probe has run.
 
 Skipped when no Chromium binary is installed (``.ci/install-browser`` installs Debian's ``chromium``
 with the math and CJK fonts).
@@ -16,22 +18,19 @@ import http.server
 import json
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 import threading
-import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cdp import Browser, Page  # tests/cdp.py and tests/site_build.py, beside this file
+from site_build import BROWSER, SITE_URL, finished
 
 from ptospec.cli import main
 from ptospec.loader import load_database
 
 ROOT = Path(__file__).resolve().parent.parent
-BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary found (run .ci/install-browser)")
 PREFIX = "/pto"  # the site is served under a sub-path
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -105,17 +104,23 @@ PROBES = {
 
 HARNESS = """<!doctype html><html><body style="margin:0">
 <iframe id="f" src="{src}" style="border:0;width:{width}px;height:{height}px"></iframe>
-<pre id="out"></pre><div id="results"></div>
-<img src="/__slow__.png" alt="">
+<pre id="out"></pre><pre id="error"></pre><div id="results"></div>
 <script>
 var probe = {probe};
 var f = document.getElementById('f');
+// once the framed page has loaded and its fonts are in, give its scripts a moment, then measure
 f.addEventListener('load', function () {{
-  setTimeout(function () {{
-    var w = f.contentWindow, d = f.contentDocument;
-    if ({scroll!r}) {{ var el = d.querySelector({scroll!r}); if (el) el.scrollIntoView(); }}
-    if (probe) document.getElementById('out').textContent = JSON.stringify(probe(w, d));
-  }}, 1200);
+  f.contentDocument.fonts.ready.then(function () {{ setTimeout(function () {{
+    try {{
+      var w = f.contentWindow, d = f.contentDocument;
+      if ({scroll!r}) {{ var el = d.querySelector({scroll!r}); if (el) el.scrollIntoView(); }}
+      if (probe) document.getElementById('out').textContent = JSON.stringify(probe(w, d));
+    }} catch (e) {{
+      document.getElementById('error').textContent = String(e);
+    }} finally {{
+      document.body.dataset.done = '1';
+    }}
+  }}, 300); }});
 }});
 setInterval(function () {{
   var doc = f.contentDocument, list = doc && doc.querySelector('.md-search-result__list');
@@ -150,9 +155,6 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
                                   scroll=query.get("scroll", [""])[0], width=query.get("w", ["1400"])[0],
                                   height=query.get("h", ["1000"])[0])
             self._send(page.encode(), "text/html")
-        elif self.path.startswith("/__slow__"):
-            time.sleep(4)
-            self._send(b"", "image/png")
         else:
             super().do_GET()
 
@@ -165,9 +167,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(request, tmp_path_factory) -> Path:
+    """The site, built with ``--site-url`` under PREFIX: by the build started at collection (see
+    ``site_build``; it ran beside the other tests), or here when none was started."""
+    built = finished(request.config)
+    if built is not None:
+        status, out, log = built
+        assert status == 0, log[-3000:]
+        return out / "build"
     out = tmp_path_factory.mktemp("site")
-    args = ["--specs", str(ROOT / "specs"), "docs", "build", "--site", str(out), "--site-url", "https://example.org/pto/"]
+    args = ["--specs", str(ROOT / "specs"), "docs", "build", "--site", str(out), "--site-url", SITE_URL]
     assert main(args) == 0
     return out / "build"
 
@@ -183,32 +192,62 @@ def server(site: Path) -> Iterator[str]:
     httpd.server_close()
 
 
-def chromium(*args: str) -> str:
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
-                              capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """The module's one headless Chromium."""
+    chromium = Browser(BROWSER, FLAGS)
+    yield chromium
+    chromium.close()
 
 
-def dump_dom(url: str) -> str:
-    return chromium("--dump-dom", url)
+def visit(browser: Browser, server: str, page: str, probe: str = "", scroll: str = "", width: int = 1400) -> Page:
+    """A tab showing the harness around site page ``page``, once the harness has run ``probe`` (if any)."""
+    query = urllib.parse.urlencode({"src": f"{PREFIX}/{page}", "probe": probe, "scroll": scroll, "w": width,
+                                    "h": 1000})
+    tab = browser.page(f"{server}/__harness__?{query}", width=1400, height=1000)
+    assert tab.wait_for("document.body && document.body.dataset.done === '1'"), f"{page} did not finish loading"
+    return tab
 
 
-def probe(server: str, page: str, name: str, scroll: str = "", width: int = 1400) -> dict:
-    query = urllib.parse.urlencode({"src": f"{PREFIX}/{page}", "probe": name, "scroll": scroll, "w": width})
-    dom = dump_dom(f"{server}/__harness__?{query}")
-    found = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
-    assert found and found.group(1), f"probe {name} on {page} reported nothing"
-    return json.loads(found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+def probed(tab: Page, page: str, name: str) -> dict:
+    """What probe ``name`` measured on the tab's page."""
+    found = tab.evaluate("document.getElementById('out').textContent")
+    error = tab.evaluate("document.getElementById('error').textContent")
+    assert found, f"probe {name} on {page} reported nothing: {error}"
+    return json.loads(found)
 
 
-def screenshot(server: str, page: str, out: Path, scroll: str = "") -> Path:
-    query = urllib.parse.urlencode({"src": f"{PREFIX}/{page}", "scroll": scroll, "w": 1400, "h": 1000})
-    chromium("--window-size=1400,1000", f"--screenshot={out}", f"{server}/__harness__?{query}")
+def probe(browser: Browser, server: str, page: str, name: str, scroll: str = "", width: int = 1400) -> dict:
+    tab = visit(browser, server, page, name, scroll, width)
+    try:
+        return probed(tab, page, name)
+    finally:
+        tab.close()
+
+
+def screenshot(tab: Page, out: Path) -> Path:
+    tab.screenshot(out)
     assert out.is_file() and out.stat().st_size > 30_000, f"{out} looks blank"
     print(f"screenshot: {out}")
     return out
+
+
+def shoot(browser: Browser, server: str, page: str, out: Path, scroll: str = "") -> Path:
+    tab = visit(browser, server, page, scroll=scroll)
+    try:
+        return screenshot(tab, out)
+    finally:
+        tab.close()
+
+
+def dump_dom(browser: Browser, url: str) -> str:
+    """The document at ``url`` after its load event, serialized."""
+    tab = browser.page(url)
+    try:
+        tab.loaded()
+        return tab.html()
+    finally:
+        tab.close()
 
 
 @pytest.fixture(scope="module")
@@ -221,8 +260,9 @@ def shots(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
 
 
-def test_english_op_page(server: str, shots: Path) -> None:
-    got = probe(server, "en/ops/tcvt.html", "page", scroll="#sizing-rules")
+def test_english_op_page(browser: Browser, server: str, shots: Path) -> None:
+    tab = visit(browser, server, "en/ops/tcvt.html", "page", scroll="#sizing-rules")
+    got = probed(tab, "en/ops/tcvt.html", "page")
     assert got["lang"] == "en"
     assert got["rootLinks"] == 0, "root-absolute links break under a sub-path"
     # Wide formulas scroll inside their own box and never overflow the column.
@@ -238,12 +278,13 @@ def test_english_op_page(server: str, shots: Path) -> None:
     assert got["copyButtons"] > 0
     assert "ptospec" in got["footer"] and "3186c381" in got["footer"] and re.search(r"\d{4}-\d\d-\d\d", got["footer"])
     assert ("zh", f"{PREFIX}/zh/ops/tcvt.html") in [(h, urllib.parse.urlparse(u).path) for h, u in got["alternates"]]
-    screenshot(server, "en/ops/tcvt.html", shots / "en-tcvt-sizing.png", scroll="#sizing-rules")
-    screenshot(server, "en/ops/tcolsum.html", shots / "en-tcolsum.png", scroll="#worked-example")
+    screenshot(tab, shots / "en-tcvt-sizing.png")  # the probed tab: scrolled to the sizing rules
+    tab.close()
+    shoot(browser, server, "en/ops/tcolsum.html", shots / "en-tcolsum.png", scroll="#worked-example")
 
 
-def test_chinese_op_page(server: str, shots: Path) -> None:
-    got = probe(server, "zh/ops/trowmax.html", "page")
+def test_chinese_op_page(browser: Browser, server: str, shots: Path) -> None:
+    got = probe(browser, server, "zh/ops/trowmax.html", "page")
     assert got["lang"] == "zh"
     assert got["search"] == "搜索" and got["toc"].strip() == "目录"
     assert "规格数据库" in got["footer"]
@@ -252,40 +293,46 @@ def test_chinese_op_page(server: str, shots: Path) -> None:
     assert "已记录的来源差异" in got["text"] and "结论" in got["text"]
     assert len(re.findall(r"[\u4e00-\u9fff]", got["text"])) > 800
     assert len(got["svgs"]) >= 2
-    screenshot(server, "zh/ops/trowmax.html", shots / "zh-trowmax.png", scroll="details.ptospec-diff")
-    screenshot(server, "zh/ops/tcolsum.html", shots / "zh-tcolsum.png")
+    shoot(browser, server, "zh/ops/trowmax.html", shots / "zh-trowmax.png", scroll="details.ptospec-diff")
+    shoot(browser, server, "zh/ops/tcolsum.html", shots / "zh-tcolsum.png")
 
 
-def test_dtype_matrix_at_1400px(server: str, shots: Path) -> None:
-    got = probe(server, "en/matrix.html", "matrix")
+def test_dtype_matrix_at_1400px(browser: Browser, server: str, shots: Path) -> None:
+    tab = visit(browser, server, "en/matrix.html", "matrix")
+    got = probed(tab, "en/matrix.html", "matrix")
     assert got["columns"] == 3 + len(load_database(ROOT / "specs").isa.dtypes)
     assert got["sticky"] == "sticky" and got["headerStays"] and got["firstColumnStays"]
     assert got["lastVisible"], "the last dtype column must be reachable by scrolling"
     assert got["wrapWidth"] > 1000
-    screenshot(server, "en/matrix.html", shots / "en-matrix.png")
+    screenshot(tab, shots / "en-matrix.png")  # the probe scrolled the matrix back to its start
+    tab.close()
 
 
-def test_differences_filter(server: str) -> None:
-    got = probe(server, "en/differences.html", "filter")
+def test_differences_filter(browser: Browser, server: str) -> None:
+    got = probe(browser, server, "en/differences.html", "filter")
     assert got["all"] > 300 and got["open"] == 0
     assert "tcolmin" in got["shown"] and len(got["shown"]) <= 3 and int(got["count"]) > 0
     assert got["bugs"] and set(got["bugs"]) == {"simulator-bug"}
 
 
-def test_search_finds_op(server: str, site: Path) -> None:
+def test_search_finds_op(browser: Browser, server: str, site: Path) -> None:
     index = json.loads((site / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert any("tcolmin" in doc["location"] for doc in index["docs"])
-    query = urllib.parse.urlencode({"src": f"{PREFIX}/en/index.html?q=tcolmin"})
-    dom = dump_dom(f"{server}/__harness__?{query}")
-    results = dom.partition('<div id="results">')[2]
+    tab = visit(browser, server, "en/index.html?q=tcolmin")
+    try:
+        # the harness copies the search box's result list as it fills; give the search worker time
+        tab.wait_for("document.getElementById('results').innerHTML.indexOf('ops/tcolmin.html') >= 0", timeout=20)
+        results = tab.evaluate("document.getElementById('results').innerHTML")
+    finally:
+        tab.close()
     assert "ops/tcolmin.html" in results, "typing 'tcolmin' into the search box found no op page"
 
 
-def test_opens_from_disk(site: Path) -> None:
-    dom = dump_dom((site / "zh" / "ops" / "tcolmin.html").as_uri())
+def test_opens_from_disk(browser: Browser, site: Path) -> None:
+    dom = dump_dom(browser, (site / "zh" / "ops" / "tcolmin.html").as_uri())
     assert '<html lang="zh"' in dom and re.search(r"<math\b", dom) and "<svg" in dom
     assert 'href="../../en/ops/tcolmin.html"' in dom
-    root = dump_dom((site / "index.html").as_uri())
+    root = dump_dom(browser, (site / "index.html").as_uri())
     assert 'href="en/index.html"' in root and 'href="zh/index.html"' in root
 
 

@@ -420,6 +420,7 @@ class _Search:
     feasible: dict[tuple, bool] = field(default_factory=dict)
     reads: dict[tuple[str, str], dict[str, frozenset[Read]]] = field(default_factory=dict)
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
+    failing: dict[tuple[TileDesc, str], frozenset[str]] = field(default_factory=dict)
 
     def restart(self) -> None:
         for memo in (self.configs, self.hints, self.feasible):
@@ -707,8 +708,8 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                         continue
                     touched = _changed(tiles, change)
                     if candidates <= tile_ids and not any(
-                            verdict is False and rule.id in candidates for t in touched.values()
-                            if isinstance(t, TileDesc) for rule, verdict in tile_verdicts(db, t, profile)):
+                            candidates & _failing_tile_rules(db, t, profile) for t in touched.values()
+                            if isinstance(t, TileDesc)):
                         continue
                     mutant = {**tiles, **touched}
                     report = check(db, op, mode, profile, mutant)
@@ -730,6 +731,16 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                 ident = f"{op.name}-{mode.name}-{profile}-reject-{rid}"
                 cases.append(Case(op.name, mode.name, profile, describe(tiles, db), seed_of(ident), "random", rid))
     return cases
+
+
+def _failing_tile_rules(db: Database, tile: TileDesc, profile: str) -> frozenset[str]:
+    """Ids of the tile rules ``tile`` breaks on ``profile`` (remembered)."""
+    memo = _search(db).failing
+    found = memo.get((tile, profile))
+    if found is None:
+        found = memo[tile, profile] = frozenset(rule.id for rule, verdict in tile_verdicts(db, tile, profile)
+                                                 if verdict is False)
+    return found
 
 
 def expected_rule_ids(db: Database, op: OpSpec) -> dict[str, set[tuple[str, str]]]:

@@ -104,12 +104,10 @@ def _check_options(config: pytest.Config) -> None:
             raise pytest.UsageError(f"ptospec: --pto-backend: {exc.one_line()}") from None
     profile = config.getoption("--pto-profile", None)
     if profile is not None:
-        from ..loader import load_database
-
         specs = config.getoption("--pto-specs", None) or _find_specs(Path(str(config.invocation_params.dir))) \
             or _find_specs(Path(str(config.rootpath)))
         try:
-            known = load_database(specs).isa.profiles
+            known = _database(config, specs).isa.profiles  # loaded once: collection and the runner use it too
         except PtospecError as exc:
             raise pytest.UsageError(f"ptospec: --pto-specs: {exc.one_line()}") from None
         if profile not in known:

@@ -8,7 +8,8 @@ Python is reachable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,61 +104,156 @@ def _dtype(scope: Scope, value: Any, func: str):
 
 
 def evaluate(node: Node, scope: Scope) -> Any:
-    """Evaluate ``node`` to a Python value (int, float, bool or str)."""
-    match node:
-        case Num(value=v):
-            return v
-        case Name(id=name):
-            return scope.lookup(name)
-        case Attr(obj=obj, name=name):
-            return scope.tile_field(obj, name)
-        case Unary(op="-", operand=o):
-            operand = evaluate(o, scope)
-            return _checked(lambda: -operand, "-")
-        case Unary(op="not", operand=o):
-            return not _truth(evaluate(o, scope))
-        case Binary(op="and", left=a, right=b):
-            return _truth(evaluate(a, scope)) and _truth(evaluate(b, scope))
-        case Binary(op="or", left=a, right=b):
+    """Evaluate ``node`` to a Python value (int, float, bool or str).
+
+    Each tree is turned once into nested Python closures, one per node (no text is compiled or
+    executed: the closures are fixed functions of this module), and those are called from then on:
+    case searches evaluate the same few hundred checks millions of times."""
+    entry = _COMPILED.get(id(node))
+    if entry is None or entry[0] is not node:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        entry = _COMPILED[id(node)] = (node, _compile(node))
+    return entry[1](scope)
+
+
+Evaluator = Callable[[Scope], Any]
+_COMPILED: dict[int, tuple[Node, Evaluator]] = {}  # id(tree) -> (tree, its closure); the tree is kept alive
+_COMPILED_MAX = 50_000
+
+
+def _fails(error: ExprError) -> Evaluator:
+    """A node that cannot be evaluated: the error is raised when (and each time) it is evaluated."""
+    def run(scope: Scope) -> Any:
+        raise ExprError(error.message, rule=error.rule)
+    return run
+
+
+def _compile(node: Node) -> Evaluator:
+    if isinstance(node, Num):
+        value = node.value
+        return lambda scope: value
+    if isinstance(node, Name):
+        name = node.id
+        return lambda scope: scope.lookup(name)
+    if isinstance(node, Attr):
+        obj, field_name = node.obj, node.name
+        if obj == "profile" or field_name not in TileDesc.FIELDS:
+            return lambda scope: scope.tile_field(obj, field_name)
+
+        def tile_field(scope: Scope) -> Any:
+            tile = scope.tiles.get(obj)
+            if type(tile) is TileDesc:  # the common case of Scope.tile_field, without its checks
+                value = getattr(tile, field_name)
+                return value if value is not None else tile.field(field_name)  # None: field() says it is unknown
+            return scope.tile_field(obj, field_name)
+        return tile_field
+    if isinstance(node, Unary) and node.op == "-":
+        operand = _compile(node.operand)
+
+        def negate(scope: Scope) -> Any:
+            value = operand(scope)
+            return _checked(lambda: -value, "-")
+        return negate
+    if isinstance(node, Unary) and node.op == "not":
+        operand = _compile(node.operand)
+        return lambda scope: not _truth(operand(scope))
+    if isinstance(node, Binary) and node.op == "and":
+        a, b = _compile(node.left), _compile(node.right)
+        return lambda scope: _truth(a(scope)) and _truth(b(scope))
+    if isinstance(node, Binary) and node.op == "or":
+        a, b = _compile(node.left), _compile(node.right)
+
+        def either(scope: Scope) -> Any:
             # A known-true side decides even when the other side is unknown.
             try:
-                left = _truth(evaluate(a, scope))
+                left = _truth(a(scope))
             except UnknownValue:
-                if _truth(evaluate(b, scope)):
+                if _truth(b(scope)):
                     return True
                 raise
-            return left or _truth(evaluate(b, scope))
-        case Binary(op=op, left=a, right=b):
-            left, right = evaluate(a, scope), evaluate(b, scope)
-            return _checked(lambda: _binary(op, left, right), op)
-        case In(value=v, items=items):
-            value = evaluate(v, scope)
-            return any(value == evaluate(i, scope) for i in items)
-        case Call(func=func, args=args):
-            fn = FUNCTIONS.get(func)
-            if fn is None:
-                raise ExprError(f"unknown function {func!r}", rule="expr.unknown-function")
-            if len(args) != fn.arity:
-                raise ExprError(f"{func}() takes {fn.arity} argument(s), got {len(args)}", rule="expr.arity")
-            vals = [evaluate(a, scope) for a in args]
-            if func == "pad_value":
-                return _pad_value(scope, vals[0], vals[1])
-            if fn.type_level:
-                dt = _dtype(scope, vals[0], func)
-                if func in ("highest", "lowest"):
-                    return _extreme(scope, dt, func == "highest")
-                return {"bytes": dt.bytes, "bits": dt.bits, "is_float": dt.is_float,
-                        "is_signed": dt.is_signed}[func]
-            for v in vals:
-                _check_value(v, func)
-            with np.errstate(all="ignore"):
-                result = _checked(lambda: fn.impl(*vals), func)
-            if isinstance(result, np.ndarray) and result.ndim != 0:
-                raise ExprError(f"{func}() does not give one value here", rule="expr.type")
-            return _check_value(result.item() if isinstance(result, np.generic | np.ndarray) else result, func)
-        case Index() | Reduce():
-            raise ExprError("tile elements and reductions are only allowed in semantics", rule="expr.context")
-    raise ExprError(f"cannot evaluate {node!r}", rule="expr.syntax")
+            return left or _truth(b(scope))
+        return either
+    if isinstance(node, Binary):
+        return _compile_binary(node.op, _compile(node.left), _compile(node.right))
+    if isinstance(node, In):
+        value_of = _compile(node.value)
+        items = [_compile(i) for i in node.items]
+
+        def member(scope: Scope) -> Any:
+            value = value_of(scope)
+            return any(value == item(scope) for item in items)
+        return member
+    if isinstance(node, Call):
+        return _compile_call(node)
+    if isinstance(node, Index | Reduce):
+        return _fails(ExprError("tile elements and reductions are only allowed in semantics", rule="expr.context"))
+    return _fails(ExprError(f"cannot evaluate {node!r}", rule="expr.syntax"))
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def _compile_binary(op: str, a: Evaluator, b: Evaluator) -> Evaluator:
+    if op == "==":
+        def equal(scope: Scope) -> Any:
+            left, right = a(scope), b(scope)
+            if type(left) is type(right) and type(left) in (int, str):  # _binary's answer, without its dispatch
+                return left == right
+            return _binary_checked(op, left, right)
+        return equal
+    if op in _COMPARE:
+        compare = _COMPARE[op]
+
+        def ordered(scope: Scope) -> Any:
+            left, right = a(scope), b(scope)
+            if type(left) is int and type(right) is int:  # what _binary does for two ints, without its dispatch
+                return compare(left, right)
+            return _binary_checked(op, left, right)
+        return ordered
+
+    def binary(scope: Scope) -> Any:
+        return _binary_checked(op, a(scope), b(scope))
+    return binary
+
+
+def _binary_checked(op: str, left: Any, right: Any) -> Any:
+    try:
+        result = _binary(op, left, right)
+    except (ExprError, UnknownValue):
+        raise
+    except _ARITHMETIC as exc:
+        raise ExprError(f"{op} cannot be computed here: {exc}", rule="expr.type") from None
+    return _check_value(result, op)
+
+
+def _compile_call(node: Call) -> Evaluator:
+    func, args = node.func, node.args
+    fn = FUNCTIONS.get(func)
+    if fn is None:
+        return _fails(ExprError(f"unknown function {func!r}", rule="expr.unknown-function"))
+    if len(args) != fn.arity:
+        return _fails(ExprError(f"{func}() takes {fn.arity} argument(s), got {len(args)}", rule="expr.arity"))
+    arguments = [_compile(a) for a in args]
+
+    def call(scope: Scope) -> Any:
+        vals = [a(scope) for a in arguments]
+        if func == "pad_value":
+            return _pad_value(scope, vals[0], vals[1])
+        if fn.type_level:
+            dt = _dtype(scope, vals[0], func)
+            if func in ("highest", "lowest"):
+                return _extreme(scope, dt, func == "highest")
+            return {"bytes": dt.bytes, "bits": dt.bits, "is_float": dt.is_float,
+                    "is_signed": dt.is_signed}[func]
+        for v in vals:
+            _check_value(v, func)
+        with np.errstate(all="ignore"):
+            result = _checked(lambda: fn.impl(*vals), func)
+        if isinstance(result, np.ndarray) and result.ndim != 0:
+            raise ExprError(f"{func}() does not give one value here", rule="expr.type")
+        return _check_value(result.item() if isinstance(result, np.generic | np.ndarray) else result, func)
+    return call
 
 
 def _extreme(scope: Scope, dt, high: bool) -> int | float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import ExprError
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, children
@@ -276,9 +277,16 @@ class _Parser:
 
 
 def parse_expr(text: str) -> Node:
-    """Parse one expression (a runtime check, a ``let`` value, a formula)."""
+    """Parse one expression (a runtime check, a ``let`` value, a formula).  Trees are immutable, so an
+    expression parsed before (databases repeat the same checks, and are loaded more than once) is
+    answered from a memo."""
     if not isinstance(text, str):
         raise ExprError(f"expression must be a string, got {type(text).__name__}", rule="expr.type")
+    return _parse_expr(text)
+
+
+@lru_cache(maxsize=8192)
+def _parse_expr(text: str) -> Node:
     parser = _Parser(text)
     node = parser.expression()
     parser.finish()
@@ -299,9 +307,14 @@ def _check_depth(node: Node, text: str) -> None:
 
 
 def parse_statement(text: str) -> Statement:
-    """Parse one semantics statement ``dst[i, j] = expr [for v < bound, ...]``."""
+    """Parse one semantics statement ``dst[i, j] = expr [for v < bound, ...]`` (remembered, as expressions)."""
     if not isinstance(text, str):
         raise ExprError(f"statement must be a string, got {type(text).__name__}", rule="expr.type")
+    return _parse_statement(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_statement(text: str) -> Statement:
     parser = _Parser(text)
     target = parser.primary()
     if not isinstance(target, Index) or len(target.indices) not in (1, 2, 5):
