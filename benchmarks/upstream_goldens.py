@@ -358,7 +358,7 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
     (``_plain``) if legal; when ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
     one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
-    base = with_dtypes(mode, example_tiles(db, mode), binding)
+    base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
     variants = list(layout_variants(db, base))
     plain_tiles = _plain(db, variants[0], target)

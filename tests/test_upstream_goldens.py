@@ -113,7 +113,7 @@ def test_bindings_follow_the_named_types_and_leave_the_rest_to_the_validator(db)
 def test_derived_extents_keep_or_scale_a_block_per_row(db):
     op = db.ops["trowexpandadd"]
     mode = next(m for m in op.modes if m.name == "block")
-    base = ug.with_dtypes(mode, ug.example_tiles(db, mode), {"T": "f32"})
+    base = ug.with_dtypes(db, mode, ug.example_tiles(db, mode), {"T": "f32"})
     combos = ug.derived_extents(base, (4, 32))
     assert {c["src1"] for c in combos} == {(4, 8), (4, 16)}
     assert all(c["dst"] == (4, 32) for c in combos)
