@@ -246,11 +246,18 @@ def check(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> R
     return validate(db, op.name, mode.name, profile, tiles)
 
 
+_PAD_READERS: dict[int, tuple[Mode, tuple[str, ...]]] = {}  # id(mode) -> (mode, its pad readers)
+
+
 def pad_readers(mode: Mode) -> tuple[str, ...]:
     """Operands whose pad value the mode's semantics read (``t.pad``): their pad values are varied too."""
+    known = _PAD_READERS.get(id(mode))
+    if known is not None and known[0] is mode:
+        return known[1]
     names = {n.obj for stmt in mode.semantics for root in (stmt.value, stmt.when) if root is not None
              for n in walk(root) if isinstance(n, Attr) and n.name == "pad"}
-    return tuple(sorted(names))
+    _PAD_READERS[id(mode)] = (mode, tuple(sorted(names)))
+    return _PAD_READERS[id(mode)][1]
 
 
 def layout_variants(db: Database, base: Tiles, pads: tuple[str, ...] = ()) -> Iterator[Tiles]:
@@ -675,6 +682,9 @@ def reportable(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+RESHAPE_TRIES = 2  # reshape searches per rule, mode and profile before the rule is left without a case
+
+
 def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
     """For every rule reachable from a legal configuration, one mutation that breaks exactly that rule."""
     cases: list[Case] = []
@@ -694,6 +704,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
             reads = {rid: rule_reads(db, op, mode)[rid] for rid in reportable(db, op, mode, profile)}
             tile_ids = {r.id for r in db.isa.tile_rules}
             open_ids: dict[frozenset[str], set[str]] = {}  # changed fields -> rules that could add a case
+            reshaped: dict[str, int] = {}  # rule -> reshape searches tried for it (each costs hundreds of checks)
             for base_case in picked:
                 tiles = base_case.parsed(db)
                 target = example_target(tiles)
@@ -722,10 +733,12 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
                             found[rid] = mutant
                         continue
                     non_tile = {r for r in ids if not r.startswith("tile.")}
-                    if may_reshape and len(non_tile) == 1 and next(iter(non_tile)) not in found:
+                    rid = next(iter(non_tile)) if len(non_tile) == 1 else None
+                    if may_reshape and rid is not None and rid not in found and reshaped.get(rid, 0) < RESHAPE_TRIES:
+                        reshaped[rid] = reshaped.get(rid, 0) + 1
                         shaped = _reshape_mutant(db, op, mode, profile, mutant, target)
                         if shaped is not None:
-                            found[next(iter(non_tile))] = shaped
+                            found[rid] = shaped
             for rid in sorted(found):
                 tiles = found[rid]
                 ident = f"{op.name}-{mode.name}-{profile}-reject-{rid}"
