@@ -36,7 +36,7 @@ def _inputs(db, program, profile, extents, rng):
             args[short] = 1
             continue
         if short not in extents:
-            return None, f"the size of {name}'s buffer is only known at run time"
+            return None, f"buffer size known only at run time ({name})"
         dt = numpy_dtype(db, dtype)
         size = extents[short]
         if dt.kind == "f" or dt.kind == "V":
@@ -103,7 +103,7 @@ def main() -> int:
         except PtospecError as exc:
             inputs, reason = None, exc.rule or "error"
         if inputs is None:
-            not_run[reason.split("'s buffer")[0].split(" of ")[0] if "buffer" in reason else reason] += 1
+            not_run[reason.split(" (")[0]] += 1
             if args.list:
                 print(f"not run: {path}: {reason}")
             continue
