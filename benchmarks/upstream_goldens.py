@@ -61,11 +61,13 @@ from ptospec.conformance.cases import (
 from ptospec.conformance.views import shaped_view
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
+from ptospec.expr.evaluate import evaluate
 from ptospec.loader import load_database
 from ptospec.model import Database, Mode, OpSpec
 from ptospec.tile import AttrDesc, GlobalDesc, TileDesc
-from ptospec.validator import Report, validate
+from ptospec.validator import Report, make_scope, validate
 
+DISAGREEMENTS = ("value", "tolerance", "nan")
 PLATFORMS = {"a2a3": "tests/npu/a2a3/src/st/testcase", "a5": "tests/npu/a5/src/st/testcase",
              "cpu": "tests/cpu/st/testcase"}
 
@@ -320,7 +322,9 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
         return -agree, -len(set(c.values()) & set(named))
 
     out.sort(key=rank)
-    return out
+    # a binding that contradicts a type the parameters give an operand by name is not this case
+    exact = [c for c in out if rank(c)[0] == -sum(o.name in by_operand for o in a.mode.operands if o.dtype in c)]
+    return exact or out
 
 
 def _row_bindings(mode: Mode, types: dict[str, tuple[str, ...]]) -> list[dict[str, str]]:
@@ -358,7 +362,7 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
     (``_plain``) if legal; when ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
     one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
-    base = with_dtypes(mode, example_tiles(db, mode), binding)
+    base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
     variants = list(layout_variants(db, base))
     plain_tiles = _plain(db, variants[0], target)
@@ -456,8 +460,9 @@ def _plain(db: Database, base: dict, target: tuple[int, int]) -> dict:
     return out
 
 
-def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[str, str]:
-    """(outcome, detail) of one case: agree | spec-rejects | nan | tolerance | value | not-mapped."""
+def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str = "") -> tuple[str, str]:
+    """(outcome, detail) of one case: agree | recorded | spec-rejects | nan | tolerance | value | not-mapped.
+    ``script`` is the gen_data.py's path in the checkout, which a recorded difference names."""
     foreign = [w for w in re.split(r"[_\W]+", case.name.lower()) if w.startswith(FOREIGN_TYPE_WORDS)]
     if foreign:
         return "not-mapped", f"element type {foreign[0]} is not in the database"
@@ -498,12 +503,12 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
                 if fit:
                     later.append((fit, a, tiles))
                     continue
-                result = _run(db, op, a, profile, case, tiles)
+                result = _run(db, op, a, profile, case, tiles, script)
                 if result is not None:
                     return result
                 unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
     for _, a, tiles in sorted(later, key=lambda c: c[0]):
-        result = _run(db, op, a, profile, case, tiles)
+        result = _run(db, op, a, profile, case, tiles, script)
         if result is not None:
             return result
     if rejected and not any_legal:
@@ -537,7 +542,7 @@ def overflow(db: Database, a: Assignment, case: Case, tiles: dict) -> int:
     return count
 
 
-def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] | None:
+def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") -> tuple[str, str] | None:
     numbers = case.numbers()
     data: dict[str, object] = {}
     for name, t in tiles.items():  # a global output without an input file starts as zeros, as upstream's do
@@ -579,8 +584,34 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] |
         result = got[name].reshape(1, -1) if isinstance(t, GlobalDesc) else got[name][:t.valid_row, :t.valid_col]
         outcome = judge(op, t.dtype, result, want)
         if outcome[0] != "agree":
+            known = recorded_difference(db, op, a.mode, profile, tiles, script)
+            if known is not None:
+                return "recorded", f"{known} ({outcome[0]}: {a.mode.name} {name}: {outcome[1]})"
             return outcome[0], f"{a.mode.name} {name}: {outcome[1]}"
     return "agree", a.mode.name
+
+
+def recorded_difference(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: dict, script: str) -> str | None:
+    """The id of the op's difference that records this disagreement: one with a claim from a source of
+    kind ``test`` naming ``script``, and an ``observed`` entry of the profile (category ``wrong-value``)
+    for the mode whose ``when`` holds for the case's tiles."""
+    if not script:
+        return None
+    named = {s.id for s in op.sources.values() if s.kind == "test" and s.ref == script}
+    scope = None
+    for diff in op.differences:
+        if not named & {source for source, _ in diff.claims}:
+            continue
+        for obs in diff.observed:
+            if obs.profile != profile or obs.category != "wrong-value" or (obs.modes and mode.name not in obs.modes):
+                continue
+            if obs.when is None:
+                return diff.id
+            if scope is None:
+                scope = make_scope(db, op, mode, profile, tiles)
+            if evaluate(obs.when, scope):
+                return diff.id
+    return None
 
 
 def scalar_value(raw: bytes, dtype: np.dtype) -> int | float:
@@ -677,7 +708,7 @@ def main() -> int:
         for (name, files), p in zip(found_cases, params, strict=True):
             case = Case(name, files, p)
             try:
-                outcome, detail = compare_case(db, op, profile, case)
+                outcome, detail = compare_case(db, op, profile, case, script.relative_to(args.pto_isa_root).as_posix())
             except PtospecError as exc:
                 outcome, detail = "not-mapped", exc.message
             except ValueError as exc:  # a file this adapter cannot read
@@ -695,6 +726,12 @@ def main() -> int:
     for row in rows:
         if row["outcome"] != "agree":
             print(f"  {row['outcome']:<12} {row['op']:<10} {row['profile']:<5} {row.get('case', '')}: {row['detail']}")
+    groups = Counter((r["op"], r["profile"], r["outcome"]) for r in rows if r["outcome"] in DISAGREEMENTS)
+    print(f"unclassified disagreements (neither fixed nor recorded): {sum(groups.values())}"
+          + "".join(f"\n  {n:>4}  {o} {p} {k}" for (o, p, k), n in sorted(groups.items(), key=lambda g: (-g[1], g[0]))))
+    recorded = Counter((r["op"], r["profile"], r["detail"].split(" ", 1)[0]) for r in rows if r["outcome"] == "recorded")
+    print(f"recorded as differences: {sum(recorded.values())}"
+          + "".join(f"\n  {n:>4}  {o} {p} {d}" for (o, p, d), n in sorted(recorded.items(), key=lambda g: (-g[1], g[0]))))
     if args.json:
         args.json.write_text(json.dumps({"totals": dict(totals), "cases": rows, "scripts": scripts,
                                          "variants_not_run": [list(v) for v in variants]}, indent=1))
