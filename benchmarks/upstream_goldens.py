@@ -324,7 +324,14 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     out.sort(key=rank)
     # a binding that contradicts a type the parameters give an operand by name is not this case
     exact = [c for c in out if rank(c)[0] == -sum(o.name in by_operand for o in a.mode.operands if o.dtype in c)]
-    return exact or out
+    if exact or not by_operand:
+        return exact or out
+    # no row of the table has the parameters' types: those types, for the validator to judge
+    given = {o.dtype: d for o in a.mode.operands if o.name in by_operand
+             for d, s in db.isa.dtypes.items() if np.dtype(s.numpy).name == by_operand[o.name]}
+    if all(v in given for v in a.mode.type_vars if v not in scratch):
+        return [{v: given.get(v, named[0] if named else next(iter(given.values()))) for v in a.mode.type_vars}]
+    return out
 
 
 def _row_bindings(mode: Mode, types: dict[str, tuple[str, ...]]) -> list[dict[str, str]]:
@@ -478,7 +485,10 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     has_globals = any(isinstance(t, GlobalDesc) for a in assignments for t in example_tiles(db, a.mode).values())
     named_modes = [a for a in assignments if a.mode.name in {w.lower() for w in case.words()}]
     candidates = []
-    for a in named_modes or assignments:
+    # a mode whose every attribute the case names (``SatMode::ON``) before one that leaves them out
+    ordered = sorted(named_modes or assignments,
+                     key=lambda a: -len(a.mode.attrs) if attributes(db, a.mode, case, defaults=False) else 0)
+    for a in ordered:
         attrs = attributes(db, a.mode, case, defaults=has_globals)
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
