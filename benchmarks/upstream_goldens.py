@@ -294,11 +294,16 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
     # a type only scratch tiles use changes no result: one value, preferably one another variable has
     scratch = {v for v in a.mode.type_vars if all(o.role == "tmp" for o in a.mode.operands if o.dtype == v)}
+    # a variable whose portable types the case names none of (an index) may take one; bindings with
+    # types every profile admits for their variable (upstream writes portable index files: int32)
+    portable = {v: set.intersection(*({d for r in t.rows if a.mode.name in r.modes for d in r.types.get(v, ())}
+                                      for t in op.dtypes.values())) for v in a.mode.type_vars} if op.dtypes else {}
     out = []
     for row in rows:
         for choice in _row_bindings(a.mode, row.types):
             ok = all(len(case.files[files[o.name]]) % db.isa.dtypes[choice[o.dtype]].bytes == 0
-                     and (choice[o.dtype] in named or o.dtype in free)
+                     and (choice[o.dtype] in named or o.dtype in free
+                          or (choice[o.dtype] in portable.get(o.dtype, ()) and not portable[o.dtype] & set(named)))
                      for o in a.mode.operands if o.name in files and o.role != "scalar")
             if ok and not any(all(c[v] == choice[v] for v in a.mode.type_vars if v not in scratch) for c in out):
                 data_types = [choice[v] for v in a.mode.type_vars if v not in scratch]
@@ -316,10 +321,10 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
             if name and o.dtype and key.startswith(o.name.lower()):
                 by_operand[o.name] = name
 
-    def rank(c: dict[str, str]) -> tuple[int, int]:
+    def rank(c: dict[str, str]) -> tuple[int, int, int]:
         agree = sum(np.dtype(db.isa.dtypes[c[o.dtype]].numpy).name == t for o in a.mode.operands
                     if (t := by_operand.get(o.name)) and o.dtype in c)
-        return -agree, -len(set(c.values()) & set(named))
+        return -agree, -sum(c.get(v) in kinds for v, kinds in portable.items()), -len(set(c.values()) & set(named))
 
     out.sort(key=rank)
     # a binding that contradicts a type the parameters give an operand by name is not this case
