@@ -559,6 +559,12 @@ def overflow(db: Database, a: Assignment, case: Case, tiles: dict) -> int:
 
 def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") -> tuple[str, str] | None:
     numbers = case.numbers()
+    if "NZ" in case.words():  # upstream's nd_to_nz files: row-major only while one fractal (32 bytes) wide
+        cols = {n: t.shape[-1] if isinstance(t, GlobalDesc) else t.valid_col for n, t in tiles.items() if n in a.outputs}
+        wide = [n for n, c in cols.items() if c is not None and c * db.isa.dtypes[tiles[n].dtype].bytes > 32]
+        if wide:
+            return ("not-mapped", f"the case's files are in NZ fractal order, which this adapter reads only when "
+                                  f"one fractal (32 bytes) wide; {wide[0]} has {cols[wide[0]]} columns")
     data: dict[str, object] = {}
     for name, t in tiles.items():  # a global output without an input file starts as zeros, as upstream's do
         if isinstance(t, GlobalDesc) and name in a.outputs and name not in a.sources:
