@@ -107,6 +107,10 @@ class Case:
         found += [int(x) for x in re.findall(r"\d+", self.name.split(".", 1)[-1])]
         return [n for n in dict.fromkeys(found) if n > 0]
 
+    def shapes(self) -> tuple[tuple[int, int], ...]:
+        """The ``RxC`` shapes the case's name gives, in order."""
+        return tuple((int(r), int(c)) for r, c in re.findall(r"(\d+)x(\d+)", self.name.split(".", 1)[-1]))
+
     def type_names(self) -> list[str]:
         """NumPy names of the element types the case names (parameters first, then its name), in order."""
         out: list[str] = []
@@ -223,11 +227,14 @@ def valid_region(case: Case) -> tuple[int, int] | None:
     return (1, int(match[1])) if match else None
 
 
-def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int]) -> np.ndarray | None:
+def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int],
+                shapes: tuple[tuple[int, int], ...] = ()) -> np.ndarray | None:
     """``values`` as a row-major matrix holding a ``region`` (rows x cols) in its top-left corner: the
-    column count is the largest of ``numbers`` (or the region's own) that fits; None if none does."""
+    column count of a shape the case names (``16x1``) that the file fills exactly, else the largest of
+    ``numbers`` (or the region's own) that fits; None if none does."""
     rows, cols = region
-    for width in sorted({*numbers, cols}, reverse=True):
+    named = [c for r, c in shapes if r * c == values.size and r >= rows and c >= cols]
+    for width in [*named, *sorted({*numbers, cols}, reverse=True)]:
         if width >= cols and values.size % width == 0 and values.size // width >= rows:
             return values.reshape(values.size // width, width)
     return None
@@ -294,8 +301,8 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
     # a type only scratch tiles use changes no result: one value, preferably one another variable has
     scratch = {v for v in a.mode.type_vars if all(o.role == "tmp" for o in a.mode.operands if o.dtype == v)}
-    # a variable whose portable types the case names none of (an index) may take one; bindings with
-    # types every profile admits for their variable (upstream writes portable index files: int32)
+    # a variable whose portable types (those every profile admits for it) the case names none of, e.g. an
+    # index, may take one; among bindings using as many named types, portable ones first (int32 indices)
     portable = {v: set.intersection(*({d for r in t.rows if a.mode.name in r.modes for d in r.types.get(v, ())}
                                       for t in op.dtypes.values())) for v in a.mode.type_vars} if op.dtypes else {}
     out = []
@@ -324,7 +331,7 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     def rank(c: dict[str, str]) -> tuple[int, int, int]:
         agree = sum(np.dtype(db.isa.dtypes[c[o.dtype]].numpy).name == t for o in a.mode.operands
                     if (t := by_operand.get(o.name)) and o.dtype in c)
-        return -agree, -sum(c.get(v) in kinds for v, kinds in portable.items()), -len(set(c.values()) & set(named))
+        return -agree, -len(set(c.values()) & set(named)), -sum(c.get(v) in kinds for v, kinds in portable.items())
 
     out.sort(key=rank)
     # a binding that contradicts a type the parameters give an operand by name is not this case
@@ -577,7 +584,7 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") ->
                 return None
             data[name] = values.copy()
             continue
-        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers)
+        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, case.shapes())
         if matrix is None:
             return None
         arr = np.zeros((t.rows, t.cols), values.dtype)
@@ -594,7 +601,7 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") ->
                 return None
             wants[name] = values.reshape(1, -1)
             continue
-        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers)
+        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, case.shapes())
         if matrix is None:
             return None
         wants[name] = matrix[:t.valid_row, :t.valid_col]
