@@ -256,20 +256,24 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
     rest to the tile sources (a file named like an operand goes to it, the others in order); one more
     tile file than sources is the initial contents of the output (operands in C++ order take the files
     in order)."""
-    goldens = sorted(s for s in sizes if s.startswith("golden"))
-    small = [s for s in sorted(sizes) if not s.startswith("golden") and sizes[s] in itemsizes]
     found = []
     for mode in op.modes:
         outs = [o.name for o in mode.operands if o.role == "out"]
         ins = [o.name for o in mode.operands if o.role == "in"]
+        # besides golden*, a file named after the end of an output's name and of no input's (idx.bin for
+        # dstIdx) is an expected output
+        named_out = {s for s in sizes if not s.startswith("golden") and any(o.lower().endswith(s.lower()) for o in outs)
+                     and not any(s.lower() in (i.lower(), FILE_ALIASES.get(s.lower())) for i in ins)}
+        goldens = sorted(s for s in sizes if s.startswith("golden") or s in named_out)
+        small = [s for s in sorted(sizes) if s not in goldens and sizes[s] in itemsizes]
         scalars = [o.name for o in mode.operands if o.role == "scalar"]
         scalar_files = small[:len(scalars)]
-        tile_files = [s for s in sorted(sizes) if not s.startswith("golden") and s not in scalar_files]
+        tile_files = [s for s in sorted(sizes) if s not in goldens and s not in scalar_files]
         if len(outs) == 1 and len(tile_files) == len(ins) + 1:
             ins = [o.name for o in mode.operands if o.role in ("in", "out")]
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
             continue
-        outputs = _match(outs, goldens, lambda o, f: f != "golden" and o.lower().endswith(f[len("golden_"):]))
+        outputs = _match(outs, goldens, lambda o, f: f != "golden" and o.lower().endswith(f.lower().removeprefix("golden_")))
         sources = _match(ins, tile_files, lambda o, f: o.lower() in (f.lower(), f.lower().removeprefix("input_"),
                                                                      FILE_ALIASES.get(f.lower())))
         found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True))))
@@ -305,6 +309,10 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     # index, may take one; among bindings using as many named types, portable ones first (int32 indices)
     portable = {v: set.intersection(*({d for r in t.rows if a.mode.name in r.modes for d in r.types.get(v, ())}
                                       for t in op.dtypes.values())) for v in a.mode.type_vars} if op.dtypes else {}
+    # variables of inputs whose values the op reads as positions (an input with a domain, e.g. an index)
+    index_like = {v for v in portable if all(o.role == "in" and o.domain is not None
+                                             for o in a.mode.operands if o.dtype == v)
+                  and any(o.dtype == v for o in a.mode.operands)}
     out = []
     for row in rows:
         for choice in _row_bindings(a.mode, row.types):
@@ -331,7 +339,9 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     def rank(c: dict[str, str]) -> tuple[int, int, int]:
         agree = sum(np.dtype(db.isa.dtypes[c[o.dtype]].numpy).name == t for o in a.mode.operands
                     if (t := by_operand.get(o.name)) and o.dtype in c)
-        return -agree, -len(set(c.values()) & set(named)), -sum(c.get(v) in kinds for v, kinds in portable.items())
+        return (-agree, -len(set(c.values()) & set(named)),
+                -sum(c.get(v) in portable[v] for v in index_like), -sum(c.get(v) in named for v in a.mode.type_vars))
+
 
     out.sort(key=rank)
     # a binding that contradicts a type the parameters give an operand by name is not this case
