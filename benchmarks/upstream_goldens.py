@@ -305,11 +305,11 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
     # a type only scratch tiles use changes no result: one value, preferably one another variable has
     scratch = {v for v in a.mode.type_vars if all(o.role == "tmp" for o in a.mode.operands if o.dtype == v)}
-    # a variable whose portable types (those every profile admits for it) the case names none of, e.g. an
-    # index, may take one; among bindings using as many named types, portable ones first (int32 indices)
+    # portable types: those every profile admits for a variable
     portable = {v: set.intersection(*({d for r in t.rows if a.mode.name in r.modes for d in r.types.get(v, ())}
                                       for t in op.dtypes.values())) for v in a.mode.type_vars} if op.dtypes else {}
-    # variables of inputs whose values the op reads as positions (an input with a domain, e.g. an index)
+    # variables of inputs whose values the op reads as positions (an input with a domain, e.g. an index):
+    # when the case names none of their portable types they may take one, and prefer one (int32 indices)
     index_like = {v for v in portable if all(o.role == "in" and o.domain is not None
                                              for o in a.mode.operands if o.dtype == v)
                   and any(o.dtype == v for o in a.mode.operands)}
@@ -318,7 +318,8 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
         for choice in _row_bindings(a.mode, row.types):
             ok = all(len(case.files[files[o.name]]) % db.isa.dtypes[choice[o.dtype]].bytes == 0
                      and (choice[o.dtype] in named or o.dtype in free
-                          or (choice[o.dtype] in portable.get(o.dtype, ()) and not portable[o.dtype] & set(named)))
+                          or (o.dtype in index_like and choice[o.dtype] in portable[o.dtype]
+                              and not portable[o.dtype] & set(named)))
                      for o in a.mode.operands if o.name in files and o.role != "scalar")
             if ok and not any(all(c[v] == choice[v] for v in a.mode.type_vars if v not in scratch) for c in out):
                 data_types = [choice[v] for v in a.mode.type_vars if v not in scratch]
