@@ -523,8 +523,15 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     rejected: dict[tuple, str] = {}
     later = []
     any_legal = False
+    # when several modes take the same files and the case names none (TDIVS tile/scalar or scalar/tile),
+    # a disagreement of one mode leaves the others to try: the first disagreement stands unless one agrees
+    ambiguous = not named_modes and len({a.mode.name for a, _, _ in candidates}) > 1
+    first: tuple[str, str] | None = None
+    done_modes: set[str] = set()
     for derived in (False, True, "plain"):
         for a, attrs, binding in candidates:
+            if a.mode.name in done_modes:
+                continue
             globals_ = global_shapes(db, a, case, binding, target)
             configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived)
             if report.violations and not report.ok:
@@ -537,13 +544,25 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
                     later.append((fit, a, tiles))
                     continue
                 result = _run(db, op, a, profile, case, tiles, script)
+                if result is not None and ambiguous and result[0] in (*DISAGREEMENTS, "recorded"):
+                    first = first or result
+                    done_modes.add(a.mode.name)
+                    break
                 if result is not None:
                     return result
                 unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
     for _, a, tiles in sorted(later, key=lambda c: c[0]):
+        if a.mode.name in done_modes:
+            continue
         result = _run(db, op, a, profile, case, tiles, script)
+        if result is not None and ambiguous and result[0] in (*DISAGREEMENTS, "recorded"):
+            first = first or result
+            done_modes.add(a.mode.name)
+            continue
         if result is not None:
             return result
+    if first is not None:
+        return first
     if rejected and not any_legal:
         return "spec-rejects", next(iter(rejected.values()))
     return "not-mapped", "; ".join(dict.fromkeys(unread)) or "no binding of the op's types fits the files"
