@@ -216,8 +216,8 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
 def valid_region(case: Case) -> tuple[int, int] | None:
     """The case's iteration domain: its first row and column parameters (valid ones first), else the
     first ``RxC`` of its name, else one row of the first number standing alone in its name."""
-    rows = next((case.params[k] for k in ROW_KEYS if isinstance(case.params.get(k), int)), None)
-    cols = next((case.params[k] for k in COL_KEYS if isinstance(case.params.get(k), int)), None)
+    rows = _extent(case, ROW_KEYS)
+    cols = _extent(case, COL_KEYS)
     if rows and cols:
         return int(rows), int(cols)
     match = re.search(r"(\d+)x(\d+)", case.name)
@@ -225,6 +225,17 @@ def valid_region(case: Case) -> tuple[int, int] | None:
         return int(match[1]), int(match[2])
     match = re.search(r"_(\d+)(?:_|$)", case.name)  # a count alone: one row of it
     return (1, int(match[1])) if match else None
+
+
+def _extent(case: Case, keys: tuple[str, ...]) -> int | None:
+    """The first of ``keys`` the case sets; among the operands' own extents (``src0_row``, ``dst_row``)
+    the largest, the domain of an expansion (dst) as of a reduction (src)."""
+    key = next((k for k in keys if isinstance(case.params.get(k), int)), None)
+    if key is None:
+        return None
+    if key.startswith(("src", "dst")):
+        return max(case.params[k] for k in keys if k.startswith(("src", "dst")) and isinstance(case.params.get(k), int))
+    return case.params[key]
 
 
 def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int],
@@ -595,6 +606,28 @@ def overflow(db: Database, a: Assignment, case: Case, tiles: dict) -> int:
 
 
 def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") -> tuple[str, str] | None:
+    """Run one configuration; on a disagreement, when two tile sources of one type take files that name
+    neither (input1, input2), also try them the other way round (both files and tiles exchanged, e.g. the
+    full tile as src1 of TROWEXPANDDIV): the order the kernel passes them in is not in the files."""
+    result = _run_once(db, op, a, profile, case, tiles, script)
+    if result is None or result[0] not in (*DISAGREEMENTS, "recorded"):
+        return result
+    ins = [o for o in a.mode.operands if o.role == "in" and isinstance(tiles.get(o.name), TileDesc)]
+    if len(ins) != 2 or ins[0].dtype != ins[1].dtype or tiles[ins[0].name] == tiles[ins[1].name] or any(
+            a.sources[o.name].lower() in (o.name.lower(), FILE_ALIASES.get(a.sources[o.name].lower())) for o in ins):
+        return result
+    x, y = ins[0].name, ins[1].name
+    swapped = {**tiles, x: tiles[y], y: tiles[x]}
+    if not validate(db, op.name, a.mode.name, profile, swapped).ok:
+        return result
+    other = Assignment(a.mode, a.outputs, {**a.sources, x: a.sources[y], y: a.sources[x]}, a.scalars)
+    again = _run_once(db, op, other, profile, case, swapped, script)
+    if again is not None and again[0] == "agree":
+        return "agree", f"{again[1]} ({x} and {y} exchanged)"
+    return result
+
+
+def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") -> tuple[str, str] | None:
     numbers = case.numbers()
     if "NZ" in case.words():  # upstream's nd_to_nz files: row-major only while one fractal (32 bytes) wide
         cols = {n: t.shape[-1] if isinstance(t, GlobalDesc) else t.valid_col for n, t in tiles.items() if n in a.outputs}
