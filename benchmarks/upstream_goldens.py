@@ -216,8 +216,8 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
 def valid_region(case: Case) -> tuple[int, int] | None:
     """The case's iteration domain: its first row and column parameters (valid ones first), else the
     first ``RxC`` of its name, else one row of the first number standing alone in its name."""
-    rows = _extent(case, ROW_KEYS)
-    cols = _extent(case, COL_KEYS)
+    rows = next((case.params[k] for k in ROW_KEYS if isinstance(case.params.get(k), int)), None)
+    cols = next((case.params[k] for k in COL_KEYS if isinstance(case.params.get(k), int)), None)
     if rows and cols:
         return int(rows), int(cols)
     match = re.search(r"(\d+)x(\d+)", case.name)
@@ -225,17 +225,6 @@ def valid_region(case: Case) -> tuple[int, int] | None:
         return int(match[1]), int(match[2])
     match = re.search(r"_(\d+)(?:_|$)", case.name)  # a count alone: one row of it
     return (1, int(match[1])) if match else None
-
-
-def _extent(case: Case, keys: tuple[str, ...]) -> int | None:
-    """The first of ``keys`` the case sets; among the operands' own extents (``src0_row``, ``dst_row``)
-    the largest, the domain of an expansion (dst) as of a reduction (src)."""
-    key = next((k for k in keys if isinstance(case.params.get(k), int)), None)
-    if key is None:
-        return None
-    if key.startswith(("src", "dst")):
-        return max(case.params[k] for k in keys if k.startswith(("src", "dst")) and isinstance(case.params.get(k), int))
-    return case.params[key]
 
 
 def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int],
