@@ -273,7 +273,8 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
             ins = [o.name for o in mode.operands if o.role in ("in", "out")]
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
             continue
-        outputs = _match(outs, goldens, lambda o, f: f != "golden" and o.lower().endswith(f.lower().removeprefix("golden_")))
+        outputs = _match(outs, goldens,
+                         lambda o, f: f != "golden" and o.lower().endswith(f.lower().removeprefix("golden_")))
         sources = _match(ins, tile_files, lambda o, f: o.lower() in (f.lower(), f.lower().removeprefix("input_"),
                                                                      FILE_ALIASES.get(f.lower())))
         found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True))))
@@ -619,7 +620,8 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") ->
 def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") -> tuple[str, str] | None:
     numbers = case.numbers()
     if "NZ" in case.words():  # upstream's nd_to_nz files: row-major only while one fractal (32 bytes) wide
-        cols = {n: t.shape[-1] if isinstance(t, GlobalDesc) else t.valid_col for n, t in tiles.items() if n in a.outputs}
+        cols = {n: t.shape[-1] if isinstance(t, GlobalDesc) else t.valid_col
+                for n, t in tiles.items() if n in a.outputs}
         wide = [n for n, c in cols.items() if c is not None and c * db.isa.dtypes[tiles[n].dtype].bytes > 32]
         if wide:
             return ("not-mapped", f"the case's files are in NZ fractal order, which this adapter reads only when "
@@ -807,11 +809,11 @@ def main() -> int:
         if row["outcome"] != "agree":
             print(f"  {row['outcome']:<12} {row['op']:<10} {row['profile']:<5} {row.get('case', '')}: {row['detail']}")
     groups = Counter((r["op"], r["profile"], r["outcome"]) for r in rows if r["outcome"] in DISAGREEMENTS)
-    print(f"unclassified disagreements (neither fixed nor recorded): {sum(groups.values())}"
-          + "".join(f"\n  {n:>4}  {o} {p} {k}" for (o, p, k), n in sorted(groups.items(), key=lambda g: (-g[1], g[0]))))
     recorded = Counter((r["op"], r["profile"], r["detail"].split(" ", 1)[0]) for r in rows if r["outcome"] == "recorded")
-    print(f"recorded as differences: {sum(recorded.values())}"
-          + "".join(f"\n  {n:>4}  {o} {p} {d}" for (o, p, d), n in sorted(recorded.items(), key=lambda g: (-g[1], g[0]))))
+    for title, counts in (("unclassified disagreements (neither fixed nor recorded)", groups),
+                          ("recorded as differences", recorded)):
+        print(f"{title}: {sum(counts.values())}"
+              + "".join(f"\n  {n:>4}  {' '.join(k)}" for k, n in sorted(counts.items(), key=lambda g: (-g[1], g[0]))))
     if args.json:
         args.json.write_text(json.dumps({"totals": dict(totals), "cases": rows, "scripts": scripts,
                                          "variants_not_run": [list(v) for v in variants]}, indent=1))
