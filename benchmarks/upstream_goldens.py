@@ -809,7 +809,8 @@ def main() -> int:
         if row["outcome"] != "agree":
             print(f"  {row['outcome']:<12} {row['op']:<10} {row['profile']:<5} {row.get('case', '')}: {row['detail']}")
     groups = Counter((r["op"], r["profile"], r["outcome"]) for r in rows if r["outcome"] in DISAGREEMENTS)
-    recorded = Counter((r["op"], r["profile"], r["detail"].split(" ", 1)[0]) for r in rows if r["outcome"] == "recorded")
+    recorded = Counter((r["op"], r["profile"], r["detail"].split(" ", 1)[0])
+                       for r in rows if r["outcome"] == "recorded")
     for title, counts in (("unclassified disagreements (neither fixed nor recorded)", groups),
                           ("recorded as differences", recorded)):
         print(f"{title}: {sum(counts.values())}"
