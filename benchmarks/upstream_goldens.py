@@ -23,7 +23,17 @@ configuration of the op through the spec, not through per-op code:
   largest that fits the operand's valid region); the valid region of the sources is filled from it and
   the golden's valid region is compared with the executor's result.
 
-Outcomes: ``agree``; ``spec-rejects`` (no configuration of the case is legal on that profile: the
+Where the case does not say everything: parameters that name an operand's type (``srctype``) rule out
+bindings contradicting them; an index input the case names no type for takes a type every profile admits
+(upstream writes int32 index files); a file named after the end of an output's name (``idx.bin``) is an
+expected output; a ``RxC`` shape of the name that a file fills exactly gives its width; modes the files
+cannot tell apart (TDIVS tile/scalar and scalar/tile) are each tried, and two unnamed sources of one type
+(``input1``/``input2``) also the other way round (files and tiles exchanged): a disagreement stands
+unless one of these agrees; files in NZ fractal order are read only while one fractal wide.
+
+Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
+its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
+profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no configuration of the case is legal on that profile: the
 violations are reported); a disagreement, ``nan`` (only NaN positions differ), ``tolerance`` (within
 1e-2 relative, outside the op's tolerance) or ``value``; ``not-mapped`` (with the reason the case
 cannot be related to a configuration of the op); ``script-error``.
