@@ -718,6 +718,9 @@ def scalar_value(raw: bytes, dtype: np.dtype) -> int | float:
         return as_f32 if dtype.kind == "f" else int(as_f32)
     if dtype.kind in "iu" and as_f32 is not None and abs(own) >= 1 << 24 and np.isfinite(as_f32) \
             and as_f32 == int(as_f32) and np.iinfo(dtype).min <= as_f32 <= np.iinfo(dtype).max:
+        if abs(as_f32) > 1 << 24:  # the script's golden uses the exact integer, which the float32 lost
+            raise ValueError(f"the scalar file is a float32 ({as_f32:.0f}), which holds {dtype.name} values beyond 2^24 "
+                             "only rounded, while the golden uses the exact value")
         return int(as_f32)
     return own
 
