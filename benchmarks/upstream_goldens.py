@@ -118,8 +118,13 @@ class Case:
         return [n for n in dict.fromkeys(found) if n > 0]
 
     def shapes(self) -> tuple[tuple[int, int], ...]:
-        """The ``RxC`` shapes the case's name gives, in order."""
-        return tuple((int(r), int(c)) for r, c in re.findall(r"(\d+)x(\d+)", self.name.split(".", 1)[-1]))
+        """The shapes the case gives: each row parameter followed by a column parameter (``in_row``,
+        ``in_col``), then the ``RxC`` of its name, in order."""
+        items = [(k, v) for k, v in self.params.items() if isinstance(v, int) and not isinstance(v, bool)]
+        pairs = [(r, c) for (kr, r), (kc, c) in itertools.pairwise(items)
+                 if "row" in kr and "col" in kc and kr.replace("row", "col") == kc]
+        named = [(int(r), int(c)) for r, c in re.findall(r"(\d+)x(\d+)", self.name.split(".", 1)[-1])]
+        return tuple(dict.fromkeys([*pairs, *named]))
 
     def type_names(self) -> list[str]:
         """NumPy names of the element types the case names (parameters first, then its name), in order."""
