@@ -245,10 +245,14 @@ def valid_region(case: Case) -> tuple[int, int] | None:
 def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int],
                 shapes: tuple[tuple[int, int], ...] = ()) -> np.ndarray | None:
     """``values`` as a row-major matrix holding a ``region`` (rows x cols) in its top-left corner: the
-    column count of a shape the case names (``16x1``) that the file fills exactly, else the largest of
+    column count of a shape the case names (``16x1``) that the file fills exactly, as values or as bits,
+    else the largest of
     ``numbers`` (or the region's own) that fits; None if none does."""
     rows, cols = region
     named = [c for r, c in shapes if r * c == values.size and r >= rows and c >= cols]
+    bits = values.itemsize * 8  # a named shape's bits packed into the file (np.packbits of a mask)
+    named += [c // bits for r, c in shapes if r * c == values.size * bits and c % bits == 0
+              and r >= rows and c // bits >= cols]
     for width in [*named, *sorted({*numbers, cols}, reverse=True)]:
         if width >= cols and values.size % width == 0 and values.size // width >= rows:
             return values.reshape(values.size // width, width)
