@@ -123,8 +123,12 @@ class Case:
         items = [(k, v) for k, v in self.params.items() if isinstance(v, int) and not isinstance(v, bool)]
         pairs = [(r, c) for (kr, r), (kc, c) in itertools.pairwise(items)
                  if "row" in kr and "col" in kc and kr.replace("row", "col") == kc]
+        # an operand given rows but no columns (``dst_row`` alone) is one column wide
+        keys = dict(items)
+        columns = [(v, 1) for k, v in items if k.endswith("_row") and k.removesuffix("_row") + "_col" not in keys
+                   and not k.startswith(("valid", "src_valid"))]
         named = [(int(r), int(c)) for r, c in re.findall(r"(\d+)x(\d+)", self.name.split(".", 1)[-1])]
-        return tuple(dict.fromkeys([*pairs, *named]))
+        return tuple(dict.fromkeys([*pairs, *named, *columns]))
 
     def type_names(self) -> list[str]:
         """NumPy names of the element types the case names (parameters first, then its name), in order."""
