@@ -33,10 +33,11 @@ unless one of these agrees; files in NZ fractal order are read only while one fr
 
 Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
 its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
-profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no configuration of the case is legal on that profile: the
-violations are reported); a disagreement, ``nan`` (only NaN positions differ), ``tolerance`` (within
-1e-2 relative, outside the op's tolerance) or ``value``; ``not-mapped`` (with the reason the case
-cannot be related to a configuration of the op); ``script-error``.
+profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no
+configuration of the case is legal on that profile: the violations are reported); a disagreement,
+``nan`` (only NaN positions differ), ``tolerance`` (within 1e-2 relative, outside the op's tolerance) or
+``value``; ``not-mapped`` (with the reason the case cannot be related to a configuration of the op);
+``script-error``. Every group of unclassified disagreements (op, profile, outcome) is printed at the end.
 """
 
 from __future__ import annotations
@@ -732,8 +733,8 @@ def scalar_value(raw: bytes, dtype: np.dtype) -> int | float:
     if dtype.kind in "iu" and as_f32 is not None and abs(own) >= 1 << 24 and np.isfinite(as_f32) \
             and as_f32 == int(as_f32) and np.iinfo(dtype).min <= as_f32 <= np.iinfo(dtype).max:
         if abs(as_f32) > 1 << 24:  # the script's golden uses the exact integer, which the float32 lost
-            raise ValueError(f"the scalar file is a float32 ({as_f32:.0f}), which holds {dtype.name} values beyond 2^24 "
-                             "only rounded, while the golden uses the exact value")
+            raise ValueError(f"the scalar file is a float32 ({as_f32:.0f}), which holds {dtype.name} values "
+                             "beyond 2^24 only rounded, while the golden uses the exact value")
         return int(as_f32)
     return own
 
