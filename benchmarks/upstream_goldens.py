@@ -326,10 +326,11 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     table = op.dtypes.get(profile)
     rows = [r for r in (table.rows if table else ()) if a.mode.name in r.modes]
     admitted = {v: {d for r in rows for d in r.types.get(v, ())} for v in a.mode.type_vars}
-    taken = {v for v in a.mode.type_vars if admitted[v] & set(named)}
-    free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
     # a type only scratch tiles use changes no result: one value, preferably one another variable has
     scratch = {v for v in a.mode.type_vars if all(o.role == "tmp" for o in a.mode.operands if o.dtype == v)}
+    # a scratch variable admitting a named type frees no other variable
+    taken = {v for v in a.mode.type_vars if admitted[v] & set(named) and v not in scratch}
+    free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
     # portable types: those every profile admits for a variable
     portable = {v: set.intersection(*({d for r in t.rows if a.mode.name in r.modes for d in r.types.get(v, ())}
                                       for t in op.dtypes.values())) for v in a.mode.type_vars} if op.dtypes else {}
