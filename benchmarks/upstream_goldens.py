@@ -23,10 +23,21 @@ configuration of the op through the spec, not through per-op code:
   largest that fits the operand's valid region); the valid region of the sources is filled from it and
   the golden's valid region is compared with the executor's result.
 
-Outcomes: ``agree``; ``spec-rejects`` (no configuration of the case is legal on that profile: the
-violations are reported); a disagreement, ``nan`` (only NaN positions differ), ``tolerance`` (within
-1e-2 relative, outside the op's tolerance) or ``value``; ``not-mapped`` (with the reason the case
-cannot be related to a configuration of the op); ``script-error``.
+Where the case does not say everything: parameters that name an operand's type (``srctype``) rule out
+bindings contradicting them; an index input the case names no type for takes a type every profile admits
+(upstream writes int32 index files); a file named after the end of an output's name (``idx.bin``) is an
+expected output; a ``RxC`` shape of the name that a file fills exactly gives its width; modes the files
+cannot tell apart (TDIVS tile/scalar and scalar/tile) are each tried, and two unnamed sources of one type
+(``input1``/``input2``) also the other way round (files and tiles exchanged): a disagreement stands
+unless one of these agrees; files in NZ fractal order are read only while one fractal wide.
+
+Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
+its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
+profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no
+configuration of the case is legal on that profile: the violations are reported); a disagreement,
+``nan`` (only NaN positions differ), ``tolerance`` (within 1e-2 relative, outside the op's tolerance) or
+``value``; ``not-mapped`` (with the reason the case cannot be related to a configuration of the op);
+``script-error``. Every group of unclassified disagreements (op, profile, outcome) is printed at the end.
 """
 
 from __future__ import annotations
@@ -61,11 +72,13 @@ from ptospec.conformance.cases import (
 from ptospec.conformance.views import shaped_view
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
+from ptospec.expr.evaluate import evaluate
 from ptospec.loader import load_database
 from ptospec.model import Database, Mode, OpSpec
 from ptospec.tile import AttrDesc, GlobalDesc, TileDesc
-from ptospec.validator import Report, validate
+from ptospec.validator import Report, make_scope, validate
 
+DISAGREEMENTS = ("value", "tolerance", "nan")
 PLATFORMS = {"a2a3": "tests/npu/a2a3/src/st/testcase", "a5": "tests/npu/a5/src/st/testcase",
              "cpu": "tests/cpu/st/testcase"}
 
@@ -104,6 +117,19 @@ class Case:
         found = [v for v in self.params.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0]
         found += [int(x) for x in re.findall(r"\d+", self.name.split(".", 1)[-1])]
         return [n for n in dict.fromkeys(found) if n > 0]
+
+    def shapes(self) -> tuple[tuple[int, int], ...]:
+        """The shapes the case gives: each row parameter followed by a column parameter (``in_row``,
+        ``in_col``), then the ``RxC`` of its name, in order."""
+        items = [(k, v) for k, v in self.params.items() if isinstance(v, int) and not isinstance(v, bool)]
+        pairs = [(r, c) for (kr, r), (kc, c) in itertools.pairwise(items)
+                 if "row" in kr and "col" in kc and kr.replace("row", "col") == kc]
+        # an operand given rows but no columns (``dst_row`` alone) is one column wide
+        keys = dict(items)
+        columns = [(v, 1) for k, v in items if k.endswith("_row") and k.removesuffix("_row") + "_col" not in keys
+                   and not k.startswith(("valid", "src_valid"))]
+        named = [(int(r), int(c)) for r, c in re.findall(r"(\d+)x(\d+)", self.name.split(".", 1)[-1])]
+        return tuple(dict.fromkeys([*pairs, *named, *columns]))
 
     def type_names(self) -> list[str]:
         """NumPy names of the element types the case names (parameters first, then its name), in order."""
@@ -221,11 +247,18 @@ def valid_region(case: Case) -> tuple[int, int] | None:
     return (1, int(match[1])) if match else None
 
 
-def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int]) -> np.ndarray | None:
+def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int],
+                shapes: tuple[tuple[int, int], ...] = ()) -> np.ndarray | None:
     """``values`` as a row-major matrix holding a ``region`` (rows x cols) in its top-left corner: the
-    column count is the largest of ``numbers`` (or the region's own) that fits; None if none does."""
+    column count of a shape the case names (``16x1``) that the file fills exactly, as values or as bits,
+    else the largest of
+    ``numbers`` (or the region's own) that fits; None if none does."""
     rows, cols = region
-    for width in sorted({*numbers, cols}, reverse=True):
+    named = [c for r, c in shapes if r * c == values.size and r >= rows and c >= cols]
+    bits = values.itemsize * 8  # a named shape's bits packed into the file (np.packbits of a mask)
+    named += [c // bits for r, c in shapes if r * c == values.size * bits and c % bits == 0
+              and r >= rows and c // bits >= cols]
+    for width in [*named, *sorted({*numbers, cols}, reverse=True)]:
         if width >= cols and values.size % width == 0 and values.size // width >= rows:
             return values.reshape(values.size // width, width)
     return None
@@ -247,20 +280,25 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
     rest to the tile sources (a file named like an operand goes to it, the others in order); one more
     tile file than sources is the initial contents of the output (operands in C++ order take the files
     in order)."""
-    goldens = sorted(s for s in sizes if s.startswith("golden"))
-    small = [s for s in sorted(sizes) if not s.startswith("golden") and sizes[s] in itemsizes]
     found = []
     for mode in op.modes:
         outs = [o.name for o in mode.operands if o.role == "out"]
         ins = [o.name for o in mode.operands if o.role == "in"]
+        # besides golden*, a file named after the end of an output's name and of no input's (idx.bin for
+        # dstIdx) is an expected output
+        named_out = {s for s in sizes if not s.startswith("golden") and any(o.lower().endswith(s.lower()) for o in outs)
+                     and not any(s.lower() in (i.lower(), FILE_ALIASES.get(s.lower())) for i in ins)}
+        goldens = sorted(s for s in sizes if s.startswith("golden") or s in named_out)
+        small = [s for s in sorted(sizes) if s not in goldens and sizes[s] in itemsizes]
         scalars = [o.name for o in mode.operands if o.role == "scalar"]
         scalar_files = small[:len(scalars)]
-        tile_files = [s for s in sorted(sizes) if not s.startswith("golden") and s not in scalar_files]
+        tile_files = [s for s in sorted(sizes) if s not in goldens and s not in scalar_files]
         if len(outs) == 1 and len(tile_files) == len(ins) + 1:
             ins = [o.name for o in mode.operands if o.role in ("in", "out")]
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
             continue
-        outputs = _match(outs, goldens, lambda o, f: f != "golden" and o.lower().endswith(f[len("golden_"):]))
+        outputs = _match(outs, goldens,
+                         lambda o, f: f != "golden" and o.lower().endswith(f.lower().removeprefix("golden_")))
         sources = _match(ins, tile_files, lambda o, f: o.lower() in (f.lower(), f.lower().removeprefix("input_"),
                                                                      FILE_ALIASES.get(f.lower())))
         found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True))))
@@ -288,15 +326,26 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
     table = op.dtypes.get(profile)
     rows = [r for r in (table.rows if table else ()) if a.mode.name in r.modes]
     admitted = {v: {d for r in rows for d in r.types.get(v, ())} for v in a.mode.type_vars}
-    taken = {v for v in a.mode.type_vars if admitted[v] & set(named)}
-    free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
     # a type only scratch tiles use changes no result: one value, preferably one another variable has
     scratch = {v for v in a.mode.type_vars if all(o.role == "tmp" for o in a.mode.operands if o.dtype == v)}
+    # a scratch variable admitting a named type frees no other variable
+    taken = {v for v in a.mode.type_vars if admitted[v] & set(named) and v not in scratch}
+    free = {v for v in a.mode.type_vars if v not in taken} if taken else set()
+    # portable types: those every profile admits for a variable
+    portable = {v: set.intersection(*({d for r in t.rows if a.mode.name in r.modes for d in r.types.get(v, ())}
+                                      for t in op.dtypes.values())) for v in a.mode.type_vars} if op.dtypes else {}
+    # variables of inputs whose values the op reads as positions (an input with a domain, e.g. an index):
+    # when the case names none of their portable types they may take one, and prefer one (int32 indices)
+    index_like = {v for v in portable if all(o.role == "in" and o.domain is not None
+                                             for o in a.mode.operands if o.dtype == v)
+                  and any(o.dtype == v for o in a.mode.operands)}
     out = []
     for row in rows:
         for choice in _row_bindings(a.mode, row.types):
             ok = all(len(case.files[files[o.name]]) % db.isa.dtypes[choice[o.dtype]].bytes == 0
-                     and (choice[o.dtype] in named or o.dtype in free)
+                     and (choice[o.dtype] in named or o.dtype in free
+                          or (o.dtype in index_like and choice[o.dtype] in portable[o.dtype]
+                              and not portable[o.dtype] & set(named)))
                      for o in a.mode.operands if o.name in files and o.role != "scalar")
             if ok and not any(all(c[v] == choice[v] for v in a.mode.type_vars if v not in scratch) for c in out):
                 data_types = [choice[v] for v in a.mode.type_vars if v not in scratch]
@@ -314,12 +363,23 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
             if name and o.dtype and key.startswith(o.name.lower()):
                 by_operand[o.name] = name
 
-    def rank(c: dict[str, str]) -> tuple[int, int]:
+    def rank(c: dict[str, str]) -> tuple[int, int, int]:
         agree = sum(np.dtype(db.isa.dtypes[c[o.dtype]].numpy).name == t for o in a.mode.operands
                     if (t := by_operand.get(o.name)) and o.dtype in c)
-        return -agree, -len(set(c.values()) & set(named))
+        return (-agree, -len(set(c.values()) & set(named)),
+                -sum(c.get(v) in portable[v] for v in index_like), -sum(c.get(v) in named for v in a.mode.type_vars))
+
 
     out.sort(key=rank)
+    # a binding that contradicts a type the parameters give an operand by name is not this case
+    exact = [c for c in out if rank(c)[0] == -sum(o.name in by_operand for o in a.mode.operands if o.dtype in c)]
+    if exact or not by_operand:
+        return exact or out
+    # no row of the table has the parameters' types: those types, for the validator to judge
+    given = {o.dtype: d for o in a.mode.operands if o.name in by_operand
+             for d, s in db.isa.dtypes.items() if np.dtype(s.numpy).name == by_operand[o.name]}
+    if all(v in given for v in a.mode.type_vars if v not in scratch):
+        return [{v: given.get(v, named[0] if named else next(iter(given.values()))) for v in a.mode.type_vars}]
     return out
 
 
@@ -456,8 +516,9 @@ def _plain(db: Database, base: dict, target: tuple[int, int]) -> dict:
     return out
 
 
-def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[str, str]:
-    """(outcome, detail) of one case: agree | spec-rejects | nan | tolerance | value | not-mapped."""
+def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str = "") -> tuple[str, str]:
+    """(outcome, detail) of one case: agree | recorded | spec-rejects | nan | tolerance | value | not-mapped.
+    ``script`` is the gen_data.py's path in the checkout, which a recorded difference names."""
     foreign = [w for w in re.split(r"[_\W]+", case.name.lower()) if w.startswith(FOREIGN_TYPE_WORDS)]
     if foreign:
         return "not-mapped", f"element type {foreign[0]} is not in the database"
@@ -473,7 +534,10 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
     has_globals = any(isinstance(t, GlobalDesc) for a in assignments for t in example_tiles(db, a.mode).values())
     named_modes = [a for a in assignments if a.mode.name in {w.lower() for w in case.words()}]
     candidates = []
-    for a in named_modes or assignments:
+    # a mode whose every attribute the case names (``SatMode::ON``) before one that leaves them out
+    ordered = sorted(named_modes or assignments,
+                     key=lambda a: -len(a.mode.attrs) if attributes(db, a.mode, case, defaults=False) else 0)
+    for a in ordered:
         attrs = attributes(db, a.mode, case, defaults=has_globals)
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
@@ -485,8 +549,15 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
     rejected: dict[tuple, str] = {}
     later = []
     any_legal = False
+    # when several modes take the same files and the case names none (TDIVS tile/scalar or scalar/tile),
+    # a disagreement of one mode leaves the others to try: the first disagreement stands unless one agrees
+    ambiguous = not named_modes and len({a.mode.name for a, _, _ in candidates}) > 1
+    first: tuple[str, str] | None = None
+    done_modes: set[str] = set()
     for derived in (False, True, "plain"):
         for a, attrs, binding in candidates:
+            if a.mode.name in done_modes:
+                continue
             globals_ = global_shapes(db, a, case, binding, target)
             configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived)
             if report.violations and not report.ok:
@@ -498,14 +569,26 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case) -> tuple[st
                 if fit:
                     later.append((fit, a, tiles))
                     continue
-                result = _run(db, op, a, profile, case, tiles)
+                result = _run(db, op, a, profile, case, tiles, script)
+                if result is not None and ambiguous and result[0] in (*DISAGREEMENTS, "recorded"):
+                    first = first or result
+                    done_modes.add(a.mode.name)
+                    break
                 if result is not None:
                     return result
                 unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
     for _, a, tiles in sorted(later, key=lambda c: c[0]):
-        result = _run(db, op, a, profile, case, tiles)
+        if a.mode.name in done_modes:
+            continue
+        result = _run(db, op, a, profile, case, tiles, script)
+        if result is not None and ambiguous and result[0] in (*DISAGREEMENTS, "recorded"):
+            first = first or result
+            done_modes.add(a.mode.name)
+            continue
         if result is not None:
             return result
+    if first is not None:
+        return first
     if rejected and not any_legal:
         return "spec-rejects", next(iter(rejected.values()))
     return "not-mapped", "; ".join(dict.fromkeys(unread)) or "no binding of the op's types fits the files"
@@ -537,8 +620,37 @@ def overflow(db: Database, a: Assignment, case: Case, tiles: dict) -> int:
     return count
 
 
-def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] | None:
+def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") -> tuple[str, str] | None:
+    """Run one configuration; on a disagreement, when two tile sources of one type take files that name
+    neither (input1, input2), also try them the other way round (both files and tiles exchanged, e.g. the
+    full tile as src1 of TROWEXPANDDIV): the order the kernel passes them in is not in the files."""
+    result = _run_once(db, op, a, profile, case, tiles, script)
+    if result is None or result[0] not in (*DISAGREEMENTS, "recorded"):
+        return result
+    ins = [o for o in a.mode.operands if o.role == "in" and isinstance(tiles.get(o.name), TileDesc)]
+    if len(ins) != 2 or ins[0].dtype != ins[1].dtype or tiles[ins[0].name] == tiles[ins[1].name] or any(
+            a.sources[o.name].lower() in (o.name.lower(), FILE_ALIASES.get(a.sources[o.name].lower())) for o in ins):
+        return result
+    x, y = ins[0].name, ins[1].name
+    swapped = {**tiles, x: tiles[y], y: tiles[x]}
+    if not validate(db, op.name, a.mode.name, profile, swapped).ok:
+        return result
+    other = Assignment(a.mode, a.outputs, {**a.sources, x: a.sources[y], y: a.sources[x]}, a.scalars)
+    again = _run_once(db, op, other, profile, case, swapped, script)
+    if again is not None and again[0] == "agree":
+        return "agree", f"{again[1]} ({x} and {y} exchanged)"
+    return result
+
+
+def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") -> tuple[str, str] | None:
     numbers = case.numbers()
+    if "NZ" in case.words():  # upstream's nd_to_nz files: row-major only while one fractal (32 bytes) wide
+        cols = {n: t.shape[-1] if isinstance(t, GlobalDesc) else t.valid_col
+                for n, t in tiles.items() if n in a.outputs}
+        wide = [n for n, c in cols.items() if c is not None and c * db.isa.dtypes[tiles[n].dtype].bytes > 32]
+        if wide:
+            return ("not-mapped", f"the case's files are in NZ fractal order, which this adapter reads only when "
+                                  f"one fractal (32 bytes) wide; {wide[0]} has {cols[wide[0]]} columns")
     data: dict[str, object] = {}
     for name, t in tiles.items():  # a global output without an input file starts as zeros, as upstream's do
         if isinstance(t, GlobalDesc) and name in a.outputs and name not in a.sources:
@@ -551,7 +663,7 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] |
                 return None
             data[name] = values.copy()
             continue
-        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers)
+        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, case.shapes())
         if matrix is None:
             return None
         arr = np.zeros((t.rows, t.cols), values.dtype)
@@ -568,7 +680,7 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] |
                 return None
             wants[name] = values.reshape(1, -1)
             continue
-        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers)
+        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, case.shapes())
         if matrix is None:
             return None
         wants[name] = matrix[:t.valid_row, :t.valid_col]
@@ -579,8 +691,34 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles) -> tuple[str, str] |
         result = got[name].reshape(1, -1) if isinstance(t, GlobalDesc) else got[name][:t.valid_row, :t.valid_col]
         outcome = judge(op, t.dtype, result, want)
         if outcome[0] != "agree":
+            known = recorded_difference(db, op, a.mode, profile, tiles, script)
+            if known is not None:
+                return "recorded", f"{known} ({outcome[0]}: {a.mode.name} {name}: {outcome[1]})"
             return outcome[0], f"{a.mode.name} {name}: {outcome[1]}"
     return "agree", a.mode.name
+
+
+def recorded_difference(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: dict, script: str) -> str | None:
+    """The id of the op's difference that records this disagreement: one with a claim from a source of
+    kind ``test`` naming ``script``, and an ``observed`` entry of the profile (category ``wrong-value``)
+    for the mode whose ``when`` holds for the case's tiles."""
+    if not script:
+        return None
+    named = {s.id for s in op.sources.values() if s.kind == "test" and s.ref == script}
+    scope = None
+    for diff in op.differences:
+        if not named & {source for source, _ in diff.claims}:
+            continue
+        for obs in diff.observed:
+            if obs.profile != profile or obs.category != "wrong-value" or (obs.modes and mode.name not in obs.modes):
+                continue
+            if obs.when is None:
+                return diff.id
+            if scope is None:
+                scope = make_scope(db, op, mode, profile, tiles)
+            if evaluate(obs.when, scope):
+                return diff.id
+    return None
 
 
 def scalar_value(raw: bytes, dtype: np.dtype) -> int | float:
@@ -595,6 +733,9 @@ def scalar_value(raw: bytes, dtype: np.dtype) -> int | float:
         return as_f32 if dtype.kind == "f" else int(as_f32)
     if dtype.kind in "iu" and as_f32 is not None and abs(own) >= 1 << 24 and np.isfinite(as_f32) \
             and as_f32 == int(as_f32) and np.iinfo(dtype).min <= as_f32 <= np.iinfo(dtype).max:
+        if abs(as_f32) > 1 << 24:  # the script's golden uses the exact integer, which the float32 lost
+            raise ValueError(f"the scalar file is a float32 ({as_f32:.0f}), which holds {dtype.name} values "
+                             "beyond 2^24 only rounded, while the golden uses the exact value")
         return int(as_f32)
     return own
 
@@ -677,7 +818,7 @@ def main() -> int:
         for (name, files), p in zip(found_cases, params, strict=True):
             case = Case(name, files, p)
             try:
-                outcome, detail = compare_case(db, op, profile, case)
+                outcome, detail = compare_case(db, op, profile, case, script.relative_to(args.pto_isa_root).as_posix())
             except PtospecError as exc:
                 outcome, detail = "not-mapped", exc.message
             except ValueError as exc:  # a file this adapter cannot read
@@ -695,6 +836,13 @@ def main() -> int:
     for row in rows:
         if row["outcome"] != "agree":
             print(f"  {row['outcome']:<12} {row['op']:<10} {row['profile']:<5} {row.get('case', '')}: {row['detail']}")
+    groups = Counter((r["op"], r["profile"], r["outcome"]) for r in rows if r["outcome"] in DISAGREEMENTS)
+    recorded = Counter((r["op"], r["profile"], r["detail"].split(" ", 1)[0])
+                       for r in rows if r["outcome"] == "recorded")
+    for title, counts in (("unclassified disagreements (neither fixed nor recorded)", groups),
+                          ("recorded as differences", recorded)):
+        print(f"{title}: {sum(counts.values())}"
+              + "".join(f"\n  {n:>4}  {' '.join(k)}" for k, n in sorted(counts.items(), key=lambda g: (-g[1], g[0]))))
     if args.json:
         args.json.write_text(json.dumps({"totals": dict(totals), "cases": rows, "scripts": scripts,
                                          "variants_not_run": [list(v) for v in variants]}, indent=1))

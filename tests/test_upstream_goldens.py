@@ -153,6 +153,45 @@ def test_row_reduction_and_block_expansion_cases(db):
                                                                      golden=want + 1))[0] == "value"
 
 
+def test_a_file_named_after_an_output_is_expected_and_named_shapes_give_a_width(db):
+    modes = ug.assign_files(db.ops["tcolargmax"], {"golden": 64, "idx": 64, "input": 512}, [1, 2, 4, 8])
+    assert [(a.mode.name, a.outputs) for a in modes] == [("value_index", {"dstVal": "golden", "dstIdx": "idx"})]
+    column = np.arange(16)  # a 16x1 tile written whole: rows 0 and 1 are its first two elements
+    assert ug.file_matrix(column, (2, 1), [16, 1, 2], ((16, 1), (2, 16)))[:2, 0].tolist() == [0, 1]
+
+
+def test_parameter_types_rule_out_contradicting_bindings(db):
+    src = np.arange(8, dtype=np.int16).reshape(1, 8)
+    case = _case("TCVTTest.case_fp16_1x8", {"srctype": np.int16, "dsttype": np.float32, "m": 1, "n": 8},
+                 x1_gm=src, golden=src.astype(np.float32))
+    (a, *_) = ug.assign_files(db.ops["tcvt"], {k: len(v) for k, v in case.files.items()}, [1, 2, 4, 8])
+    assert ug.bindings(db, db.ops["tcvt"], a, "a2a3", case)[0] == {"T": "i16", "U": "f32"}
+
+
+def test_indistinguishable_modes_are_each_tried(db):
+    src = np.arange(1, 33, dtype=np.float32).reshape(2, 16)
+    params = {"dtype": np.float32, "valid_row": 2, "valid_col": 16}
+    scalar = struct.pack("f", 4.0)
+    tile_first = _case("TDIVSTest.case1", params, input=src, divider=scalar, golden=src / 4)
+    scalar_first = _case("TDIVSTest.case2", params, input=src, divider=scalar, golden=4 / src)
+    assert ug.compare_case(db, db.ops["tdivs"], "a2a3", tile_first) == ("agree", "default")
+    assert ug.compare_case(db, db.ops["tdivs"], "a2a3", scalar_first) == ("agree", "scalar_tile")
+    wrong = _case("TDIVSTest.case3", params, input=src, divider=scalar, golden=src / 4 + 1)
+    assert ug.compare_case(db, db.ops["tdivs"], "a2a3", wrong)[0] == "value"
+
+
+def test_a_disagreement_a_difference_observes_for_the_script_is_recorded(db):
+    src = (np.arange(32, dtype=np.float32) / 3).reshape(1, 32)
+    case = _case("TCVTTest.case_fp32_fp32_1x32", {"srctype": np.float32, "dsttype": np.float32, "m": 1, "n": 32,
+                                                         "mode": "RoundMode::CAST_RINT"},
+                 x1_gm=src, golden=np.rint(src))
+    script = "tests/npu/a2a3/src/st/testcase/tcvt/gen_data.py"
+    outcome, detail = ug.compare_case(db, db.ops["tcvt"], "a2a3", case, script)
+    assert outcome == "recorded" and detail.startswith("float-target-rounding")
+    assert ug.compare_case(db, db.ops["tcvt"], "a2a3", case, "elsewhere/gen_data.py")[0] == "value"
+    assert ug.compare_case(db, db.ops["tcvt"], "cpu", case, script)[0] == "value"  # not observed on cpu
+
+
 def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
     script = tmp_path / "gen_data.py"
     script.write_text(
