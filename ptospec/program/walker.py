@@ -17,7 +17,7 @@ import numpy as np
 from ..asm.forms import ParsedLine, parse_line
 from ..asm.types import parse_type
 from ..errors import PtospecError
-from ..executor import execute, numpy_dtype
+from ..executor import execute
 from ..model import Database
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import validate
@@ -26,13 +26,12 @@ from .errors import ProgramError, SourcePos
 from .lexer import Token
 from .spec import ProgramSpec, broken_rules, program_spec
 from .syntax import Block, Operation, Program
-from .values import UNKNOWN, GlobalBuffer, PartitionView, Pointer, TensorView, TileBuffer, known
+from .values import UNKNOWN, GlobalBuffer, PartitionView, TileBuffer
 
 MAX_STEPS = 50_000_000  # statements one run may execute (a loop that never ends is an error, not a hang)
 MAX_CALL_DEPTH = 64
 STRUCTURAL = {"module", "func.func", "return", "func.return", "scf.for", "scf.if", "scf.while", "scf.yield",
               "scf.condition", "func.call", "call"}
-_VIEW = re.compile(r"^!pto\.(tensor_view|partition_tensor_view)<(.*)>$", re.S)
 _PTR = re.compile(r"^!pto\.ptr<\s*([a-z][a-z0-9]*)\s*>$")
 
 
@@ -202,6 +201,9 @@ class Walker:
         self._rules: dict[tuple, list] = {}  # (instruction, values) -> broken rules (they are pure)
         self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
         self.depth = 0
+        from .handlers import HANDLERS  # the handlers take a Walker: imported once the class exists
+
+        self.handlers = HANDLERS
         self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
 
     # -- values and types ---------------------------------------------------------------------------
@@ -301,7 +303,7 @@ class Walker:
             raise ProgramError(f"more than {self.max_steps} statements executed (a loop that does not end?)",
                                "program.step-limit", op.pos)
         name = op.name
-        handler = _HANDLERS.get(name)
+        handler = self.handlers.get(name)
         if handler is not None:
             handler(self, op)
             return
@@ -543,7 +545,7 @@ def functions(program: Program) -> list[Operation]:
     return found
 
 
-# -- structural and program-layer handlers ------------------------------------------------------------
+# -- functions ------------------------------------------------------------------------------------------
 def _func_signature(w: Walker, func: Operation) -> list[tuple[str, str]]:
     c = Cursor(w, func)
     while c.peek() is not None and c.peek().kind == "ident":  # private, public, nested
@@ -587,324 +589,6 @@ def call_function(w: Walker, func: Operation, args: list) -> list:
     finally:
         w.env = saved
         w.depth -= 1
-
-
-def _return(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    values = []
-    while c.peek() is not None and c.peek().kind == "value":
-        values.append(w.get(c.value(), c.peek(-1)))
-        if not c.accept(","):
-            break
-    if w.checking:
-        return
-    raise _Return(values)
-
-
-def _call(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    sym = c.next("a function name")
-    if sym.kind != "symbol":
-        raise c.error("expected @function in func.call", sym)
-    name = sym.text[1:].strip('"')
-    c.expect("(")
-    args = []
-    while not c.at(")"):
-        args.append(w.get(c.value(), c.peek(-1)))
-        if not c.accept(","):
-            break
-    c.expect(")")
-    callee = w.funcs.get(name)
-    if callee is None:
-        raise ProgramError(f"call to unknown function @{name}", "program.call", op.pos)
-    if w.checking:
-        w.bind(op, [UNKNOWN] * len(op.results))
-        return
-    w.bind(op, call_function(w, callee, args))
-
-
-def _enter(w: Walker, body: Block, names: list[str], values: list):
-    """Run a loop body whose values are named in the loop's header (or by the block's own arguments)."""
-    if body.args:
-        return w.run_block(body, values)
-    for name, v in zip(names, values, strict=True):
-        w.env[name] = v
-    return w.run_block(body, [])
-
-
-def _loop_state(values: list) -> list:
-    """What the checker assumes iteration arguments hold: objects stay, numbers become unknown."""
-    return [v if isinstance(v, TileBuffer | PartitionView | TensorView | Pointer) else UNKNOWN for v in values]
-
-
-def _for(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    iv = c.value()
-    c.expect("=")
-    lb = w.get(c.value(), c.peek(-1))
-    c.expect("to")
-    ub = w.get(c.value(), c.peek(-1))
-    c.expect("step")
-    st = w.get(c.value(), c.peek(-1))
-    names, inits = [], []
-    if c.accept("iter_args"):
-        c.expect("(")
-        while not c.at(")"):
-            names.append(c.value())
-            c.expect("=")
-            inits.append(w.get(c.value(), c.peek(-1)))
-            if not c.accept(","):
-                break
-        c.expect(")")
-    if len(op.regions) != 1:
-        raise ProgramError("scf.for needs one body region", "program.syntax", op.pos)
-    body = op.regions[0][0]
-    carried = inits
-    if w.checking or not known(lb, ub, st):
-        if not w.checking:
-            raise ProgramError("scf.for bounds are not known", "program.unknown-value", op.pos)
-        _enter(w, body, [iv, *names], [UNKNOWN, *_loop_state(inits)])
-        w.bind(op, _loop_state(inits))
-        return
-    if st <= 0:
-        raise ProgramError(f"scf.for step must be positive, got {st}", "program.loop-step", op.pos)
-    for i in range(lb, ub, st):
-        _, carried, term = _enter(w, body, [iv, *names], [i, *carried])
-        if len(carried) != len(names):
-            raise ProgramError(f"scf.yield gives {len(carried)} value(s), the loop carries {len(names)}",
-                               "program.results", term.pos if term else op.pos)
-    w.bind(op, carried)
-
-
-def _if(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    cond = w.get(c.value(), c.peek(-1))
-    if not op.regions:
-        raise ProgramError("scf.if needs a then region", "program.syntax", op.pos)
-    then, other = op.regions[0][0], (op.regions[1][0] if len(op.regions) > 1 else None)
-    if w.checking:  # both branches are checked; the results are the taken branch's when the condition is known
-        from_then = w.run_block(then, [])[1]
-        from_else = w.run_block(other, [])[1] if other is not None else []
-        if cond is UNKNOWN:
-            merged = [a if a is b else UNKNOWN for a, b in zip(from_then, from_else, strict=False)] \
-                if other is not None else []
-            w.bind(op, merged + [UNKNOWN] * (len(op.results) - len(merged)))
-        else:
-            w.bind(op, from_then if cond else from_else)
-        return
-    if cond is UNKNOWN:
-        raise ProgramError("scf.if condition is not known", "program.unknown-value", op.pos)
-    taken = then if cond else other
-    w.bind(op, w.run_block(taken, [])[1] if taken is not None else [])
-
-
-def _while(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    c.expect("(")
-    inits = []
-    while not c.at(")"):
-        c.value()
-        c.expect("=")
-        inits.append(w.get(c.value(), c.peek(-1)))
-        if not c.accept(","):
-            break
-    c.expect(")")
-    if len(op.regions) != 2:
-        raise ProgramError("scf.while needs a before and a do region", "program.syntax", op.pos)
-    before, after = op.regions[0][0], op.regions[1][0]
-    # The before region's arguments are the loop's values (named in the header when the block has none).
-    header = [t.text for t in op.tail if t.kind == "value"]
-    if w.checking:
-        _bind_header(w, before, header, _loop_state(inits))
-        _, values, _ = w.run_block(before, _loop_state(inits) if before.args else [])
-        w.run_block(after, _loop_state(values[1:]) if after.args else [])
-        w.bind(op, [UNKNOWN] * len(op.results))
-        return
-    args = inits
-    while True:
-        _bind_header(w, before, header, args)
-        _, values, _ = w.run_block(before, args if before.args else [])
-        if not values:
-            raise ProgramError("scf.while's before region must end in scf.condition", "program.syntax", op.pos)
-        if not values[0]:
-            w.bind(op, values[1:])
-            return
-        _, args, _ = w.run_block(after, values[1:] if after.args else [])
-        w.stats.statements += 1
-
-
-def _bind_header(w: Walker, before: Block, header: list[str], args: list) -> None:
-    if before.args:
-        return
-    names = header[0::2]  # (%i = %c0, %alive = %true): every other value is a name
-    for name, v in zip(names, args, strict=False):
-        w.env[name] = v
-
-
-def _module(w: Walker, op: Operation) -> None:
-    raise ProgramError("a module inside a function", "program.syntax", op.pos)
-
-
-def _func(w: Walker, op: Operation) -> None:
-    raise ProgramError("a function inside a function", "program.syntax", op.pos)
-
-
-def _yield_outside(w: Walker, op: Operation) -> None:
-    raise ProgramError(f"{op.name} outside a region that takes it", "program.syntax", op.pos)
-
-
-def _element_type(text: str) -> tuple[str, list]:
-    m = _VIEW.match(text)
-    if not m:
-        raise ValueError(text)
-    parts = [p.strip() for p in m.group(2).split(",")[0].split("x")]
-    return parts[-1], [(-1 if p == "?" else int(p)) for p in parts[:-1]]
-
-
-def _layout(w: Walker, attrs: dict[str, str], op: Operation) -> str:
-    spelled = attrs.get("layout")
-    if spelled is None:
-        return "ND"
-    m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
-    for name, lay in w.db.isa.global_layouts.items():
-        if m and lay.asm == m.group(1):
-            return name
-    raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
-
-
-def _make_tensor_view(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    ptr = w.get(c.value(), c.peek(-1))
-    shape = c.named_list("shape")
-    strides = c.named_list("strides")
-    attrs = c.skip_attr_dict()
-    c.expect(":")
-    ty = c.type()
-    try:
-        dtype, dims = _element_type(ty)
-    except ValueError:
-        raise ProgramError(f"expected !pto.tensor_view<...>, got {ty}", "program.type", op.pos) from None
-    if not isinstance(ptr, Pointer):
-        raise ProgramError("make_tensor_view needs a !pto.ptr argument", "program.type", op.pos)
-    if ptr.dtype != dtype:
-        w.violation(op.pos, "view.dtype", f"make_tensor_view: pointer of {ptr.dtype}, view of {dtype}")
-    w.program_rules(op, "make_tensor_view", {"rank": len(shape), "strides_count": len(strides),
-                                             "type_rank": len(dims)},
-                    [{"extent": e, "stride": s} for e, s in zip(shape, strides, strict=False)])
-    if known(ptr.offset, *shape, *strides) and all(e > 0 for e in shape):
-        reach = ptr.offset + 1 + sum((e - 1) * s for e, s in zip(shape, strides, strict=False))
-        w.extents[ptr.buffer.name] = max(w.extents.get(ptr.buffer.name, 0), reach)
-    w.bind(op, [TensorView(ptr, tuple(shape), tuple(strides), _layout(w, attrs, op))])
-
-
-def _partition_view(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    tv = w.get(c.value(), c.peek(-1))
-    offsets = c.named_list("offsets")
-    sizes = c.named_list("sizes")
-    c.skip_attr_dict()
-    c.expect(":")
-    c.type()
-    c.expect("->")
-    ty = c.type()
-    try:
-        _dtype, dims = _element_type(ty)
-    except ValueError:
-        raise ProgramError(f"expected !pto.partition_tensor_view<...>, got {ty}", "program.type", op.pos) from None
-    if not isinstance(tv, TensorView):
-        raise ProgramError("partition_view needs a tensor view", "program.type", op.pos)
-    w.program_rules(op, "partition_view", {"rank": len(tv.shape), "offsets_count": len(offsets),
-                                           "sizes_count": len(sizes)},
-                    [{"offset": o, "size": s, "extent": e, "type_size": t}
-                     for o, s, e, t in zip(offsets, sizes, tv.shape, dims, strict=False)])
-    w.bind(op, [PartitionView(tv, tuple(offsets), tuple(sizes))])
-
-
-def _get_tensor_view_dim(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    tv = w.get(c.value(), c.peek(-1))
-    c.expect(",")
-    k = c.operand()
-    if not isinstance(tv, TensorView):
-        raise ProgramError("get_tensor_view_dim needs a tensor view", "program.type", op.pos)
-    w.program_rules(op, "get_tensor_view_dim", {"dim": k, "rank": len(tv.shape)})
-    w.bind(op, [tv.shape[k] if known(k) and 0 <= k < len(tv.shape) else UNKNOWN])
-
-
-def _addptr(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    ptr = w.get(c.value(), c.peek(-1))
-    c.expect(",")
-    off = c.operand()
-    if not isinstance(ptr, Pointer):
-        raise ProgramError("addptr needs a pointer", "program.type", op.pos)
-    new = ptr.offset + off if known(ptr.offset, off) else UNKNOWN
-    w.program_rules(op, "addptr", {"offset": new, "length": ptr.buffer.length})
-    w.bind(op, [Pointer(ptr.buffer, new)])
-
-
-def _alloc_tile(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    given = {}
-    while c.peek() is not None and c.peek().text in ("addr", "valid_row", "valid_col"):
-        key = c.next("a keyword").text
-        c.expect("=")
-        given[key] = c.operand()
-    c.skip_attr_dict()
-    c.expect(":")
-    desc = w.tile_type(c.type(), op.pos)
-    loc = w.db.isa.tile_types[desc.loc]
-    itemsize = w.db.isa.dtypes[desc.dtype].bits // 8 if desc.dtype in w.db.isa.dtypes else 0
-    nbytes = desc.rows * desc.cols * max(itemsize, 1)
-    capacity = w.db.isa.profiles[w.profile].constants.get(f"{loc}_bytes", 0)
-    vr = given.get("valid_row", desc.valid_row) if desc.valid_row is None else desc.valid_row
-    vc = given.get("valid_col", desc.valid_col) if desc.valid_col is None else desc.valid_col
-    addr = given.get("addr")
-    w.program_rules(op, "alloc_tile", {
-        "addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align,
-        "valid_row": vr if vr is not None else 0, "valid_col": vc if vc is not None else 0,
-        "rows": desc.rows, "cols": desc.cols,
-        "dynamic_row": int(desc.valid_row is None), "dynamic_col": int(desc.valid_col is None),
-        "given_row": int("valid_row" in given), "given_col": int("valid_col" in given)})
-    tile = TileBuffer(desc, (UNKNOWN if vr is None else vr, UNKNOWN if vc is None else vc))
-    if not w.checking:
-        tile.np_dtype = numpy_dtype(w.db, desc.dtype)
-        if addr is None:
-            tile.storage = np.zeros(nbytes, np.uint8)
-        else:
-            buf = w.onchip.get(loc)
-            if buf is None:
-                buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
-            tile.storage = buf[addr:addr + nbytes]
-            tile.place = (loc, addr)
-        if w.tracer is not None:
-            w.tracer.alloc(op, tile)
-    w.bind(op, [tile])
-
-
-def _set_validshape(w: Walker, op: Operation) -> None:
-    c = Cursor(w, op)
-    tile = w.get(c.value(), c.peek(-1))
-    c.expect(",")
-    r = c.operand()
-    c.expect(",")
-    col = c.operand()
-    if not isinstance(tile, TileBuffer):
-        raise ProgramError("set_validshape needs a tile buffer", "program.type", op.pos)
-    d = tile.desc
-    w.program_rules(op, "set_validshape", {"valid_row": r, "valid_col": col, "rows": d.rows, "cols": d.cols,
-                                           "dynamic": int(d.valid_row is None or d.valid_col is None)})
-    tile.valid = (r if d.valid_row is None else d.valid_row, col if d.valid_col is None else d.valid_col)
-
-
-_HANDLERS = {
-    "module": _module, "func.func": _func, "return": _return, "func.return": _return,
-    "func.call": _call, "call": _call, "scf.for": _for, "scf.if": _if, "scf.while": _while,
-    "scf.yield": _yield_outside, "scf.condition": _yield_outside,
-    "pto.make_tensor_view": _make_tensor_view, "pto.partition_view": _partition_view,
-    "pto.get_tensor_view_dim": _get_tensor_view_dim, "pto.addptr": _addptr, "pto.alloc_tile": _alloc_tile,
-    "pto.set_validshape": _set_validshape,
-}
 
 
 def pointer_type(text: str) -> str | None:

@@ -1,0 +1,16 @@
+"""Which function handles which operation of the dialect (the database's instructions, arith and the
+synchronisation instructions are dispatched by the walker itself)."""
+
+from __future__ import annotations
+
+from .layer import _addptr, _alloc_tile, _get_tensor_view_dim, _make_tensor_view, _partition_view, _set_validshape
+from .structure import _call, _for, _func, _if, _module, _return, _while, _yield_outside
+
+HANDLERS = {
+    "module": _module, "func.func": _func, "return": _return, "func.return": _return,
+    "func.call": _call, "call": _call, "scf.for": _for, "scf.if": _if, "scf.while": _while,
+    "scf.yield": _yield_outside, "scf.condition": _yield_outside,
+    "pto.make_tensor_view": _make_tensor_view, "pto.partition_view": _partition_view,
+    "pto.get_tensor_view_dim": _get_tensor_view_dim, "pto.addptr": _addptr, "pto.alloc_tile": _alloc_tile,
+    "pto.set_validshape": _set_validshape,
+}

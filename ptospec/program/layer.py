@@ -1,0 +1,160 @@
+"""The program layer's instructions (specs/program.yaml): tensor views and their partitions, pointers,
+tile buffers placed in on-chip memory, valid shapes; each checks its rules through the walker."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..executor import numpy_dtype
+from .errors import ProgramError
+from .syntax import Operation
+from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
+from .walker import Cursor, Walker
+
+_VIEW = re.compile(r"^!pto\.(tensor_view|partition_tensor_view)<(.*)>$", re.S)
+
+
+def _element_type(text: str) -> tuple[str, list]:
+    m = _VIEW.match(text)
+    if not m:
+        raise ValueError(text)
+    parts = [p.strip() for p in m.group(2).split(",")[0].split("x")]
+    return parts[-1], [(-1 if p == "?" else int(p)) for p in parts[:-1]]
+
+
+def _layout(w: Walker, attrs: dict[str, str], op: Operation) -> str:
+    spelled = attrs.get("layout")
+    if spelled is None:
+        return "ND"
+    m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
+    for name, lay in w.db.isa.global_layouts.items():
+        if m and lay.asm == m.group(1):
+            return name
+    raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
+
+
+def _make_tensor_view(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    ptr = w.get(c.value(), c.peek(-1))
+    shape = c.named_list("shape")
+    strides = c.named_list("strides")
+    attrs = c.skip_attr_dict()
+    c.expect(":")
+    ty = c.type()
+    try:
+        dtype, dims = _element_type(ty)
+    except ValueError:
+        raise ProgramError(f"expected !pto.tensor_view<...>, got {ty}", "program.type", op.pos) from None
+    if not isinstance(ptr, Pointer):
+        raise ProgramError("make_tensor_view needs a !pto.ptr argument", "program.type", op.pos)
+    if ptr.dtype != dtype:
+        w.violation(op.pos, "view.dtype", f"make_tensor_view: pointer of {ptr.dtype}, view of {dtype}")
+    w.program_rules(op, "make_tensor_view", {"rank": len(shape), "strides_count": len(strides),
+                                             "type_rank": len(dims)},
+                    [{"extent": e, "stride": s} for e, s in zip(shape, strides, strict=False)])
+    if known(ptr.offset, *shape, *strides) and all(e > 0 for e in shape):
+        reach = ptr.offset + 1 + sum((e - 1) * s for e, s in zip(shape, strides, strict=False))
+        w.extents[ptr.buffer.name] = max(w.extents.get(ptr.buffer.name, 0), reach)
+    w.bind(op, [TensorView(ptr, tuple(shape), tuple(strides), _layout(w, attrs, op))])
+
+
+def _partition_view(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    tv = w.get(c.value(), c.peek(-1))
+    offsets = c.named_list("offsets")
+    sizes = c.named_list("sizes")
+    c.skip_attr_dict()
+    c.expect(":")
+    c.type()
+    c.expect("->")
+    ty = c.type()
+    try:
+        _dtype, dims = _element_type(ty)
+    except ValueError:
+        raise ProgramError(f"expected !pto.partition_tensor_view<...>, got {ty}", "program.type", op.pos) from None
+    if not isinstance(tv, TensorView):
+        raise ProgramError("partition_view needs a tensor view", "program.type", op.pos)
+    w.program_rules(op, "partition_view", {"rank": len(tv.shape), "offsets_count": len(offsets),
+                                           "sizes_count": len(sizes)},
+                    [{"offset": o, "size": s, "extent": e, "type_size": t}
+                     for o, s, e, t in zip(offsets, sizes, tv.shape, dims, strict=False)])
+    w.bind(op, [PartitionView(tv, tuple(offsets), tuple(sizes))])
+
+
+def _get_tensor_view_dim(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    tv = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    k = c.operand()
+    if not isinstance(tv, TensorView):
+        raise ProgramError("get_tensor_view_dim needs a tensor view", "program.type", op.pos)
+    w.program_rules(op, "get_tensor_view_dim", {"dim": k, "rank": len(tv.shape)})
+    w.bind(op, [tv.shape[k] if known(k) and 0 <= k < len(tv.shape) else UNKNOWN])
+
+
+def _addptr(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    ptr = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    off = c.operand()
+    if not isinstance(ptr, Pointer):
+        raise ProgramError("addptr needs a pointer", "program.type", op.pos)
+    new = ptr.offset + off if known(ptr.offset, off) else UNKNOWN
+    w.program_rules(op, "addptr", {"offset": new, "length": ptr.buffer.length})
+    w.bind(op, [Pointer(ptr.buffer, new)])
+
+
+def _alloc_tile(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    given = {}
+    while c.peek() is not None and c.peek().text in ("addr", "valid_row", "valid_col"):
+        key = c.next("a keyword").text
+        c.expect("=")
+        given[key] = c.operand()
+    c.skip_attr_dict()
+    c.expect(":")
+    desc = w.tile_type(c.type(), op.pos)
+    loc = w.db.isa.tile_types[desc.loc]
+    itemsize = w.db.isa.dtypes[desc.dtype].bits // 8 if desc.dtype in w.db.isa.dtypes else 0
+    nbytes = desc.rows * desc.cols * max(itemsize, 1)
+    capacity = w.db.isa.profiles[w.profile].constants.get(f"{loc}_bytes", 0)
+    vr = given.get("valid_row", desc.valid_row) if desc.valid_row is None else desc.valid_row
+    vc = given.get("valid_col", desc.valid_col) if desc.valid_col is None else desc.valid_col
+    addr = given.get("addr")
+    w.program_rules(op, "alloc_tile", {
+        "addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align,
+        "valid_row": vr if vr is not None else 0, "valid_col": vc if vc is not None else 0,
+        "rows": desc.rows, "cols": desc.cols,
+        "dynamic_row": int(desc.valid_row is None), "dynamic_col": int(desc.valid_col is None),
+        "given_row": int("valid_row" in given), "given_col": int("valid_col" in given)})
+    tile = TileBuffer(desc, (UNKNOWN if vr is None else vr, UNKNOWN if vc is None else vc))
+    if not w.checking:
+        tile.np_dtype = numpy_dtype(w.db, desc.dtype)
+        if addr is None:
+            tile.storage = np.zeros(nbytes, np.uint8)
+        else:
+            buf = w.onchip.get(loc)
+            if buf is None:
+                buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
+            tile.storage = buf[addr:addr + nbytes]
+            tile.place = (loc, addr)
+        if w.tracer is not None:
+            w.tracer.alloc(op, tile)
+    w.bind(op, [tile])
+
+
+def _set_validshape(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    tile = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    r = c.operand()
+    c.expect(",")
+    col = c.operand()
+    if not isinstance(tile, TileBuffer):
+        raise ProgramError("set_validshape needs a tile buffer", "program.type", op.pos)
+    d = tile.desc
+    w.program_rules(op, "set_validshape", {"valid_row": r, "valid_col": col, "rows": d.rows, "cols": d.cols,
+                                           "dynamic": int(d.valid_row is None or d.valid_col is None)})
+    tile.valid = (r if d.valid_row is None else d.valid_row, col if d.valid_col is None else d.valid_col)

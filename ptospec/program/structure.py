@@ -1,0 +1,173 @@
+"""The structured control flow and calls of a program: ``scf.for``/``if``/``while``, ``func.call`` and
+``return``, for the walker (checked once per region, or run)."""
+
+from __future__ import annotations
+
+from .errors import ProgramError
+from .syntax import Block, Operation
+from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
+from .walker import Cursor, Walker, _Return, call_function
+
+
+def _return(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    values = []
+    while c.peek() is not None and c.peek().kind == "value":
+        values.append(w.get(c.value(), c.peek(-1)))
+        if not c.accept(","):
+            break
+    if w.checking:
+        return
+    raise _Return(values)
+
+
+def _call(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    sym = c.next("a function name")
+    if sym.kind != "symbol":
+        raise c.error("expected @function in func.call", sym)
+    name = sym.text[1:].strip('"')
+    c.expect("(")
+    args = []
+    while not c.at(")"):
+        args.append(w.get(c.value(), c.peek(-1)))
+        if not c.accept(","):
+            break
+    c.expect(")")
+    callee = w.funcs.get(name)
+    if callee is None:
+        raise ProgramError(f"call to unknown function @{name}", "program.call", op.pos)
+    if w.checking:
+        w.bind(op, [UNKNOWN] * len(op.results))
+        return
+    w.bind(op, call_function(w, callee, args))
+
+
+def _enter(w: Walker, body: Block, names: list[str], values: list):
+    """Run a loop body whose values are named in the loop's header (or by the block's own arguments)."""
+    if body.args:
+        return w.run_block(body, values)
+    for name, v in zip(names, values, strict=True):
+        w.env[name] = v
+    return w.run_block(body, [])
+
+
+def _loop_state(values: list) -> list:
+    """What the checker assumes iteration arguments hold: objects stay, numbers become unknown."""
+    return [v if isinstance(v, TileBuffer | PartitionView | TensorView | Pointer) else UNKNOWN for v in values]
+
+
+def _for(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    iv = c.value()
+    c.expect("=")
+    lb = w.get(c.value(), c.peek(-1))
+    c.expect("to")
+    ub = w.get(c.value(), c.peek(-1))
+    c.expect("step")
+    st = w.get(c.value(), c.peek(-1))
+    names, inits = [], []
+    if c.accept("iter_args"):
+        c.expect("(")
+        while not c.at(")"):
+            names.append(c.value())
+            c.expect("=")
+            inits.append(w.get(c.value(), c.peek(-1)))
+            if not c.accept(","):
+                break
+        c.expect(")")
+    if len(op.regions) != 1:
+        raise ProgramError("scf.for needs one body region", "program.syntax", op.pos)
+    body = op.regions[0][0]
+    carried = inits
+    if w.checking or not known(lb, ub, st):
+        if not w.checking:
+            raise ProgramError("scf.for bounds are not known", "program.unknown-value", op.pos)
+        _enter(w, body, [iv, *names], [UNKNOWN, *_loop_state(inits)])
+        w.bind(op, _loop_state(inits))
+        return
+    if st <= 0:
+        raise ProgramError(f"scf.for step must be positive, got {st}", "program.loop-step", op.pos)
+    for i in range(lb, ub, st):
+        _, carried, term = _enter(w, body, [iv, *names], [i, *carried])
+        if len(carried) != len(names):
+            raise ProgramError(f"scf.yield gives {len(carried)} value(s), the loop carries {len(names)}",
+                               "program.results", term.pos if term else op.pos)
+    w.bind(op, carried)
+
+
+def _if(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    cond = w.get(c.value(), c.peek(-1))
+    if not op.regions:
+        raise ProgramError("scf.if needs a then region", "program.syntax", op.pos)
+    then, other = op.regions[0][0], (op.regions[1][0] if len(op.regions) > 1 else None)
+    if w.checking:  # both branches are checked; the results are the taken branch's when the condition is known
+        from_then = w.run_block(then, [])[1]
+        from_else = w.run_block(other, [])[1] if other is not None else []
+        if cond is UNKNOWN:
+            merged = [a if a is b else UNKNOWN for a, b in zip(from_then, from_else, strict=False)] \
+                if other is not None else []
+            w.bind(op, merged + [UNKNOWN] * (len(op.results) - len(merged)))
+        else:
+            w.bind(op, from_then if cond else from_else)
+        return
+    if cond is UNKNOWN:
+        raise ProgramError("scf.if condition is not known", "program.unknown-value", op.pos)
+    taken = then if cond else other
+    w.bind(op, w.run_block(taken, [])[1] if taken is not None else [])
+
+
+def _while(w: Walker, op: Operation) -> None:
+    c = Cursor(w, op)
+    c.expect("(")
+    inits = []
+    while not c.at(")"):
+        c.value()
+        c.expect("=")
+        inits.append(w.get(c.value(), c.peek(-1)))
+        if not c.accept(","):
+            break
+    c.expect(")")
+    if len(op.regions) != 2:
+        raise ProgramError("scf.while needs a before and a do region", "program.syntax", op.pos)
+    before, after = op.regions[0][0], op.regions[1][0]
+    # The before region's arguments are the loop's values (named in the header when the block has none).
+    header = [t.text for t in op.tail if t.kind == "value"]
+    if w.checking:
+        _bind_header(w, before, header, _loop_state(inits))
+        _, values, _ = w.run_block(before, _loop_state(inits) if before.args else [])
+        w.run_block(after, _loop_state(values[1:]) if after.args else [])
+        w.bind(op, [UNKNOWN] * len(op.results))
+        return
+    args = inits
+    while True:
+        _bind_header(w, before, header, args)
+        _, values, _ = w.run_block(before, args if before.args else [])
+        if not values:
+            raise ProgramError("scf.while's before region must end in scf.condition", "program.syntax", op.pos)
+        if not values[0]:
+            w.bind(op, values[1:])
+            return
+        _, args, _ = w.run_block(after, values[1:] if after.args else [])
+        w.stats.statements += 1
+
+
+def _bind_header(w: Walker, before: Block, header: list[str], args: list) -> None:
+    if before.args:
+        return
+    names = header[0::2]  # (%i = %c0, %alive = %true): every other value is a name
+    for name, v in zip(names, args, strict=False):
+        w.env[name] = v
+
+
+def _module(w: Walker, op: Operation) -> None:
+    raise ProgramError("a module inside a function", "program.syntax", op.pos)
+
+
+def _func(w: Walker, op: Operation) -> None:
+    raise ProgramError("a function inside a function", "program.syntax", op.pos)
+
+
+def _yield_outside(w: Walker, op: Operation) -> None:
+    raise ProgramError(f"{op.name} outside a region that takes it", "program.syntax", op.pos)
