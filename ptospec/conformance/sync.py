@@ -80,6 +80,12 @@ def _render_in_worker(name: str) -> tuple[str, str]:
     return name, render_module(_WORKER_DB, _WORKER_DB.ops[name])
 
 
+def _size_estimate(op) -> int:
+    """How much case search a module needs, roughly: modes x their bases x dtype rows x profiles."""
+    rows = sum(len(table.rows) for table in op.dtypes.values())
+    return sum(len(m.examples) for m in op.modes) * max(rows, 1)
+
+
 def render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None = None,
                    jobs: int | None = None) -> dict[str, str]:
     """Render the modules of ``names`` (in parallel worker processes when there are several)."""
@@ -91,8 +97,10 @@ def render_modules(db: Database, names: list[str], progress: Callable[[str, int,
             if progress:
                 progress(name, k, len(names))
         return out
+    # the largest modules first, so that no worker is left with a large one at the end
+    order = sorted(names, key=lambda n: -_size_estimate(db.ops[n]))
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker, initargs=(db,)) as pool:
-        for k, (name, text) in enumerate(pool.imap_unordered(_render_in_worker, names), 1):
+        for k, (name, text) in enumerate(pool.imap_unordered(_render_in_worker, order), 1):
             out[name] = text
             if progress:
                 progress(name, k, len(names))
