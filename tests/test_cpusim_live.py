@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpusim_env import cpusim_unavailable
 
 from ptospec.backends.cpusim import cppgen, outcome
-from ptospec.backends.cpusim.toolchain import ToolchainError, find_checkout, find_compiler
 from ptospec.conformance.data import make_inputs
 from ptospec.conformance.divergence import HARNESS, UNRECORDED, explain
 from ptospec.conformance.runner import ConformanceFailure, Runner, Unsupported
@@ -26,18 +26,7 @@ from ptospec.conformance.runner import ConformanceFailure, Runner, Unsupported
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _why_not() -> str | None:
-    if not os.environ.get("PTO_ISA_ROOT"):
-        return "PTO_ISA_ROOT is not set: point it at a pto-isa checkout to run the cpusim tests"
-    try:
-        find_checkout(None)
-        find_compiler(None)
-    except ToolchainError as exc:
-        return f"cpusim prerequisites missing: {exc.message}"
-    return None
-
-
-REASON = _why_not()
+REASON = cpusim_unavailable("run the cpusim tests")
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 

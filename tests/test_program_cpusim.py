@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpusim_env import cpusim_unavailable
 from test_programs import BLOCKS, DYNAMIC, LOOP_KERNEL, SHARED, WHILE, _vec
 
-from ptospec.backends.cpusim.toolchain import ToolchainError, find_checkout, find_compiler
 from ptospec.cli import main
 from ptospec.errors import PtospecError
 from ptospec.program.api import choose_profile, read_program, run_program
@@ -225,18 +225,8 @@ def test_compare_program_without_a_checkout_says_so(tmp_path, capsys, monkeypatc
 
 
 # -- live: the replay built and run on the simulator ---------------------------------------------------
-def _why_not() -> str | None:
-    if not os.environ.get("PTO_ISA_ROOT"):
-        return "PTO_ISA_ROOT is not set: point it at a pto-isa checkout to run programs on the simulator"
-    try:
-        find_checkout(None)
-        find_compiler(None)
-    except ToolchainError as exc:
-        return f"cpusim prerequisites missing: {exc.message}"
-    return None
-
-
-live = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
+WHY_NOT = cpusim_unavailable("run programs on the simulator")
+live = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
 
 @pytest.fixture(scope="module")

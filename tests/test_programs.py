@@ -19,6 +19,7 @@ from ptospec.conformance.data import make_inputs
 from ptospec.errors import PtospecError
 from ptospec.executor import execute, numpy_dtype
 from ptospec.program.api import check_program, read_program, run_program
+from ptospec.program.spec import program_spec
 from ptospec.program.syntax import parse_program
 from ptospec.tile import ScalarDesc, TileDesc
 from ptospec.validator import validate
@@ -298,8 +299,9 @@ def test_dialect_spellings(db):
 
 
 # -- every database instruction inside a loop-carrying kernel -----------------------------------------
-def _arch(profile: str) -> str:
-    return {"a2a3": "a3", "a5": "a5", "cpu": "cpu"}[profile]
+def _arch(db, profile: str) -> str:
+    """A pto.target_arch that names ``profile`` (specs/program.yaml, targets)."""
+    return next(arch for arch, prof in program_spec(db).targets.items() if prof == profile)
 
 
 def _kernel_for(db, op, mode, preset=()):
@@ -340,7 +342,7 @@ def _kernel_for(db, op, mode, preset=()):
             stores.append(f"      pto.tstore ins(%{o.name} : {ty}) outs(%pv_{o.name} : {view})")
     line = print_form(db, op, mode, "dps", tiles)
     consts_text = "\n".join(f"    %c{c} = arith.constant {c} : index" for c in sorted(consts))
-    return f"""module attributes {{pto.target_arch = "{_arch(ex.profile)}"}} {{
+    return f"""module attributes {{pto.target_arch = "{_arch(db, ex.profile)}"}} {{
   func.func @kernel({", ".join(args)}) {{
 {consts_text}
 {chr(10).join(body)}

@@ -168,7 +168,7 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
     start = time.perf_counter()
     stats = Stats()
     for b in range(blocks):
-        w = Walker(db, program, prof, check=False, block_idx=b, blocks=blocks,
+        w = Walker(db, program, prof, check=False, block_idx=b, blocks=blocks, memo=probe.memo,
                    **({"max_steps": max_steps} if max_steps else {}))
         w.stats = stats
         w.tracer = tracer

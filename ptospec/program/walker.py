@@ -30,8 +30,6 @@ from .values import UNKNOWN, GlobalBuffer, PartitionView, TileBuffer
 
 MAX_STEPS = 50_000_000  # statements one run may execute (a loop that never ends is an error, not a hang)
 MAX_CALL_DEPTH = 64
-STRUCTURAL = {"module", "func.func", "return", "func.return", "scf.for", "scf.if", "scf.while", "scf.yield",
-              "scf.condition", "func.call", "call"}
 _PTR = re.compile(r"^!pto\.ptr<\s*([a-z][a-z0-9]*)\s*>$")
 
 
@@ -185,9 +183,19 @@ class Cursor:
         return ProgramError(message, rule, pos)
 
 
+@dataclass
+class Memo:
+    """What a walker learns that holds for every walk of the same program on the same profile (the
+    walkers of several blocks share one): parsed lines, tile types, program-layer rule verdicts."""
+
+    parsed: dict[int, ParsedLine | PtospecError] = field(default_factory=dict)
+    types: dict[str, TileDesc] = field(default_factory=dict)
+    rules: dict[tuple, tuple] = field(default_factory=dict)  # (instruction, values) -> (broken, deferred)
+
+
 class Walker:
     def __init__(self, db: Database, program: Program, profile: str, check: bool, block_idx: int = 0,
-                 blocks: int = 1, max_steps: int = MAX_STEPS):
+                 blocks: int = 1, max_steps: int = MAX_STEPS, memo: Memo | None = None):
         self.db, self.program, self.profile, self.checking = db, program, profile, check
         self.spec: ProgramSpec = program_spec(db)
         self.block_idx, self.blocks, self.max_steps = block_idx, blocks, max_steps
@@ -196,9 +204,7 @@ class Walker:
         self.findings: list[Finding] = []
         self.onchip: dict[str, np.ndarray] = {}
         self.funcs = {self.symbol(f): f for f in functions(program)}
-        self._parsed: dict[int, ParsedLine | PtospecError] = {}
-        self._types: dict[str, TileDesc] = {}
-        self._rules: dict[tuple, list] = {}  # (instruction, values) -> broken rules (they are pure)
+        self.memo = memo if memo is not None else Memo()
         self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
         self.depth = 0
         from .handlers import HANDLERS  # the handlers take a Walker: imported once the class exists
@@ -230,7 +236,7 @@ class Walker:
         return text
 
     def tile_type(self, text: str, pos: SourcePos) -> TileDesc:
-        cached = self._types.get(text)
+        cached = self.memo.types.get(text)
         if cached is not None:
             return cached
         try:
@@ -239,7 +245,7 @@ class Walker:
             raise ProgramError(exc.message, exc.rule or "program.type", pos) from None
         if not isinstance(desc, TileDesc):
             raise ProgramError(f"expected a tile buffer type, got {text!r}", "program.type", pos)
-        self._types[text] = desc
+        self.memo.types[text] = desc
         return desc
 
     @staticmethod
@@ -260,9 +266,9 @@ class Walker:
         values = {k: (None if v is UNKNOWN else v) for k, v in values.items()}
         dims = [{k: (None if v is UNKNOWN else v) for k, v in d.items()} for d in dims or []]
         key = (name, tuple(values.items()), tuple(tuple(d.items()) for d in dims))
-        found = self._rules.get(key)
+        found = self.memo.rules.get(key)
         if found is None:
-            found = self._rules[key] = broken_rules(self.db, self.spec.instructions[name], values, dims)
+            found = self.memo.rules[key] = broken_rules(self.db, self.spec.instructions[name], values, dims)
         broken, deferred = found
         if deferred:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name}: checked at run time: "
@@ -355,12 +361,12 @@ class Walker:
 
     def parsed(self, op: Operation) -> ParsedLine:
         key = id(op)
-        if key not in self._parsed:
+        if key not in self.memo.parsed:
             try:
-                self._parsed[key] = parse_line(self.db, self.line_text(op), profile=self.profile)
+                self.memo.parsed[key] = parse_line(self.db, self.line_text(op), profile=self.profile)
             except PtospecError as exc:
-                self._parsed[key] = exc
-        got = self._parsed[key]
+                self.memo.parsed[key] = exc
+        got = self.memo.parsed[key]
         if isinstance(got, PtospecError):
             raise ProgramError(got.message, got.rule or "asm.syntax", op.pos)
         return got
