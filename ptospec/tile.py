@@ -91,6 +91,7 @@ class AttrDesc:
         return self.value
 
 
+DEFAULT_GLOBAL_LAYOUT = "ND"  # a view without a layout (GlobalTensor's default Layout)
 GLOBAL_RANK = 5  # GlobalTensor<T, Shape<N1..N5>, Stride<S1..S5>, Layout>: always five dimensions in C++
 
 
@@ -107,7 +108,7 @@ class GlobalDesc:
     dtype: str
     shape: tuple[int | None, ...]
     strides: tuple[int | None, ...]
-    layout: str = "ND"
+    layout: str = DEFAULT_GLOBAL_LAYOUT
     offset: int | None = 0
     size: int | None = None  # None: dynamic
     view: str = "partition_tensor_view"  # the assembly type it is printed as

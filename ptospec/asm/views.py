@@ -23,7 +23,7 @@ import re
 
 from ..errors import TileError
 from ..model import Isa
-from ..tile import GLOBAL_RANK, GlobalDesc
+from ..tile import DEFAULT_GLOBAL_LAYOUT, GLOBAL_RANK, GlobalDesc
 
 VIEW_TYPES = ("partition_tensor_view", "tensor_view")
 VIEW_ALIASES = {"memref": "partition_tensor_view", "global": "partition_tensor_view",
@@ -52,6 +52,11 @@ def _number(word: str, what: str, text: str) -> int | None:
     if value > MAX_EXTENT:
         raise TileError(f"{what} {value} is unreasonably large in {text!r}", rule="gm.syntax")
     return value
+
+
+def global_layout(isa: Isa, word: str) -> str | None:
+    """The global layout a word names, in its C++ (``ND``) or assembly (``nd``) spelling."""
+    return next((n for n, g in isa.global_layouts.items() if word in (n, g.asm)), None)
 
 
 def packed_strides(isa: Isa, shape: tuple[int | None, ...], layout: str) -> tuple[int | None, ...]:
@@ -91,14 +96,14 @@ def parse_view(params: list[str], isa: Isa, text: str) -> GlobalDesc:
         if key in keywords:
             raise TileError(f"parameter {key!r} given twice in {text!r}", rule="gm.syntax")
         keywords[key] = value.strip()
-    layout = "ND"
+    layout = DEFAULT_GLOBAL_LAYOUT
     if "layout" in keywords:
         word = keywords.pop("layout")
-        found = [n for n, g in isa.global_layouts.items() if word in (n, g.asm)]
-        if not found:
+        found = global_layout(isa, word)
+        if found is None:
             known = ", ".join(g.asm for g in isa.global_layouts.values())
             raise TileError(f"unknown global layout {word!r} in {text!r} (known: {known})", rule="gm.syntax")
-        layout = found[0]
+        layout = found
     if "strides" in keywords:
         words = keywords.pop("strides").strip("[]").replace(",", "x").replace(" ", "")
         if not _LIST.match(words):

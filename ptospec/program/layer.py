@@ -7,7 +7,9 @@ import re
 
 import numpy as np
 
+from ..asm.views import global_layout
 from ..executor import numpy_dtype
+from ..tile import DEFAULT_GLOBAL_LAYOUT
 from .errors import ProgramError
 from .syntax import Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
@@ -27,11 +29,11 @@ def _element_type(text: str) -> tuple[str, list]:
 def _layout(w: Walker, attrs: dict[str, str], op: Operation) -> str:
     spelled = attrs.get("layout")
     if spelled is None:
-        return "ND"
+        return DEFAULT_GLOBAL_LAYOUT
     m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
-    for name, lay in w.db.isa.global_layouts.items():
-        if m and lay.asm == m.group(1):
-            return name
+    name = global_layout(w.db.isa, m.group(1)) if m else None
+    if name is not None:
+        return name
     raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
 
 
