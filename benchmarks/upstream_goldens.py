@@ -23,8 +23,9 @@ configuration of the op through the spec, not through per-op code:
   largest that fits the operand's valid region); the valid region of the sources is filled from it and
   the golden's valid region is compared with the executor's result.
 
-Where the case does not say everything: parameters that name an operand's type (``srctype``) rule out
-bindings contradicting them; an index input the case names no type for takes a type every profile admits
+Where the case does not say everything: parameters that name an operand's type (``srctype``, ``dtype_mask``) rule out
+bindings contradicting them, and those that name an operand's extents (``src1_col``) are tried as its valid
+shape; an index input the case names no type for takes a type every profile admits
 (upstream writes int32 index files); a file named after the end of an output's name (``idx.bin``) is an
 expected output; a ``RxC`` shape of the name that a file fills exactly gives its width; modes the files
 cannot tell apart (TDIVS tile/scalar and scalar/tile) are each tried, and two unnamed sources of one type
@@ -184,6 +185,8 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
         real_chdir(scratch)
         os.chdir, os.makedirs = chdir, makedirs
         helpers = [str(path.parent), *(str(p) for p in path.parents if (p / "utils.py").is_file())][:2]
+        # the checkout's root too, for scripts importing their helpers as ``tests.cpu.st.utils``
+        helpers += [str(p.parent) for p in path.parents if p.name == "tests"][:1]
         sys.path[:0] = helpers
         saved_modules = set(sys.modules)
         state = np.random.get_state()
@@ -354,13 +357,14 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
                 out.append(choice)
     if not out and named:
         out.append({v: named[0] for v in a.mode.type_vars})
-    # the bindings that give operands the types parameters named after them (``dst_dtype``, ``srctype``) and
+    # the bindings that give operands the types parameters named after them (``dst_dtype``, ``srctype``,
+    # ``dtype_mask``) and
     # that use most named types come first
     by_operand = {}
     for key, value in case.params.items():
         name = _numpy_name(value)
         for o in a.mode.operands:
-            if name and o.dtype and key.startswith(o.name.lower()):
+            if name and o.dtype and (key.startswith(o.name.lower()) or key.endswith("_" + o.name.lower())):
                 by_operand[o.name] = name
 
     def rank(c: dict[str, str]) -> tuple[int, int, int]:
@@ -411,13 +415,14 @@ def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str
 
 def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
               attrs: dict[str, str], target: tuple[int, int],
-              globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool | str = False
-              ) -> tuple[list[dict], Report]:
+              globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool | str = False,
+              named: dict[str, dict[int, int]] | None = None) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
     variants give (smallest physical rounding first); when ``derived == "plain"``, the plainest one
     (``_plain``) if legal; when ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
-    one. ``globals_`` gives the shapes a global operand may take (those its file can hold)."""
+    one. ``globals_`` gives the shapes a global operand may take (those its file can hold); ``named``, the
+    extents the case's parameters give operands (``operand_extents``)."""
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
     variants = list(layout_variants(db, base))
@@ -437,7 +442,7 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
         return ([plain_tiles] if plain.ok and not globals_ else []), plain
     shapes = [dict(zip(globals_, combo, strict=True)) for combo in itertools.product(*globals_.values())] \
         if globals_ else [{}]
-    for extents in derived_extents(variants[0], target, with_default=bool(globals_)):
+    for extents in derived_extents(variants[0], target, with_default=bool(globals_), named=named):
         for views_ in shapes:
             for kr, kc in SCALES:
                 tiles = _with_extents(db, variants[0], extents, views_, kr, kc)
@@ -447,12 +452,13 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
     return found, plain
 
 
-def derived_extents(base: dict, target: tuple[int, int], with_default: bool = False
-                    ) -> list[dict[str, tuple[int, int]]]:
+def derived_extents(base: dict, target: tuple[int, int], with_default: bool = False,
+                    named: dict[str, dict[int, int]] | None = None) -> list[dict[str, tuple[int, int]]]:
     """Valid shapes for operands whose example extent is neither 1 nor the example's iteration domain (a
     block per row, a bit-packed mask): each such extent either stays as in the example or scales with the
     target, or (one per row or column of the example) follows the target's other extent; the other extents
-    follow the target as in ``reshape``. Every combination, for the validator; ``with_default`` puts the
+    follow the target as in ``reshape``, or takes the extent the case names for that operand (``named``:
+    ``src1_col = 16`` for a block of f16). Every combination, for the validator; ``with_default`` puts the
     plain mapping first (it is what ``reshape`` tries)."""
     ex_rows, ex_cols = example_target(base)
     ex = (ex_rows, ex_cols)
@@ -468,6 +474,9 @@ def derived_extents(base: dict, target: tuple[int, int], with_default: bool = Fa
                 choices.insert(0, (name, axis, target[axis]))
             if extent == ex[1 - axis]:
                 choices.append((name, axis, target[1 - axis]))
+            given = (named or {}).get(name, {}).get(axis)
+            if given and (name, axis, given) not in choices:
+                choices.append((name, axis, given))
             options.append(choices)
     if not options and not with_default:
         return []
@@ -559,7 +568,8 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
             if a.mode.name in done_modes:
                 continue
             globals_ = global_shapes(db, a, case, binding, target)
-            configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived)
+            configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived,
+                                        operand_extents(a.mode, case))
             if report.violations and not report.ok:
                 rejected.setdefault((a.mode.name, tuple(binding.items())),
                                     f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))
@@ -606,6 +616,18 @@ def global_shapes(db: Database, a: Assignment, case: Case, binding: dict[str, st
         count = len(case.files[stem]) // db.isa.dtypes[binding[o.dtype]].bytes
         widths = [c for c in dict.fromkeys([target[1], *case.numbers()]) if 0 < c <= count and count % c == 0]
         out[o.name] = list(dict.fromkeys([*((count // c, c) for c in widths), (1, count)]))
+    return out
+
+
+def operand_extents(mode: Mode, case: Case) -> dict[str, dict[int, int]]:
+    """Extents the case's parameters name per operand (``src1_row``, ``src1_col``: axis 0 and 1)."""
+    out: dict[str, dict[int, int]] = {}
+    for o in mode.operands:
+        for axis, suffixes in ((0, ("_row", "_rows")), (1, ("_col", "_cols"))):
+            for key, value in case.params.items():
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0 and any(
+                        key.lower() == o.name.lower() + s for s in suffixes):
+                    out.setdefault(o.name, {})[axis] = value
     return out
 
 

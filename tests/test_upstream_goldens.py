@@ -119,6 +119,39 @@ def test_derived_extents_keep_or_scale_a_block_per_row(db):
     assert all(c["dst"] == (4, 32) for c in combos)
 
 
+def test_extents_the_case_names_for_an_operand_are_tried(db):
+    # a block of f16 is 16 wide: neither the f32 example's 8 nor its scaling gives it, the parameters do
+    op = db.ops["trowexpanddiv"]
+    mode = next(m for m in op.modes if m.name == "block")
+    case = _case("T.case_fp16_8_128", {"src1_row": 8, "src1_col": 16, "src0eqdst": True, "dst_col": 128})
+    named = ug.operand_extents(mode, case)
+    assert named == {"src1": {0: 8, 1: 16}, "dst": {1: 128}}
+    base = ug.with_dtypes(db, mode, ug.example_tiles(db, mode), {"T": "f16"})
+    assert (8, 16) in {c["src1"] for c in ug.derived_extents(base, (8, 128), named=named)}
+    assert (8, 16) not in {c["src1"] for c in ug.derived_extents(base, (8, 128))}
+    rng = np.random.default_rng(3)
+    src0 = rng.uniform(1, 2, (8, 128)).astype(np.float16)
+    block = rng.uniform(1, 2, (8, 16)).astype(np.float16)
+    golden = src0 / np.tile(block, (1, 8))
+    got = ug.compare_case(db, op, "a5", _case("T.case_fp16_8_128", {"dtype": np.float16, "dst_row": 8, "dst_col": 128,
+                                                                      "src1_row": 8, "src1_col": 16},
+                                                input0=src0, input1=block, golden=golden))
+    assert got == ("agree", "block")
+
+
+def test_a_parameter_ending_in_an_operand_name_types_it(db):
+    # dtype_mask names the mask's type: T = u32 and M = u16, not the other way round
+    src = np.arange(16, dtype=np.uint32).reshape(2, 8)
+    mask = np.array([[0b1010_1010, 0], [0xFF, 0]], dtype=np.uint16)
+    golden = np.where(np.unpackbits(mask.view(np.uint8), axis=1, bitorder="little")[:, :8] == 1, src, 7)
+    case = _case("TSELSTest.case_uint32_uint16_2x8", {"dtype": np.uint32, "dtype_mask": np.uint16, "valid_row": 2,
+                                                      "valid_col": 8},
+                 mask=mask, input1=src, input2=np.array([7], np.uint32), golden=golden.astype(np.uint32))
+    (a, *_) = ug.assign_files(db.ops["tsels"], {k: len(v) for k, v in case.files.items()}, [1, 2, 4, 8])
+    assert ug.bindings(db, db.ops["tsels"], a, "a2a3", case)[0]["M"] == "u16"
+    assert ug.compare_case(db, db.ops["tsels"], "a2a3", case)[0] == "agree"
+
+
 def test_elementwise_case_agrees_and_a_wrong_golden_is_a_value_disagreement(db):
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((8, 16)).astype(np.float32), rng.standard_normal((8, 16)).astype(np.float32)
@@ -209,6 +242,20 @@ def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
                                                                                         ("T.b", {"golden": 12})]
     assert [p["n"] for p in ug.case_params(found, [n for n, _ in cases])] == [2, 3]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gen_data.py"]  # nothing written beside the script
+
+
+def test_run_script_imports_helpers_from_the_checkout_root(tmp_path):
+    helper = tmp_path / "tests" / "cpu" / "st"
+    helper.mkdir(parents=True)
+    for d in (tmp_path / "tests", tmp_path / "tests" / "cpu", helper):
+        (d / "__init__.py").write_text("")
+    (helper / "helper_mod.py").write_text("WIDTH = 3\n")
+    script = helper / "testcase" / "top" / "gen_data.py"
+    script.parent.mkdir(parents=True)
+    script.write_text("import numpy as np\nfrom tests.cpu.st.helper_mod import WIDTH\n"
+                      "np.arange(WIDTH, dtype=np.float32).tofile('golden.bin')\n")
+    cases, _, error = ug.run_script(script)
+    assert error is None and [len(f["golden"]) for _, f in cases] == [12]
 
 
 def test_run_script_reports_a_failing_script(tmp_path):

@@ -189,6 +189,7 @@ LABELS: dict[str, dict[str, str]] = {
     "diff_kind_simulator-bug": {"en": "simulator bug", "zh": "仿真器缺陷"},
     "diff_kind_seed-vs-upstream": {"en": "seed page vs upstream", "zh": "种子页面与上游不一致"},
     "diff_kind_spec-restriction": {"en": "the spec is stricter", "zh": "规范更严格"},
+    "diff_kind_upstream-test": {"en": "an upstream test", "zh": "上游测试"},
 }
 
 
