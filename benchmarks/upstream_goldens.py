@@ -2,6 +2,9 @@
 
     python benchmarks/upstream_goldens.py --pto-isa-root /tmp/pto-isa [--ops tadd tmax] [--json out.json]
 
+(``pip install -e '.[goldens]'`` adds the ``en_dtypes`` package a few upstream scripts import; without it
+those scripts end as ``script-error``.)
+
 pto-isa generates the expected outputs of its hardware and simulator tests with NumPy scripts
 (``tests/npu/a2a3/src/st/testcase/<dir>/gen_data.py``, ``tests/npu/a5/...``, ``tests/cpu/st/testcase/...``).
 This runs every script whose directory belongs to an op of the database (nothing is copied: the script
