@@ -78,9 +78,9 @@ class ScalarDesc:
 
 @dataclass(frozen=True)
 class AttrDesc:
-    """An enumerated attribute operand (a comparison or rounding mode): just its value, e.g. ``LT``."""
+    """An attribute operand: just its value, an enumerator (``LT``) or a typed immediate (``True``, ``1``)."""
 
-    value: str
+    value: str | int | bool
 
     FIELDS = ("value",)
     dtype = None  # attributes have no element type

@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from .. import attrs
 from ..asm.types import format_descriptor, parse_descriptor
 from ..expr.ast import Attr, Index, Name, Node, walk
 from ..model import Database, Mode, OpSpec
@@ -90,12 +91,12 @@ def dtype_combos(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dic
 
 def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
                 combos: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Give each binding a value for every attribute operand, rotating through the enum's values so that
+    """Give each binding a value for every attribute operand, rotating through its sample values so that
     every value appears (extra bindings are added when there are more values than dtype combinations).
     A value the rules forbid with that binding is passed over for the next one."""
     if not mode.attrs or not combos:
         return combos
-    widest = max(len(db.isa.enums[a.enum].values) for a in mode.attrs)
+    widest = max(len(attrs.sample_values(db.isa, a)) for a in mode.attrs)
     out = []
     for k in range(max(len(combos), widest)):
         base = combos[k % len(combos)]
@@ -103,7 +104,7 @@ def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
         for shift in range(widest):
             binding = dict(base)
             for a in mode.attrs:
-                values = db.isa.enums[a.enum].values
+                values = attrs.sample_values(db.isa, a)
                 binding[a.name] = values[(k + shift) % len(values)]
             candidates.append(binding)
         chosen = next((b for b in candidates if feasible(db, op, mode, profile, b)), candidates[0])
@@ -299,7 +300,7 @@ def describe(tiles: Tiles, db: Database) -> dict[str, str]:
 
 def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
     """Readable id part: dtypes, then the first input's shape and valid region and layout."""
-    types = ",".join(f"{v}={d}" for v, d in binding.items())
+    types = ",".join(f"{v}={attrs.spell_value(d)}" for v, d in binding.items())
     first = next((t for o in mode.operands if o.role == "in" for t in [tiles[o.name]] if isinstance(t, TileDesc)),
                  None) or next((t for t in tiles.values() if isinstance(t, TileDesc)), None)
     shape = ""
@@ -595,8 +596,8 @@ def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles)
             if d != tiles[users[0]].dtype:
                 yield {u: {"dtype": d} for u in users}, True
     for a in mode.attrs:
-        for value in db.isa.enums[a.enum].values:
-            if value != tiles[a.name].value:
+        for value in attrs.sample_values(db.isa, a):
+            if value != tiles[a.name].value or type(value) is not type(tiles[a.name].value):
                 yield {a.name: {"value": value}}, False
     for o in mode.operands:
         t = tiles[o.name]
@@ -647,7 +648,7 @@ def _changed(tiles: Tiles, change: Change) -> Tiles:
         elif isinstance(t, ScalarDesc):
             out[name] = ScalarDesc(str(fields["dtype"]))
         else:
-            out[name] = AttrDesc(str(fields["value"]))
+            out[name] = AttrDesc(fields["value"])  # type: ignore[arg-type]
     return out
 
 
