@@ -177,6 +177,7 @@ class Mode:
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+    scaled_valid: tuple[str, ...] = ()  # operands whose example valid region cases scale with the target's
 
     @property
     def examples(self) -> tuple[Example, ...]:

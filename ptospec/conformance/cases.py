@@ -179,7 +179,8 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
-def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
+def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
+            scaled: tuple[str, ...] = ()) -> Tiles:
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base)
     tiles: Tiles = {}
@@ -197,8 +198,11 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             vc = rows_t
         if t.valid_col == 1 and t.valid_row == ex_cols != ex_rows:
             vr = cols_t
+        if name in scaled:  # a region smaller than the example's keeps its proportion (rounded up)
+            vr = -(-t.valid_row * rows_t // ex_rows) if t.valid_row != ex_rows else rows_t
+            vc = -(-t.valid_col * cols_t // ex_cols) if t.valid_col != ex_cols else cols_t
         extra = 1 if partial else 0
-        tiles[name] = t.with_(rows=roundup(vr + extra, 1 << kr), cols=roundup(vc + extra, 1 << kc),
+        tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr), cols=roundup(max(vc, 1) + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)
     return tiles
 
@@ -222,7 +226,7 @@ def reshape(
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:
