@@ -471,9 +471,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             type_vars = {o.dtype for o in operands if o.dtype}
             _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
             semantics.append(stmt)
-        for n in m.get("scaled_valid", ()):
-            if roles.get(n) not in ("in", "out", "tmp") or kinds.get(n) == "global":
-                issues.add(src, (*mp, "scaled_valid"), f"scaled_valid: {n!r} is not a tile operand", "op.operands")
+        for key in ("scaled_valid", "fixed_shape"):
+            for n in m.get(key, ()):
+                if roles.get(n) not in ("in", "out", "tmp") or kinds.get(n) == "global":
+                    issues.add(src, (*mp, key), f"{key}: {n!r} is not a tile operand", "op.operands")
         examples: list[Example] = []
         for where in [(*mp, "example"), *((*mp, "bases", k) for k in range(len(m.get("bases", ()))))]:
             ex = m["example"] if where[-1] == "example" else m["bases"][where[-1]]
@@ -492,6 +493,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),
                 example=examples[0], bases=tuple(examples[1:]), scaled_valid=tuple(m.get("scaled_valid", ())),
+                fixed_shape=tuple(m.get("fixed_shape", ())),
             )
         )
     mode_names = [m.name for m in modes]

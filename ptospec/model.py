@@ -178,6 +178,7 @@ class Mode:
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
     scaled_valid: tuple[str, ...] = ()  # operands whose example valid region cases scale with the target's
+    fixed_shape: tuple[str, ...] = ()  # operands generated cases take as the example gives them (scratch by bytes)
 
     @property
     def examples(self) -> tuple[Example, ...]:

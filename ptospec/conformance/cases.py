@@ -165,9 +165,11 @@ def with_dtypes(db: Database, mode: Mode, tiles: Tiles, binding: dict[str, str])
     return out
 
 
-def example_target(tiles: Tiles) -> tuple[int, int]:
-    rows = [t.valid_row for t in tiles.values() if isinstance(t, TileDesc) and t.valid_row]
-    cols = [t.valid_col for t in tiles.values() if isinstance(t, TileDesc) and t.valid_col]
+def example_target(tiles: Tiles, fixed: tuple[str, ...] = ()) -> tuple[int, int]:
+    """The valid region a configuration spans: the largest of its tiles' (a fixed-shape operand aside)."""
+    shaped = [t for n, t in tiles.items() if isinstance(t, TileDesc) and n not in fixed]
+    rows = [t.valid_row for t in shaped if t.valid_row]
+    cols = [t.valid_col for t in shaped if t.valid_col]
     return (max(rows, default=1), max(cols, default=1))
 
 
@@ -180,15 +182,15 @@ SCALES = _scale_exps()
 
 
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
-            scaled: tuple[str, ...] = ()) -> Tiles:
+            scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = ()) -> Tiles:
     rows_t, cols_t = target
-    ex_rows, ex_cols = example_target(base)
+    ex_rows, ex_cols = example_target(base, fixed)
     tiles: Tiles = {}
     for name, t in base.items():
         if isinstance(t, GlobalDesc):
             tiles[name] = views.shaped_view(isa, t, rows_t, cols_t, partial)
             continue
-        if not isinstance(t, TileDesc):
+        if not isinstance(t, TileDesc) or name in fixed:
             tiles[name] = t
             continue
         vr = 1 if t.valid_row == 1 else rows_t
@@ -226,7 +228,7 @@ def reshape(
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:
@@ -499,7 +501,7 @@ def legal_configuration(
     for p, lay in options:
         if (tiles := at(target, p, lay)) is not None:
             return tiles
-    own = example_target(example_tiles(db, mode))
+    own = example_target(example_tiles(db, mode), mode.fixed_shape)
     rows, cols = target
     for p, lay in options:
         if at(own, p, lay) is not None:
@@ -513,14 +515,15 @@ def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int,
     """(valid-region target, partial, layout variant) triples; a further base starts at its own valid
     region, packed and partial (its view may fit no other target), then its variants follow the example's."""
     bases = base_tiles(db, mode)
-    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0]), True, 0)]
+    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0], mode.fixed_shape), True, 0)]
     for i, target in enumerate(TARGETS):
         space.append((target, i % 2 == 0, 0))
     lay = 0
     for k, base in enumerate(bases):
         for v in range(len(list(layout_variants(db, base, pad_readers(mode))))):
             if k and not v:
-                space.extend([(example_target(base), True, lay), (example_target(base), False, lay)])
+                space.extend([(example_target(base, mode.fixed_shape), True, lay),
+                              (example_target(base, mode.fixed_shape), False, lay)])
             elif lay:
                 space.append((TARGETS[(lay * 3) % len(TARGETS)], lay % 2 == 1, lay))
             lay += 1
@@ -712,7 +715,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
             reshaped: dict[str, int] = {}  # rule -> reshape searches tried for it (each costs hundreds of checks)
             for base_case in picked:
                 tiles = base_case.parsed(db)
-                target = example_target(tiles)
+                target = example_target(tiles, mode.fixed_shape)
                 for change, may_reshape in _mutations(db, op, mode, profile, tiles):
                     # the base is legal, so only rules reading a changed field can fail: skip the mutation
                     # when none of those can still add a case (tile rules: judged on the changed tiles)
