@@ -85,6 +85,13 @@ class AttrDesc:
     FIELDS = ("value",)
     dtype = None  # attributes have no element type
 
+    def __eq__(self, other: object) -> bool:  # True and 1 are different values of different attributes
+        return (isinstance(other, AttrDesc) and type(other.value) is type(self.value)
+                and other.value == self.value)
+
+    def __hash__(self) -> int:
+        return hash((type(self.value).__name__, self.value))
+
     def field(self, name: str):
         if name != "value":
             raise KeyError(name)
