@@ -102,7 +102,7 @@ def attr_dict(db: Database | None, mode: Mode, tiles: dict | None) -> str:
     items = [f"{key} = {spelled}" for key, spelled in mode.asm_tags.items()]
     for o in mode.attrs:
         if db is None or tiles is None:
-            items.append(f"{o.asm_key} = {o.enum or o.attr_type}")
+            items.append(f"{o.asm_key} = {o.enum or ('true|false' if o.attr_type == 'bool' else 'N : ' + o.attr_type)}")
         else:
             items.append(f"{o.asm_key} = {spell_asm(db.isa, o, tiles[o.name].value)}")
     return " {" + ", ".join(items) + "}"
