@@ -122,3 +122,62 @@ def test_generated_cases_keep_partial_sources_and_fixed_scratch(db):
     assert smaller_rows and smaller_cols
     tmp = [c.parsed(db)["tmp"] for c in positive_cases(db, db.op("tci")) if c.mode == "tmp"]
     assert tmp and all(isinstance(t, TileDesc) and (t.rows, t.cols) == (1, 512) for t in tmp)
+
+
+def _buf(t: str, r: int, c: int, vr: int | None = None) -> str:
+    return (f"!pto.tile_buf<loc=vec, dtype={t}, rows={r}, cols={c}, v_row={r if vr is None else vr}, v_col={c}, "
+            "blayout=row_major, slayout=none_box, fractal=512, pad=0>")
+
+
+def _view(k: int, t: str, rows: int, cols: int) -> str:
+    return (f"    %tv{k} = pto.make_tensor_view %arg{k}, shape = [%c{rows}, %c{cols}], strides = [%c{cols}, %c1]"
+            f" : !pto.tensor_view<?x?x{t}>\n"
+            f"    %pv{k} = pto.partition_view %tv{k}, offsets = [%c0, %c0], sizes = [%c{rows}, %c{cols}]"
+            f" : !pto.tensor_view<?x?x{t}> -> !pto.partition_tensor_view<{rows}x{cols}x{t}>\n")
+
+
+GENERATORS = f"""
+module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @gens(%arg0: !pto.ptr<i32>, %arg1: !pto.ptr<f32>, %arg2: !pto.ptr<f32>, %arg3: !pto.ptr<f32>,
+                  %arg4: !pto.ptr<f32>, %start: i32, %diag: i32) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+{_view(0, "i32", 1, 16)}{_view(1, "f32", 16, 16)}{_view(2, "f32", 16, 16)}
+{_view(3, "f32", 8, 16)}{_view(4, "f32", 16, 16)}
+    %seq = pto.alloc_tile : {_buf("i32", 1, 16)}
+    pto.tci ins(%start {{descending = true}} : i32) outs(%seq : {_buf("i32", 1, 16)})
+    pto.tstore ins(%seq : {_buf("i32", 1, 16)}) outs(%pv0 : !pto.partition_tensor_view<1x16xi32>)
+    %tri = pto.alloc_tile : {_buf("f32", 16, 16)}
+    pto.ttri ins(%diag {{upperOrLower = 1 : i32}} : i32) outs(%tri : {_buf("f32", 16, 16)})
+    pto.tstore ins(%tri : {_buf("f32", 16, 16)}) outs(%pv1 : !pto.partition_tensor_view<16x16xf32>)
+    %a = pto.alloc_tile : {_buf("f32", 16, 16)}
+    %b = pto.alloc_tile : {_buf("f32", 16, 16, 8)}
+    %sum = pto.alloc_tile : {_buf("f32", 16, 16)}
+    pto.tload ins(%pv2 : !pto.partition_tensor_view<16x16xf32>) outs(%a : {_buf("f32", 16, 16)})
+    pto.tload ins(%pv3 : !pto.partition_tensor_view<8x16xf32>) outs(%b : {_buf("f32", 16, 16, 8)})
+    pto.tpartadd ins(%a, %b : {_buf("f32", 16, 16)}, {_buf("f32", 16, 16, 8)}) outs(%sum : {_buf("f32", 16, 16)})
+    pto.tstore ins(%sum : {_buf("f32", 16, 16)}) outs(%pv4 : !pto.partition_tensor_view<16x16xf32>)
+    return
+  }}
+}}
+"""
+
+
+def test_a_program_of_generators_and_a_partial_add(db, tmp_path):
+    from ptospec.program.api import read_program, run_program
+
+    path = tmp_path / "gens.pto"
+    path.write_text(GENERATORS)
+    a = np.arange(256, dtype=np.float32).reshape(16, 16)
+    b = np.full((8, 16), 0.5, dtype=np.float32)
+    args = {"arg0": np.zeros((1, 16), np.int32), "arg1": np.zeros((16, 16), np.float32), "arg2": a, "arg3": b,
+            "arg4": np.zeros((16, 16), np.float32), "start": 7, "diag": -2}
+    out = run_program(db, read_program(path), args).outputs
+    assert np.array_equal(out["arg0"], (7 - np.arange(16, dtype=np.int32))[None, :])
+    i, j = np.indices((16, 16))
+    assert np.array_equal(out["arg1"], np.where(j < i - 2, 0, 1).astype(np.float32))
+    want = a.copy()
+    want[:8] += 0.5
+    assert np.array_equal(out["arg4"], want)
