@@ -19,6 +19,7 @@ from typing import Any
 import fastjsonschema
 import jsonschema
 
+from . import attrs
 from .errors import ExprError, SpecError
 from .expr.ast import Attr, Call, Index, Name, Reduce, walk
 from .expr.functions import FUNCTIONS, REDUCTIONS, VARIANTS
@@ -333,6 +334,40 @@ def load_op(path: Path, isa: Isa, display: str | None = None, kinds: dict[str, K
     return op
 
 
+def _check_attr(src: Located, path: tuple, o: Operand, isa: Isa, issues: Issues) -> None:
+    """An attribute names a known enum, or has a type whose legal values and default fit it."""
+    if not o.attr_type:
+        if o.enum not in isa.enums:
+            issues.add(src, path, f"unknown enum {o.enum!r} (known: {', '.join(isa.enums)})", "op.enum")
+        elif o.dialect_default is not None and o.dialect_default not in isa.enums[o.enum].values:
+            issues.add(src, path, f"dialect default {o.dialect_default!r} is not a value of {o.enum}", "op.enum")
+        return
+    if o.attr_type != "bool":
+        dt = isa.dtypes.get(o.attr_type)
+        if dt is None or dt.is_float:
+            issues.add(src, path, f"attribute type {o.attr_type!r} is neither bool nor an integer dtype",
+                       "op.attr-type")
+            return
+        if not o.attr_values:
+            issues.add(src, path, "an integer attribute lists its legal values, or the samples of its range",
+                       "op.attr-type")
+        lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed else (0, (1 << dt.bits) - 1)
+        bounds = o.attr_range or (lo, hi)
+        if not lo <= bounds[0] <= bounds[1] <= hi:
+            issues.add(src, path, f"range {list(bounds)} does not fit {o.attr_type}", "op.attr-type")
+        bad = [v for v in o.attr_values if isinstance(v, bool) or not isinstance(v, int)
+               or not bounds[0] <= v <= bounds[1]]
+    else:
+        bad = [v for v in o.attr_values if not isinstance(v, bool)]
+        if o.attr_range is not None:
+            issues.add(src, path, "a bool attribute has no range", "op.attr-type")
+    if bad:
+        issues.add(src, path, f"values {bad} are not legal {o.attr_type} values of this attribute", "op.attr-type")
+    if o.dialect_default is not None and not attrs.is_legal(isa, o, o.dialect_default):
+        issues.add(src, path, f"dialect default {o.dialect_default!r} is not a legal value of this attribute",
+                   "op.attr-type")
+
+
 def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     d = src.data
     name = d["op"]
@@ -358,7 +393,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     _domain(src, (*mp, "operands", i), o, isa, issues, tuple(x["name"] for x in m["operands"])),
                     o.get("domain", ""),
                     o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"),
-                    o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default", ""))
+                    o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default"),
+                    o.get("type", ""), tuple(o.get("values", ())),
+                    tuple(o["range"]) if "range" in o else None)
             for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
@@ -371,13 +408,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if prof not in isa.profiles:
                     issues.add(src, (*mp, "operands"), f"usage for unknown profile {prof!r}", "op.profile")
         for i, o in enumerate(operands):
-            if o.is_attr and o.enum not in isa.enums:
-                issues.add(src, (*mp, "operands", i), f"unknown enum {o.enum!r} (known: {', '.join(isa.enums)})",
-                           "op.enum")
-            elif o.dialect_default and o.dialect_default not in isa.enums[o.enum].values:
-                issues.add(src, (*mp, "operands", i), f"dialect default {o.dialect_default!r} is not a value of "
-                           f"{o.enum}", "op.enum")
-            if (o.dialect_key or o.dialect_default) and not o.is_attr:
+            if o.is_attr:
+                _check_attr(src, (*mp, "operands", i), o, isa, issues)
+            if (o.dialect_key or o.dialect_default is not None) and not o.is_attr:
                 issues.add(src, (*mp, "operands", i), "dialect: only attr operands have a dialect spelling",
                            "op.operands")
         roles = {o.name: o.role for o in operands}
@@ -438,6 +471,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             type_vars = {o.dtype for o in operands if o.dtype}
             _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
             semantics.append(stmt)
+        for key in ("scaled_valid", "fixed_shape"):
+            for n in m.get(key, ()):
+                if roles.get(n) not in ("in", "out", "tmp") or kinds.get(n) == "global":
+                    issues.add(src, (*mp, key), f"{key}: {n!r} is not a tile operand", "op.operands")
         examples: list[Example] = []
         for where in [(*mp, "example"), *((*mp, "bases", k) for k in range(len(m.get("bases", ()))))]:
             ex = m["example"] if where[-1] == "example" else m["bases"][where[-1]]
@@ -445,7 +482,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, where, f"unknown profile {ex['profile']!r}", "op.profile")
             if sorted(ex["tiles"]) != sorted(names):
                 issues.add(src, (*where, "tiles"), "an example must give a tile for every operand", "op.example")
-            examples.append(Example(ex["profile"], dict(ex["tiles"]), src.line(where), src.file_of(where)))
+            tiles = {n: attrs.spell_value(t) for n, t in ex["tiles"].items()}  # a typed attribute: true, 1
+            examples.append(Example(ex["profile"], tiles, src.line(where), src.file_of(where)))
         modes.append(
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
@@ -454,7 +492,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),
-                example=examples[0], bases=tuple(examples[1:]),
+                example=examples[0], bases=tuple(examples[1:]), scaled_valid=tuple(m.get("scaled_valid", ())),
+                fixed_shape=tuple(m.get("fixed_shape", ())),
             )
         )
     mode_names = [m.name for m in modes]
@@ -713,7 +752,20 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
         i.id for i in stmt.target.indices if isinstance(i, Name)
     }:
         issues.add(src, path, "a reduction variable must not reuse another index variable", "op.semantics")
-    for n in walk(stmt.value):
+    tile_names: set[int] = set()  # Name nodes standing for a tile operand (inside(src1, i, j))
+    for n in (*walk(stmt.value), *(walk(stmt.where) if stmt.where is not None else ())):
+        if isinstance(n, Call) and n.func in FUNCTIONS:
+            for k in FUNCTIONS[n.func].tile_args:
+                arg = n.args[k] if k < len(n.args) else None
+                tile = roles.get(arg.id) in ("in", "out", "tmp") and kinds.get(arg.id) != "global" if isinstance(
+                    arg, Name) else False
+                if tile:
+                    tile_names.add(id(arg))
+                else:
+                    issues.add(src, path, f"argument {k + 1} of {n.func}() must name a tile operand", "op.semantics")
+    for n in (*walk(stmt.value), *(walk(stmt.where) if stmt.where is not None else ())):
+        if id(n) in tile_names:
+            continue
         if isinstance(n, Index):
             if n.base not in roles:
                 issues.add(src, path, f"semantics read unknown operand {n.base!r}", "op.semantics")

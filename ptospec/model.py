@@ -9,6 +9,7 @@ from typing import Any
 from .expr.ast import Node, Statement
 
 Text = dict[str, str]  # language code -> text ("en", "zh")
+AttrValue = str | int | bool  # an attribute operand's value: an enumerator, or a typed immediate
 
 # A constant argument written in cpp.args (e.g. isBinary = true): passed to the call as written.
 CPP_LITERAL = re.compile(r"true|false|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?[fFuUlL]*")  # ASCII digits only
@@ -128,7 +129,15 @@ class Operand:
     asm_key: str = ""  # attr operands: the attribute's name in assembly ({key = #pto...<VALUE>})
     kind: str = "tile"  # in/out operands: "tile" (on-chip) or "global" (a view of global memory)
     dialect_key: str = ""  # attr operands: the PTO assembler's key, where it differs from asm_key
-    dialect_default: str = ""  # attr operands: the value the assembler assumes when the attribute is absent
+    dialect_default: AttrValue | None = None  # attr operands: the value the assembler assumes when it is absent
+    attr_type: str = ""  # typed attr operands: "bool" or an integer dtype ("" for an enum attribute)
+    attr_values: tuple[int | bool, ...] = ()  # typed attrs: the legal values, or the sample values of a range
+    attr_range: tuple[int, int] | None = None  # typed integer attrs: the legal values are min..max inclusive
+
+    @property
+    def is_typed_attr(self) -> bool:
+        """An attribute holding a bool or an integer (a C++ template flag), not an enumerator."""
+        return self.role == "attr" and bool(self.attr_type)
 
     @property
     def is_attr(self) -> bool:
@@ -168,6 +177,8 @@ class Mode:
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+    scaled_valid: tuple[str, ...] = ()  # operands whose example valid region cases scale with the target's
+    fixed_shape: tuple[str, ...] = ()  # operands generated cases take as the example gives them (scratch by bytes)
 
     @property
     def examples(self) -> tuple[Example, ...]:

@@ -78,12 +78,19 @@ class ScalarDesc:
 
 @dataclass(frozen=True)
 class AttrDesc:
-    """An enumerated attribute operand (a comparison or rounding mode): just its value, e.g. ``LT``."""
+    """An attribute operand: just its value, an enumerator (``LT``) or a typed immediate (``True``, ``1``)."""
 
-    value: str
+    value: str | int | bool
 
     FIELDS = ("value",)
     dtype = None  # attributes have no element type
+
+    def __eq__(self, other: object) -> bool:  # True and 1 are different values of different attributes
+        return (isinstance(other, AttrDesc) and type(other.value) is type(self.value)
+                and other.value == self.value)
+
+    def __hash__(self) -> int:
+        return hash((type(self.value).__name__, self.value))
 
     def field(self, name: str):
         if name != "value":

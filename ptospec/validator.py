@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from . import attrs
 from .errors import ExprError, InvocationError, UnknownValue
 from .expr.ast import Attr, Index, Name, Node, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
@@ -199,11 +200,13 @@ def _validate(
         if o is None:
             continue
         if o.is_attr:
-            enum = db.isa.enums[o.enum]
-            if not isinstance(desc, AttrDesc) or desc.value not in enum.values:
-                got = desc.value if isinstance(desc, AttrDesc) else "a tile or scalar"
-                out.append(Violation("invocation.attr", (name,), f"{name} must be one of {', '.join(enum.values)} "
-                                     f"({enum.name}); got {got}", "invocation"))
+            if not isinstance(desc, AttrDesc) or not attrs.is_legal(db.isa, o, desc.value):
+                got = attrs.spell_value(desc.value) if isinstance(desc, AttrDesc) else "a tile or scalar"
+                legal = attrs.legal_values(db.isa, o)
+                want = (f"one of {', '.join(attrs.spell_value(v) for v in legal)}" if legal is not None
+                        else "a value")
+                out.append(Violation("invocation.attr", (name,), f"{name} must be {want} "
+                                     f"({attrs.describe(db.isa, o)}); got {got}", "invocation"))
             continue
         if o.role == "scalar":
             want, fits = "a scalar (a dtype name)", isinstance(desc, ScalarDesc)

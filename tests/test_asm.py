@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from ptospec.asm.forms import FORMS, parse_line, print_form
 from ptospec.asm.types import format_descriptor, parse_descriptor
+from ptospec.attrs import sample_values
 from ptospec.errors import PtospecError
 from ptospec.tile import AttrDesc, ScalarDesc, TileDesc
 
@@ -31,7 +32,7 @@ def tile_descs(draw, isa):
 def operand_descs(isa, operand):
     """A descriptor of the operand's kind: an enumerator, a scalar dtype, or a tile."""
     if operand.is_attr:
-        return st.sampled_from(isa.enums[operand.enum].values).map(AttrDesc)
+        return st.sampled_from(sample_values(isa, operand)).map(AttrDesc)
     if operand.role == "scalar":
         return st.sampled_from(list(isa.dtypes)).map(ScalarDesc)
     return tile_descs(isa)

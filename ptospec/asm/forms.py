@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..attrs import asm_choices, read_asm, spell_asm
 from ..errors import AsmError, PtospecError
-from ..model import Database, Mode, OpSpec
+from ..model import AttrValue, Database, Mode, Operand, OpSpec
 from ..tile import AttrDesc, ScalarDesc, TileDesc
 from .types import format_type, parse_type
 
@@ -101,9 +102,9 @@ def attr_dict(db: Database | None, mode: Mode, tiles: dict | None) -> str:
     items = [f"{key} = {spelled}" for key, spelled in mode.asm_tags.items()]
     for o in mode.attrs:
         if db is None or tiles is None:
-            items.append(f"{o.asm_key} = {o.enum}")
+            items.append(f"{o.asm_key} = {o.enum or ('true|false' if o.attr_type == 'bool' else 'N : ' + o.attr_type)}")
         else:
-            items.append(f"{o.asm_key} = {db.isa.enums[o.enum].spell(tiles[o.name].value)}")
+            items.append(f"{o.asm_key} = {spell_asm(db.isa, o, tiles[o.name].value)}")
     return " {" + ", ".join(items) + "}"
 
 
@@ -128,13 +129,13 @@ def _take_attrs(text: str, line: str) -> tuple[str, dict[str, str]]:
     return _ATTRS.sub(" ", text, count=1), attrs
 
 
-def _attr_value(db: Database, enum_name: str, spelled: str, line: str) -> str:
-    enum = db.isa.enums[enum_name]
-    value = enum.read_spelled(spelled)
+def _attr_value(db: Database, o: Operand, spelled: str, line: str) -> AttrValue:
+    value = read_asm(db.isa, o, spelled)
     if value is not None:
         return value
-    choices = ", ".join(enum.spell(v) for v in enum.values)
-    raise AsmError(f"{spelled!r} is not a {enum_name} (expected one of {choices}) in {line!r}", rule="asm.attr")
+    what = o.enum or f"legal {o.asm_key}"
+    raise AsmError(f"{spelled!r} is not a {what} (expected {asm_choices(db.isa, o)}) in {line!r}",
+                   rule="asm.attr")
 
 
 def _split_top(text: str) -> list[str]:
@@ -354,8 +355,8 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
             raise AsmError(f"{op.name}: attribute {o.asm_key} given twice (as {' and '.join(given)}) in {line!r}",
                            rule="asm.attr")
         if given:
-            operands[o.name] = AttrDesc(_attr_value(db, o.enum, attrs[given[0]], line))
-        elif o.dialect_default:
+            operands[o.name] = AttrDesc(_attr_value(db, o, attrs[given[0]], line))
+        elif o.dialect_default is not None:
             operands[o.name] = AttrDesc(o.dialect_default)
         else:
             raise AsmError(f"{op.name} {mode.name} needs the attribute {{{o.asm_key} = ...}} in {line!r}",
@@ -372,7 +373,7 @@ def _attrs_fit(op: OpSpec, mode: Mode, attrs: dict[str, str]) -> bool:
     known = {*mode.asm_tags, *(o.asm_key for o in mode.attrs), *(o.dialect_key for o in mode.attrs if o.dialect_key)}
     if set(attrs) - known:
         return False
-    return all(o.dialect_default or o.asm_key in attrs or (o.dialect_key and o.dialect_key in attrs)
+    return all(o.dialect_default is not None or o.asm_key in attrs or (o.dialect_key and o.dialect_key in attrs)
                for o in mode.attrs)
 
 
@@ -422,7 +423,7 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
         operands = dict(zip(names, types, strict=True))
         for o in m.attrs:
             try:
-                operands[o.name] = AttrDesc(_attr_value(db, o.enum, attrs[o.asm_key], line))
+                operands[o.name] = AttrDesc(_attr_value(db, o, attrs[o.asm_key], line))
             except (KeyError, AsmError):
                 return False
         implied = implied_by(m, form)

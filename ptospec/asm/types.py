@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from ..attrs import read_value, spell_value
 from ..errors import TileError
 from ..model import Isa
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
@@ -62,6 +63,9 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         return ScalarDesc(raw)
     if isa.enum_of_value(raw) is not None:
         return AttrDesc(raw)
+    immediate = read_value(raw)
+    if immediate is not None:
+        return AttrDesc(immediate)
     params = [p.strip() for p in raw.split(",")]
     if any(not p for p in params):
         raise TileError(f"empty parameter in tile descriptor {raw!r}", rule="tile.syntax")
@@ -171,7 +175,7 @@ def format_descriptor(tile: TileDesc | ScalarDesc, isa: Isa) -> str:
     if isinstance(tile, ScalarDesc):
         return tile.dtype
     if isinstance(tile, AttrDesc):
-        return tile.value
+        return spell_value(tile.value)
     if isinstance(tile, GlobalDesc):
         return format_view_descriptor(tile, isa)
     vr = "?" if tile.valid_row is None else str(tile.valid_row)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import attrs
 from ..asm.forms import FORMS, print_template
 from ..docs.examples import asm_examples
 from ..errors import InvocationError
@@ -31,10 +32,12 @@ def run(args) -> int:
         print(f"\nmode {mode.name}: {text(mode.title, lang)}")
         print("  operands:")
         for o in mode.operands:
-            print(f"    {o.name:<8} {o.role:<6} dtype {o.dtype:<3} {text(o.text, lang)}")
+            typed = f"dtype {o.dtype:<3}" if not o.is_attr else attrs.describe(db.isa, o)
+            print(f"    {o.name:<8} {o.role:<6} {typed} {text(o.text, lang)}")
         print("  semantics:")
         for s in mode.semantics:
-            guard = f"   (when {s.when_text})" if s.when is not None else ""
+            guard = (f"   (where {s.where_text})" if s.where is not None else "") + (
+                f"   (when {s.when_text})" if s.when is not None else "")
             print(f"    {s.text}{guard}")
         print("  assembly:")
         for form in FORMS:

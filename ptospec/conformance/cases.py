@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from .. import attrs
 from ..asm.types import format_descriptor, parse_descriptor
 from ..expr.ast import Attr, Index, Name, Node, walk
 from ..model import Database, Mode, OpSpec
@@ -90,12 +91,12 @@ def dtype_combos(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dic
 
 def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
                 combos: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Give each binding a value for every attribute operand, rotating through the enum's values so that
+    """Give each binding a value for every attribute operand, rotating through its sample values so that
     every value appears (extra bindings are added when there are more values than dtype combinations).
     A value the rules forbid with that binding is passed over for the next one."""
     if not mode.attrs or not combos:
         return combos
-    widest = max(len(db.isa.enums[a.enum].values) for a in mode.attrs)
+    widest = max(len(attrs.sample_values(db.isa, a)) for a in mode.attrs)
     out = []
     for k in range(max(len(combos), widest)):
         base = combos[k % len(combos)]
@@ -103,7 +104,7 @@ def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
         for shift in range(widest):
             binding = dict(base)
             for a in mode.attrs:
-                values = db.isa.enums[a.enum].values
+                values = attrs.sample_values(db.isa, a)
                 binding[a.name] = values[(k + shift) % len(values)]
             candidates.append(binding)
         chosen = next((b for b in candidates if feasible(db, op, mode, profile, b)), candidates[0])
@@ -164,9 +165,11 @@ def with_dtypes(db: Database, mode: Mode, tiles: Tiles, binding: dict[str, str])
     return out
 
 
-def example_target(tiles: Tiles) -> tuple[int, int]:
-    rows = [t.valid_row for t in tiles.values() if isinstance(t, TileDesc) and t.valid_row]
-    cols = [t.valid_col for t in tiles.values() if isinstance(t, TileDesc) and t.valid_col]
+def example_target(tiles: Tiles, fixed: tuple[str, ...] = ()) -> tuple[int, int]:
+    """The valid region a configuration spans: the largest of its tiles' (a fixed-shape operand aside)."""
+    shaped = [t for n, t in tiles.items() if isinstance(t, TileDesc) and n not in fixed]
+    rows = [t.valid_row for t in shaped if t.valid_row]
+    cols = [t.valid_col for t in shaped if t.valid_col]
     return (max(rows, default=1), max(cols, default=1))
 
 
@@ -178,15 +181,16 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
-def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
+def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
+            scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = ()) -> Tiles:
     rows_t, cols_t = target
-    ex_rows, ex_cols = example_target(base)
+    ex_rows, ex_cols = example_target(base, fixed)
     tiles: Tiles = {}
     for name, t in base.items():
         if isinstance(t, GlobalDesc):
             tiles[name] = views.shaped_view(isa, t, rows_t, cols_t, partial)
             continue
-        if not isinstance(t, TileDesc):
+        if not isinstance(t, TileDesc) or name in fixed:
             tiles[name] = t
             continue
         vr = 1 if t.valid_row == 1 else rows_t
@@ -196,8 +200,11 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             vc = rows_t
         if t.valid_col == 1 and t.valid_row == ex_cols != ex_rows:
             vr = cols_t
+        if name in scaled:  # a region smaller than the example's keeps its proportion (rounded up)
+            vr = -(-t.valid_row * rows_t // ex_rows) if t.valid_row != ex_rows else rows_t
+            vc = -(-t.valid_col * cols_t // ex_cols) if t.valid_col != ex_cols else cols_t
         extra = 1 if partial else 0
-        tiles[name] = t.with_(rows=roundup(vr + extra, 1 << kr), cols=roundup(vc + extra, 1 << kc),
+        tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr), cols=roundup(max(vc, 1) + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)
     return tiles
 
@@ -221,7 +228,7 @@ def reshape(
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:
@@ -299,7 +306,7 @@ def describe(tiles: Tiles, db: Database) -> dict[str, str]:
 
 def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
     """Readable id part: dtypes, then the first input's shape and valid region and layout."""
-    types = ",".join(f"{v}={d}" for v, d in binding.items())
+    types = ",".join(f"{v}={attrs.spell_value(d)}" for v, d in binding.items())
     first = next((t for o in mode.operands if o.role == "in" for t in [tiles[o.name]] if isinstance(t, TileDesc)),
                  None) or next((t for t in tiles.values() if isinstance(t, TileDesc)), None)
     shape = ""
@@ -494,7 +501,7 @@ def legal_configuration(
     for p, lay in options:
         if (tiles := at(target, p, lay)) is not None:
             return tiles
-    own = example_target(example_tiles(db, mode))
+    own = example_target(example_tiles(db, mode), mode.fixed_shape)
     rows, cols = target
     for p, lay in options:
         if at(own, p, lay) is not None:
@@ -508,14 +515,15 @@ def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int,
     """(valid-region target, partial, layout variant) triples; a further base starts at its own valid
     region, packed and partial (its view may fit no other target), then its variants follow the example's."""
     bases = base_tiles(db, mode)
-    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0]), True, 0)]
+    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0], mode.fixed_shape), True, 0)]
     for i, target in enumerate(TARGETS):
         space.append((target, i % 2 == 0, 0))
     lay = 0
     for k, base in enumerate(bases):
         for v in range(len(list(layout_variants(db, base, pad_readers(mode))))):
             if k and not v:
-                space.extend([(example_target(base), True, lay), (example_target(base), False, lay)])
+                space.extend([(example_target(base, mode.fixed_shape), True, lay),
+                              (example_target(base, mode.fixed_shape), False, lay)])
             elif lay:
                 space.append((TARGETS[(lay * 3) % len(TARGETS)], lay % 2 == 1, lay))
             lay += 1
@@ -595,8 +603,8 @@ def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles)
             if d != tiles[users[0]].dtype:
                 yield {u: {"dtype": d} for u in users}, True
     for a in mode.attrs:
-        for value in db.isa.enums[a.enum].values:
-            if value != tiles[a.name].value:
+        for value in attrs.sample_values(db.isa, a):
+            if value != tiles[a.name].value or type(value) is not type(tiles[a.name].value):
                 yield {a.name: {"value": value}}, False
     for o in mode.operands:
         t = tiles[o.name]
@@ -647,7 +655,7 @@ def _changed(tiles: Tiles, change: Change) -> Tiles:
         elif isinstance(t, ScalarDesc):
             out[name] = ScalarDesc(str(fields["dtype"]))
         else:
-            out[name] = AttrDesc(str(fields["value"]))
+            out[name] = AttrDesc(fields["value"])  # type: ignore[arg-type]
     return out
 
 
@@ -707,7 +715,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
             reshaped: dict[str, int] = {}  # rule -> reshape searches tried for it (each costs hundreds of checks)
             for base_case in picked:
                 tiles = base_case.parsed(db)
-                target = example_target(tiles)
+                target = example_target(tiles, mode.fixed_shape)
                 for change, may_reshape in _mutations(db, op, mode, profile, tiles):
                     # the base is legal, so only rules reading a changed field can fail: skip the mutation
                     # when none of those can still add a case (tile rules: judged on the changed tiles)

@@ -9,6 +9,7 @@ from functools import partial
 import numpy as np
 
 from ..asm.types import format_descriptor, parse_descriptor
+from ..attrs import spell_value
 from ..executor import execute
 from ..model import Database
 from ..tile import TileDesc
@@ -256,7 +257,7 @@ class Runner:
             if desc.dtype:
                 dtypes.setdefault(o.dtype, desc.dtype)
             elif hasattr(desc, "value"):
-                dtypes[o.name] = desc.value
+                dtypes[o.name] = spell_value(desc.value)  # an enumerator, true, 1
         records = tuple(
             Divergence(category=cat, op=op, mode=mode, profile=profile, case=self._label or "(property)",
                        dtypes=dtypes, descriptors=descriptors, inputs=_copy(data), problems=tuple(ps),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import attrs
 from ..asm.forms import FORMS, print_form
 from ..asm.types import parse_descriptor
 from ..cpp_types import global_pointer, global_type
@@ -59,6 +60,8 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
         tile = tiles[name]
         if isinstance(tile, GlobalDesc):
             lines.append(f"    using {_type_name(name)} = {global_type(db.isa, tile)};")
+        if isinstance(tile, ScalarDesc) and name in mode.cpp_template:  # a template argument names its type
+            lines.append(f"    using {_type_name(name)} = {db.isa.dtypes[tile.dtype].cpp};")
         if not isinstance(tile, TileDesc):
             continue
         spelled, _ = tile_type(db, tile)
@@ -99,7 +102,7 @@ def _template_argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
     if name not in tiles:
         return name
     if isinstance(tiles[name], AttrDesc):
-        return f"{db.isa.enums[mode.operand(name).enum].cpp}::{tiles[name].value}"
+        return attrs.cpp_value(db.isa, mode.operand(name), tiles[name].value)
     return _type_name(name)
 
 
@@ -109,7 +112,8 @@ def _argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
         return name
     tile = tiles[name]
     if isinstance(tile, AttrDesc):
-        return f"{mode.operand(name).enum}::{tile.value}"
+        o = mode.operand(name)
+        return attrs.cpp_value(db.isa, o, tile.value) if o.is_typed_attr else f"{o.enum}::{tile.value}"
     return name
 
 

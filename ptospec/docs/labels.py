@@ -34,6 +34,7 @@ LABELS: dict[str, dict[str, str]] = {
     "total": {"en": "Total", "zh": "合计"},
     "op_page": {"en": "Instruction page", "zh": "指令页面"},
     "domain": {"en": "defined for inputs x with", "zh": "输入 x 的定义域"},
+    "attr_default": {"en": "default when an assembly line omits it:", "zh": "汇编行省略时的默认值："},
     "semantics": {"en": "Semantics", "zh": "语义"},
     "semantics_intro": {
         "en": "Rendered from the statements the reference executor runs. Index variables without a range "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import attrs
 from ..asm.forms import FORMS, print_template
 from ..expr.ast import Attr, walk
 from ..expr.latex import binding_latex, statement_latex, to_latex
@@ -183,7 +184,11 @@ def _operand_text(db: Database, operand, lang: str) -> str:
     if operand.is_global:
         meaning += f" — {label('global_operand', lang)} ({code('!pto.partition_tensor_view<...>')}, " \
                    f"[{label('global_layouts', lang)}](../index.md))"
-    if operand.is_attr:
+    if operand.is_typed_attr:
+        meaning += f" — {code(attrs.describe(db.isa, operand))}"
+        if operand.dialect_default is not None:
+            meaning += f", {label('attr_default', lang)} {code(attrs.spell_value(operand.dialect_default))}"
+    elif operand.is_attr:
         enum = db.isa.enums[operand.enum]
         values = ", ".join(f"{code(v)} ({prose(text(enum.value_text[v], lang))})" for v in enum.values)
         meaning += f" — {code(enum.cpp)}: {values}"
@@ -198,15 +203,16 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
         out.append(f"## {label('mode', lang)} {code(mode.name)}: {prose(text(mode.title, lang))}\n")
     h = "###" if heading else "##"
     out.append(f"{h} {label('operands', lang)}\n")
-    rows = [[code(o.name), code(o.role), code(o.dtype or o.enum), _operand_text(db, o, lang)]
+    rows = [[code(o.name), code(o.role), code(o.dtype or o.enum or o.attr_type), _operand_text(db, o, lang)]
             for o in mode.operands]
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
-    written = "\n".join(s.text + (f"    when {s.when_text}" if s.when is not None else "") for s in mode.semantics)
-    same = next((m for m in op.modes[:op.modes.index(mode)] if [s.text for s in m.semantics] ==
-                 [s.text for s in mode.semantics] and [s.when_text for s in m.semantics] ==
-                 [s.when_text for s in mode.semantics]), None)
+    written = "\n".join(s.text + (f"    where {s.where_text}" if s.where is not None else "")
+                        + (f"    when {s.when_text}" if s.when is not None else "") for s in mode.semantics)
+    same = next((m for m in op.modes[:op.modes.index(mode)]
+                 if [(s.text, s.where_text, s.when_text) for s in m.semantics] ==
+                 [(s.text, s.where_text, s.when_text) for s in mode.semantics]), None)
     if same is not None:  # modes that differ only in operands or attributes: say so once
         out.append(label("same_semantics", lang).format(mode=code(same.name)) + "\n")
     else:

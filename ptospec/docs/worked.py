@@ -14,6 +14,7 @@ from html import escape
 
 import numpy as np
 
+from .. import attrs
 from ..conformance.cases import _shaped, example_tiles, legal, with_dtypes
 from ..conformance.data import make_inputs
 from ..errors import PtospecError
@@ -59,7 +60,7 @@ def _bindings(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dict[s
                    for v in mode.type_vars}
         choices: list[dict[str, str]] = [binding]
         for attr in mode.attrs:
-            choices = [{**c, attr.name: value} for c in choices for value in db.isa.enums[attr.enum].values]
+            choices = [{**c, attr.name: value} for c in choices for value in attrs.sample_values(db.isa, attr)]
         out += [c for c in choices if c not in out]
     return sorted(out, key=lambda b: tuple(READABLE.index(b[v]) if b[v] in READABLE else len(READABLE)
                                            for v in mode.type_vars))
@@ -73,7 +74,7 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
                  target: tuple[int, int], partial: bool):
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
-        tiles = _shaped(db.isa, base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape)
         if legal(validate(db, op.name, mode.name, profile, tiles)):
             return tiles
     return None
@@ -180,7 +181,7 @@ def render(db: Database, worked: Worked, lang: str) -> str:
     for o in mode.operands:
         desc = worked.tiles[o.name]
         if isinstance(desc, AttrDesc):
-            values.append(f"<code>{escape(o.name)} = {escape(desc.value)}</code>")
+            values.append(f"<code>{escape(o.name)} = {escape(attrs.spell_value(desc.value))}</code>")
         elif isinstance(desc, ScalarDesc):
             values.append(f"<code>{escape(o.name)} = {escape(_fmt(worked.inputs[o.name]))}</code> ({desc.dtype})")
         elif isinstance(desc, GlobalDesc):  # a view of global memory: its elements as rows of its last dimension

@@ -50,6 +50,13 @@ def ceil_div(a, b):
     return -((-a) // b)
 
 
+def inside(tile, i, j):
+    """Where (i, j) lies in the tile's valid region."""
+    rows, cols = tile.valid_shape
+    i, j = np.asarray(i), np.asarray(j)
+    return (i >= 0) & (j >= 0) & (i < rows) & (j < cols)
+
+
 def select(cond, a, b):
     return np.where(cond, a, b)
 
@@ -167,6 +174,7 @@ class Function:
     latex: str  # template with {0}, {1}, ... for the rendered arguments
     doc: str
     type_level: bool = False  # takes dtypes, only meaningful in checks
+    tile_args: tuple[int, ...] = ()  # argument positions that name a tile operand (passed as its descriptor)
 
 
 @dataclass(frozen=True)
@@ -205,6 +213,9 @@ FUNCTIONS: dict[str, Function] = {
                  "compare(a, b, mode): a EQ|NE|LT|LE|GT|GE b for a CmpMode value"),
         Function("convert", 4, convert, r"\operatorname{{cvt}}_{{{2}}}({0} \to {1})",
                  "convert(x, U, rmode, saturate): x as type U, rounded by rmode, clamped when saturate holds"),
+        Function("inside", 3, inside, r"({1}, {2}) \in \operatorname{{valid}}({0})",
+                 "inside(t, i, j): position (i, j) lies in tile operand t's valid region (the partial operations)",
+                 tile_args=(0,)),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("wide", 1,

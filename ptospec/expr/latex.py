@@ -100,6 +100,8 @@ def statement_latex(stmt: Statement) -> str:
     if stmt.domain:
         ranges = ", ".join(f"0 \\le {identifier(v)} < {to_latex(b)}" for v, b in stmt.domain)
         text += f", \\quad {ranges}"
+    if stmt.where is not None:  # element-wise filter: only these points are written
+        text += rf" \quad \text{{where }} {to_latex(stmt.where)}"
     if stmt.when is not None:
         text += rf" \quad \text{{if }} {to_latex(stmt.when)}"
     return text

@@ -46,6 +46,7 @@ class _Grid:
         self.axes = {v: k for k, v in enumerate(variables)}
         self.extents = extents
         self.ndim = len(variables)
+        self.guard: np.ndarray | None = None  # a statement's ``where``: only these points read their sources
 
     def arange(self, var: str) -> np.ndarray:
         shape = [1] * self.ndim
@@ -107,9 +108,11 @@ def _run(stmt: Statement, grid: _Grid, scope: Scope, data, dest: np.ndarray, bou
     target_desc = scope.tiles[target.base]
     is_global = isinstance(target_desc, GlobalDesc)
     with np.errstate(all="ignore"):
-        value = np.asarray(_eval(stmt.value, grid, scope, data))
-        index_arrays = [np.asarray(_eval(i, grid, scope, data)) for i in target.indices]
         keep = np.asarray(_eval(stmt.where, grid, scope, data), dtype=bool) if stmt.where is not None else None
+        grid.guard = keep  # the value is read only where the filter holds
+        value = np.asarray(_eval(stmt.value, grid, scope, data))
+        grid.guard = None
+        index_arrays = [np.asarray(_eval(i, grid, scope, data)) for i in target.indices]
     if value.dtype.kind not in "biufV" or any(a.dtype.kind not in "biu" for a in index_arrays):
         raise ExprError(f"{stmt.text!r} computes a {value.dtype} value or a non-integer index", rule="exec.type")
     if keep is not None:  # only the points where the filter holds are written
@@ -252,9 +255,16 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             rows, cols = (np.asarray(_eval(i, grid, scope, data)) for i in indices)
             rows, cols = np.broadcast_arrays(rows, cols)
             source = unpack_bits(data[base]) if view == "bit" else data[base]
-            if rows.size:
+            if grid.guard is not None and rows.size:  # points the statement's filter drops are not read
+                guard, rows, cols = _guarded(grid.guard, rows, cols)
+                rows, cols = np.where(guard, rows, 0), np.where(guard, cols, 0)
+                checked_rows, checked_cols = rows[guard], cols[guard]
+            else:
+                checked_rows, checked_cols = rows, cols
+            if checked_rows.size:
                 vr, vc = _valid_shape(scope.tiles[base], view, data[base])
-                if rows.min() < 0 or cols.min() < 0 or rows.max() >= vr or cols.max() >= vc:
+                if (checked_rows.min() < 0 or checked_cols.min() < 0 or checked_rows.max() >= vr
+                        or checked_cols.max() >= vc):
                     raise ExprError(
                         f"semantics read {base} outside its valid region {vr}x{vc}", rule="exec.read-outside-valid"
                     )
@@ -264,7 +274,9 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
         case Call(func=func, args=args):
             if func not in FUNCTIONS:
                 raise ExprError(f"unknown element function {func!r}", rule="expr.unknown-function")
-            return function_impl(func, scope.variants)(*(_eval(a, grid, scope, data) for a in args))
+            tiles = FUNCTIONS[func].tile_args
+            values = [_tile_arg(a, scope) if k in tiles else _eval(a, grid, scope, data) for k, a in enumerate(args)]
+            return function_impl(func, scope.variants)(*values)
         case Reduce(func=func, var=var, body=body):
             if func not in REDUCTIONS:
                 raise ExprError(f"unknown reduction {func!r}", rule="expr.unknown-function")
@@ -291,6 +303,19 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
                 result = result | (value == _eval(item, grid, scope, data))
             return result
     raise ExprError(f"cannot execute {node!r}", rule="exec.unsupported")
+
+
+def _guarded(guard: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The guard and the indices broadcast to one shape (the guard may lack a reduction's axis)."""
+    guard = guard.reshape(guard.shape + (1,) * (rows.ndim - guard.ndim)) if guard.ndim < rows.ndim else guard
+    return np.broadcast_arrays(guard, rows, cols)
+
+
+def _tile_arg(node: Node, scope: Scope):
+    """A function argument naming a tile operand: its descriptor."""
+    if not isinstance(node, Name) or node.id not in scope.tiles:
+        raise ExprError(f"{node!r} must name a tile operand", rule="exec.type")
+    return scope.tiles[node.id]
 
 
 _NUMPY_BINARY = {

@@ -331,7 +331,7 @@ def _group_lines(g: Group) -> list[str]:
     plan = g.plan
     lines = [f"// {g.name}: {plan.call} ({plan.op} {plan.mode})", f"namespace {g.name} {{",
              "using namespace pto;"]
-    lines += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.is_tile or o.is_global]
+    lines += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.role != "attr"]
     lines += ["void run(const int64_t* p)", "{"]
     k = 0
     dumps: list[str] = []
@@ -356,7 +356,7 @@ def _group_lines(g: Group) -> list[str]:
                 dumps.append(f"    ptorep::dump_view({o.ident}_base, p + {d}, p + {s});")
             k += 2 + 2 * GLOBAL_RANK
         elif o.role == "attr":
-            lines.append(f"    const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
+            lines.append(f"    const {o.cpp} {o.ident} = {o.cpp_value};")
         else:
             lines.append(f"    const {o.cpp} {o.ident} = ptorep::bits<{o.cpp}>(p[{k}]);")
             k += 1

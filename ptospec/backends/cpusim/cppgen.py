@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import attrs
 from ...conformance.backend import Invocation
 from ...cpp_types import dynamic_global_type
 from ...model import CPP_LITERAL, Database
@@ -49,8 +50,14 @@ class OperandPlan:
     role: str  # in | out | tmp | scalar | attr
     cpp: str  # C++ type: a Tile<...>, the scalar's element type or the attribute's enum type
     dtype: str  # ISA dtype name ("" for an attr)
-    value: str = ""  # attr: the enumerator (e.g. GT)
+    value: str = ""  # attr: the enumerator (e.g. GT) or the immediate as C++ text (true, 1)
     kind: str = "tile"  # in/out: "tile" or "global" (a GlobalTensor view of a host buffer)
+    scoped: bool = True  # attr: the value is an enumerator of ``cpp`` (written cpp::value)
+
+    @property
+    def cpp_value(self) -> str:
+        """An attribute's value as a C++ expression."""
+        return f"{self.cpp}::{self.value}" if self.scoped else self.value
 
     @property
     def is_tile(self) -> bool:
@@ -131,10 +138,11 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             ident = f"{ident}_{len(idents)}"
         idents[o.name] = ident
         if o.role == "attr":
-            enum = db.isa.enums.get(o.enum) if hasattr(db.isa, "enums") else None
-            if not isinstance(desc, AttrDesc) or enum is None or desc.value not in enum.values:
-                raise Unplannable(f"attribute {o.name} has no value of enum {o.enum!r}")
-            operands.append(OperandPlan(o.name, ident, o.role, enum.cpp, "", desc.value))
+            if not isinstance(desc, AttrDesc) or not attrs.is_legal(db.isa, o, desc.value):
+                raise Unplannable(f"attribute {o.name} has no legal value ({attrs.describe(db.isa, o)})")
+            value = str(desc.value) if not o.is_typed_attr else attrs.cpp_value(db.isa, o, desc.value)
+            operands.append(OperandPlan(o.name, ident, o.role, attrs.cpp_type(db.isa, o), "", value,
+                                        scoped=not o.is_typed_attr))
             continue
         if o.role == "scalar":
             if not isinstance(desc, ScalarDesc):
@@ -167,7 +175,7 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             o = by_name.get(a)
             if o is None:
                 return a
-            return f"{o.cpp}::{o.value}" if o.role == "attr" else f"{o.ident}_t"
+            return o.cpp_value if o.role == "attr" else f"{o.ident}_t"
 
         call = f"{call}<{', '.join(argument(a) for a in mode.cpp_template)}>"
     return VariantPlan(inv.op, inv.mode, call, args, tuple(operands))
@@ -195,7 +203,7 @@ def _variant_body(plan: VariantPlan) -> list[str]:
             lines.append(f"    {o.ident}_t {o.ident}({o.ident}_buf + ptocs_case.dim(\"{o.name}.offset\"), "
                          f"typename {o.ident}_t::Shape({shape}), typename {o.ident}_t::Stride({stride}));")
         elif o.role == "attr":
-            lines.append(f"    const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
+            lines.append(f"    const {o.cpp} {o.ident} = {o.cpp_value};")
         else:
             lines.append(f"    const {o.cpp} {o.ident} = ptocs_bench.scalar<{o.cpp}>(\"{o.name}\");")
     lines.append(call_statement(plan))
@@ -211,7 +219,7 @@ def variant_block(name: str, plan: VariantPlan) -> list[str]:
     mode_desc = ", ".join(f"{o.name}={o.dtype}" for o in plan.operands)
     out = [f"// {name}: {plan.call} ({plan.op} {plan.mode}; {mode_desc})", f"namespace {name} {{",
            "using namespace pto;"]
-    out += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.is_tile or o.is_global]
+    out += [f"using {o.ident}_t = {o.cpp};" for o in plan.operands if o.role != "attr"]
     out += ["void run(ptocs::Case& ptocs_case)", "{", "    ptocs::Bench ptocs_bench(ptocs_case);"]
     out += _variant_body(plan)
     out += ["    ptocs_bench.finish();", "}", f"}} // namespace {name}", ""]
@@ -355,8 +363,9 @@ def repro_core(plan: VariantPlan, inv: Invocation) -> str:
             lines.append(f"using {o.ident}_t = {o.cpp};")
             lines.append(f"{o.ident}_t {o.ident}({desc.valid_row}, {desc.valid_col});")
         elif o.role == "attr":
-            lines.append(f"const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
+            lines.append(f"const {o.cpp} {o.ident} = {o.cpp_value};")
         else:
+            lines.append(f"using {o.ident}_t = {o.cpp};")
             lines.append(f"{o.cpp} {o.ident};  // = {inv.inputs.get(o.name)!r}")
     lines.append(f"{plan.call}({', '.join(plan.args)});")
     return "\n".join(lines)
@@ -371,11 +380,12 @@ def repro_program(db: Database, plan: VariantPlan, inv: Invocation, compile_hint
     for o in plan.operands:
         desc = inv.tiles[o.name]
         if o.role == "attr":
-            body.append(f"    const {o.cpp} {o.ident} = {o.cpp}::{o.value};")
+            body.append(f"    const {o.cpp} {o.ident} = {o.cpp_value};")
             continue
         if isinstance(desc, ScalarDesc):
             dt = numpy_dtype(db, o.dtype)
             utype, bits = _bits_literal(np.asarray([inv.inputs[o.name]], dtype=dt))
+            body.append(f"    using {o.ident}_t = {o.cpp};")
             body.append(f"    {o.cpp} {o.ident};")
             body.append(f"    {{ const {utype} bits = {bits}; std::memcpy(&{o.ident}, &bits, sizeof bits); }}")
             continue
