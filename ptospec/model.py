@@ -57,6 +57,19 @@ class GlobalLayout:
 
 
 @dataclass(frozen=True)
+class TileStorage:
+    """Where element (r, c) of a tile lives in its storage (``tile_storage`` in specs/isa.yaml): the inner box
+    of a boxed tile over ``f``, ``s``, ``w``, and per (blayout, slayout) the element offset over ``r``, ``c``,
+    ``rows``, ``cols``, ``br``, ``bc``, ``w``."""
+
+    box_rows: Node
+    box_cols: Node
+    offsets: dict[tuple[str, str], Node]  # (blayout, slayout) -> offset expression
+    names: dict[tuple[str, str], str]  # (blayout, slayout) -> upstream name of the order (ND, Nz, ...)
+    texts: dict[tuple[str, str], str] = field(default_factory=dict)  # the offset expressions as written
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     title: Text
@@ -129,6 +142,9 @@ class Operand:
     kind: str = "tile"  # in/out operands: "tile" (on-chip) or "global" (a view of global memory)
     dialect_key: str = ""  # attr operands: the PTO assembler's key, where it differs from asm_key
     dialect_default: str = ""  # attr operands: the value the assembler assumes when the attribute is absent
+    alias_of: str = ""  # out tiles: the in tile whose storage this one is (TSUBVIEW, TRESHAPE, in-place fills)
+    alias_at: Node | None = None  # ... from this byte of it on (None: not an alias)
+    alias_at_text: str = ""
 
     @property
     def is_attr(self) -> bool:
@@ -349,6 +365,7 @@ class Isa:
     global_rules: tuple[Rule, ...] = ()
     pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
     upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
+    tile_storage: TileStorage | None = None  # element placement in tile storage
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():
