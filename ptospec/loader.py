@@ -663,12 +663,12 @@ def _domain(src: Located, path, operand: dict, isa: Isa, issues: Issues, others:
 
 
 def _alias(src: Located, path, operand: dict, operands: list[dict], let_names: set[str], isa: Isa,
-           issues: Issues) -> tuple[str, Node | None, str]:
+           issues: Issues) -> tuple[str, Node | None, str, bool]:
     """An out operand's ``alias``: the in tile whose storage it is, and the byte offset there (an expression
     over the operands' fields, scalar and attribute operands and the op's ``let`` names)."""
     alias = operand.get("alias")
     if alias is None:
-        return "", None, ""
+        return "", None, "", False
     roles = {o["name"]: (o["role"], o.get("kind", "tile")) for o in operands}
     if operand["role"] != "out" or operand.get("kind", "tile") != "tile":
         issues.add(src, (*path, "alias"), "only an out tile operand aliases another tile's storage", "op.alias")
@@ -679,7 +679,7 @@ def _alias(src: Located, path, operand: dict, operands: list[dict], let_names: s
     if node is not None:
         types = {o["dtype"] for o in operands if o.get("dtype")}
         _check_names(src, (*path, "alias", "at"), node, set(roles) | let_names | types, isa, issues)
-    return alias["of"], node, text
+    return alias["of"], node, text, bool(alias.get("in_place", False))
 
 
 def _referenced_tiles(nodes) -> list[str]:

@@ -145,6 +145,8 @@ class Operand:
     alias_of: str = ""  # out tiles: the in tile whose storage this one is (TSUBVIEW, TRESHAPE, in-place fills)
     alias_at: Node | None = None  # ... from this byte of it on (None: not an alias)
     alias_at_text: str = ""
+    alias_in_place: bool = False  # the caller gives this tile on the alias's storage (else the instruction
+    # itself re-points it there)
 
     @property
     def is_attr(self) -> bool:
