@@ -1,9 +1,9 @@
 """The NumPy reference executor: runs an op's semantics on concrete tiles.
 
-Tiles are logical ``rows x cols`` arrays (the memory layout is a backend's
-business).  Only the destination's valid region is written; everything else of
-an output keeps its initial contents.  Invocations the validator rejects are
-refused.
+Tiles are logical ``rows x cols`` arrays; where their bytes live (``tile_storage``, ptospec/storage.py)
+matters only to byte views (``t.byte[k]``) and to outputs that alias another operand's storage.  Only what
+the statements write changes (the destination's valid region unless a statement says ``writes: tile``);
+everything else of an output keeps its initial contents.  Invocations the validator rejects are refused.
 """
 
 from __future__ import annotations
