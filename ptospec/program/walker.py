@@ -447,6 +447,8 @@ class Walker:
                     if not self.checking:
                         value.np_dtype = numpy_dtype(self.db, desc.dtype)
                         value.storage = np.zeros(storage_bytes(self.db.isa, desc), np.uint8)
+                        if self.tracer is not None and not self.db.op(line.op).mode(line.mode).operand(oname).alias_of:
+                            self.tracer.alloc(op, value)  # a new tile of its own (a view is placed by its base)
                     fresh[oname] = value
                 if not isinstance(value, TileBuffer):
                     if self.checking and value is UNKNOWN:
