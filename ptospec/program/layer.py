@@ -196,7 +196,7 @@ def _subset(w: Walker, op: Operation) -> None:
         if parent.place and known(parent.place[1]):
             window.place = (parent.place[0], parent.place[1] + at)
         if not w.checking and parent.storage is not None:
-            window.storage = base.storage[offset + at:]
+            window.storage = w.view_bytes(base, offset + at, window.desc)
     elif not w.checking:
         raise ProgramError("subset: the window's offsets are not known", "program.type", op.pos)
     w.bind(op, [window])

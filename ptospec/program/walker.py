@@ -518,10 +518,20 @@ class Walker:
             if self.checking or at is None:
                 continue
             base, offset = (src.home or (src, 0))
-            dst.storage = base.storage[offset + at:]  # a view: writes through either tile reach the same bytes
+            dst.storage = self.view_bytes(base, offset + at, dst.desc)  # writes through either tile: the same bytes
             dst.home = (base, offset + at)
             if base.place:
                 dst.place = (base.place[0], base.place[1] + offset + at)
+
+    def view_bytes(self, base: TileBuffer, at: int, desc: TileDesc):
+        """The bytes a view of ``base`` from byte ``at`` on sees: in the location's buffer when ``base`` was
+        placed with addr (a window may reach past its base there, as on the chip), else in ``base``'s own
+        storage (as far as it goes)."""
+        need = storage_bytes(self.db.isa, desc)
+        if base.place and known(base.place[1]) and base.place[0] in self.onchip:
+            start = base.place[1] + at
+            return self.onchip[base.place[0]][start:start + need]
+        return base.storage[at:at + need]
 
     def alias_offset(self, spec, o, mode, operands: dict, data: dict) -> int | None:
         """The byte offset of an alias (None while it depends on a value known only at run time)."""
