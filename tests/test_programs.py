@@ -487,23 +487,51 @@ module attributes {{pto.target_arch = "a5"}} {{
     pto.tload ins(%pv0 : !pto.partition_tensor_view<16x16xf32>) outs(%a : !t)
     %r = pto.treshape %a : !t -> !r
     pto.tadds ins(%r, %one : !r, f32) outs(%r : !r)
-    %w = pto.subset %a[%c0, %c8] sizes [16, 8] : !t
-    pto.tmuls ins(%w, %two : !t, f32) outs(%w : !t)
+    // WINDOW
     pto.tstore ins(%a : !t) outs(%pv1 : !pto.partition_tensor_view<16x16xf32>)
     return
   }}
 }}
 """
+_W = _vec(c=8)
+SUBSET_KERNEL = VIEWS_KERNEL.replace(
+    "    // WINDOW",
+    f"    %w = pto.subset %a[%c0, %c8] sizes [16, 8] : !t\n"
+    f"    pto.tmuls ins(%w, %two : {_W}, f32) outs(%w : {_W})")
 
 
 def test_reshape_and_subset_alias_their_source(db, tmp_path, inputs):
     """Writes through a treshape result and through a subset window are seen in the tile they view."""
-    program = _program(VIEWS_KERNEL, tmp_path)
+    program = _program(SUBSET_KERNEL, tmp_path)
     assert not check_program(db, program).violations
     result = run_program(db, program, {"arg0": inputs["arg0"], "arg1": np.zeros((16, 16), np.float32)})
     want = inputs["arg0"] + np.float32(1)
     want[:, 8:] *= np.float32(2)
     np.testing.assert_array_equal(result.outputs["arg1"], want)
+
+
+def test_subset_valid_shape_follows_the_assembler(db, tmp_path):
+    """A window at an offset equal to its parent's valid columns gets the parent's valid columns again
+    (the assembler's inference); a window typed otherwise is a type error."""
+    parent = _vec(r=16, c=64, vr=16, vc=32)
+    text = f"""
+module {{
+  func.func @w() {{
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %z = arith.constant 0.0 : f32
+    %a = pto.alloc_tile : {parent}
+    %w = pto.subset %a[%c0, %c32] sizes [16, 32] : {parent}
+    pto.texpands ins(%z : f32) outs(%w : {_vec(r=16, c=32)})
+    return
+  }}
+}}
+"""
+    checked = check_program(db, _program(text, tmp_path))
+    assert not checked.violations, [f.one_line() for f in checked.violations]
+    bad = check_program(db, _program(text.replace(f"outs(%w : {_vec(r=16, c=32)})", f"outs(%w : {parent})"),
+                                     tmp_path, "bad.pto"))
+    assert [f.rule for f in bad.violations] == ["program.type"]
 
 
 def test_in_place_fill_needs_one_storage(db, tmp_path):

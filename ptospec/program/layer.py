@@ -166,8 +166,11 @@ def _set_validshape(w: Walker, op: Operation) -> None:
 
 
 def _subset(w: Walker, op: Operation) -> None:
-    """``pto.subset %t[%row, %col] sizes [R, C]``: a tile of the parent's type, valid R x C, whose storage starts
-    at element (row, col) of the parent's (its row and column strides): a view, as TSUBVIEW makes one."""
+    """``%w = pto.subset %t[%row, %col] sizes [R, C] : T``: an R x C tile of ``%t``'s element type and layout
+    whose element (i, j) is ``%t``'s element (row + i, col + j) (the parent's strides): reads and writes
+    through either tile see the same elements.  Its valid shape follows the assembler's inference: per
+    dimension min(size, parent valid - offset mod parent valid), dynamic when the parent's or the offset
+    is not known."""
     c = Cursor(w, op)
     parent = w.get(c.value(), c.peek(-1))
     offsets = c.bracket_list()
@@ -184,19 +187,20 @@ def _subset(w: Walker, op: Operation) -> None:
     w.program_rules(op, "subset", {"row": row, "col": col, "size_rows": size_rows, "size_cols": size_cols,
                                    "rows": d.rows, "cols": d.cols, "offsets_count": len(offsets),
                                    "sizes_count": len(sizes)})
-    window = TileBuffer(d.with_(valid_row=size_rows if known(size_rows) else None,
-                                valid_col=size_cols if known(size_cols) else None),
-                        (size_rows, size_cols), isa=w.db.isa, np_dtype=parent.np_dtype)
-    if known(row, col):
-        width = w.db.isa.dtypes[d.dtype].bits // 8
-        row_stride, col_stride = (d.cols, 1) if d.blayout == "RowMajor" else (1, d.rows)
-        at = (row * row_stride + col * col_stride) * width
-        base, offset = parent.home or (parent, 0)
-        window.home = (base, offset + at)
-        if parent.place and known(parent.place[1]):
-            window.place = (parent.place[0], parent.place[1] + at)
-        if not w.checking and parent.storage is not None:
-            window.storage = w.view_bytes(base, offset + at, window.desc)
-    elif not w.checking:
-        raise ProgramError("subset: the window's offsets are not known", "program.type", op.pos)
+    if not known(size_rows, size_cols):
+        raise ProgramError("subset: the sizes must be constants", "program.type", op.pos)
+
+    def valid(size, offset, parent_valid):
+        if not known(offset, parent_valid):
+            return UNKNOWN
+        return min(size, parent_valid - offset % parent_valid) if parent_valid > 0 else size
+
+    vr, vc = valid(size_rows, row, parent.valid[0]), valid(size_cols, col, parent.valid[1])
+    desc = d.with_(rows=size_rows, cols=size_cols, valid_row=vr if known(vr) else None,
+                   valid_col=vc if known(vc) else None)
+    window = TileBuffer(desc, (vr, vc), isa=w.db.isa, np_dtype=parent.np_dtype)
+    if not w.checking:
+        if not known(row, col):
+            raise ProgramError("subset: the window's offsets are not known", "program.type", op.pos)
+        window.window = (parent, row, col)
     w.bind(op, [window])

@@ -147,6 +147,10 @@ class Recorder:
                     inside[name] = np.ones(idx.shape, bool)
             else:
                 tile = ex.tiles[name]
+                if tile.window is not None:
+                    raise ProgramError(f"{ex.name}: operand {name} is a subset window, which has its parent's "
+                                       "row stride; the replay places only whole tiles and views of their bytes",
+                                       "cpusim.placement", ex.op.pos)
                 slot = self._view_slot(tile, ex) if tile.home else self._slots.get(id(tile))
                 if slot is None or (slot.own and slot.owner is not tile):
                     raise ProgramError(f"{ex.name}: operand {name} is a tile whose alloc_tile statement has "

@@ -101,6 +101,7 @@ class TileBuffer:
     place: tuple = field(default_factory=tuple)  # (location, byte address) when placed with addr
     isa: object = None  # the ISA (its tile_storage places the elements in ``storage``)
     home: object = None  # the tile whose storage this one is a view of, and the byte offset there
+    window: object = None  # (parent, row, col): a subset window, its elements the parent's from (row, col) on
 
     def current(self) -> TileDesc:
         r, c = self.valid
@@ -108,7 +109,10 @@ class TileBuffer:
 
     def elements(self) -> np.ndarray:
         """The tile's rows x cols elements, read out of its bytes through its layout; elements whose bytes lie
-        beyond the storage it has (a window near the end of another tile's storage) read as zero."""
+        beyond the storage it has (a view near the end of another tile's storage) read as zero."""
+        if self.window is not None:
+            parent, r, c = self.window
+            return parent.elements()[r:r + self.desc.rows, c:c + self.desc.cols].copy()
         need = storage_bytes(self.isa, self.desc)
         raw = self.storage if self.storage.size >= need else np.concatenate(
             [self.storage, np.zeros(need - self.storage.size, np.uint8)])
@@ -116,6 +120,12 @@ class TileBuffer:
 
     def store(self, array: np.ndarray) -> None:
         """Write all rows x cols elements back into the tile's bytes (as far as its storage goes)."""
+        if self.window is not None:
+            parent, r, c = self.window
+            whole = parent.elements()
+            whole[r:r + self.desc.rows, c:c + self.desc.cols] = array
+            parent.store(whole)
+            return
         raw = to_bytes(self.isa, self.desc, np.asarray(array, dtype=self.np_dtype))
         n = min(raw.size, self.storage.size)
         self.storage[:n] = raw[:n]
