@@ -1,9 +1,9 @@
 """The NumPy reference executor: runs an op's semantics on concrete tiles.
 
-Tiles are logical ``rows x cols`` arrays (the memory layout is a backend's
-business).  Only the destination's valid region is written; everything else of
-an output keeps its initial contents.  Invocations the validator rejects are
-refused.
+Tiles are logical ``rows x cols`` arrays; where their bytes live (``tile_storage``, ptospec/storage.py)
+matters only to byte views (``t.byte[k]``) and to outputs that alias another operand's storage.  Only what
+the statements write changes (the destination's valid region unless a statement says ``writes: tile``);
+everything else of an output keeps its initial contents.  Invocations the validator rejects are refused.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from . import storage
 from .errors import InvocationError, TileError
 from .expr.evaluate import evaluate
 from .expr.vectorize import execute_statement, numpy_dtype_of
-from .model import Database
+from .model import Database, Operand
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .validator import Report, make_scope, require_legal, resolve, validate
 
@@ -103,6 +104,30 @@ def scalar_value(db: Database, name: str, dtype: str, value) -> np.generic:
     return converted
 
 
+def _share_storage(db: Database, o: Operand, operands, arrays: dict[str, np.ndarray], scope,
+                   written: dict[str, np.ndarray] | None) -> None:
+    """An out tile that is another tile's storage (``alias``) from byte ``at`` on starts with those bytes, read
+    through its own type and layout; elements whose bytes lie beyond that storage keep their initial
+    contents.  The elements it takes from the shared storage count as written."""
+    at = evaluate(o.alias_at, scope)
+    if isinstance(at, np.integer | np.ndarray) and np.ndim(at) == 0 and np.asarray(at).dtype.kind in "iu":
+        at = int(at)  # computed from a scalar operand's value
+    if not isinstance(at, int) or isinstance(at, bool) or at < 0:
+        raise InvocationError(f"{o.name} aliases {o.alias_of} at byte {at!r}, not a byte of it", rule="run.alias")
+    src_desc, desc = operands[o.alias_of], operands[o.name]
+    shared = storage.to_bytes(db.isa, src_desc, arrays[o.alias_of])
+    dest = arrays[o.name]
+    raw = storage.to_bytes(db.isa, desc, dest)
+    n = max(0, min(raw.size, shared.size - at))
+    raw[:n] = shared[at:at + n]
+    dest[...] = storage.from_bytes(db.isa, desc, raw, dest.dtype)
+    if written is not None:
+        width = dest.dtype.itemsize
+        inside = (storage.element_offsets(db.isa, desc) + 1) * width <= n
+        mask = written.setdefault(o.name, np.zeros(dest.shape, dtype=bool))
+        mask |= inside
+
+
 def execute(
     db: Database,
     op_name: str,
@@ -169,6 +194,9 @@ def execute(
             if o.name not in data:
                 raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
             arrays[o.name] = coerce_array(db, o.name, desc, data[o.name], cast)
+    for o in mode.operands:
+        if o.alias_of:
+            _share_storage(db, o, operands, arrays, scope, written)
     # Semantics read the inputs as they were before any output is written.
     snapshot = {n: (a.copy() if n in outputs else a) for n, a in arrays.items()}
     for stmt in mode.semantics:

@@ -21,7 +21,7 @@ import jsonschema
 
 from . import attrs
 from .errors import ExprError, SpecError
-from .expr.ast import Attr, Call, Index, Name, Reduce, walk
+from .expr.ast import Attr, Call, Index, Name, Node, Reduce, walk
 from .expr.functions import FUNCTIONS, REDUCTIONS, VARIANTS
 from .expr.parser import parse_expr, parse_statement
 from .expr.vectorize import statement_vars
@@ -49,6 +49,7 @@ from .model import (
     Profile,
     Rule,
     Source,
+    TileStorage,
     Tolerance,
 )
 from .tile import GLOBAL_RANK, GlobalDesc
@@ -235,9 +236,11 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         node = _parse(src, ("pad_fill", pad), text, issues)
         if node is not None:
             pad_fill[pad] = node
+    tile_storage = _tile_storage(src, d, issues)
     if issues.items:
         raise DatabaseErrors(issues.items)
     return Isa(
+        tile_storage=tile_storage,
         upstream=dict(d.get("upstream", {})),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
@@ -395,7 +398,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"),
                     o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default"),
                     o.get("type", ""), tuple(o.get("values", ())),
-                    tuple(o["range"]) if "range" in o else None)
+                    tuple(o["range"]) if "range" in o else None,
+                    *_alias(src, (*mp, "operands", i), o, m["operands"], let_names, isa, issues))
             for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
@@ -463,7 +467,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if "when" in item:
                     extra.update(when=_parse(src, (*mp, "semantics", i), item["when"], issues),
                                  when_text=item["when"])
-                extra.update({k: item[k] for k in ("writes", "combine") if k in item})
+                extra.update({k: item[k] for k in ("writes", "reads", "combine") if k in item})
                 if "where" in item:
                     extra.update(where=_parse(src, (*mp, "semantics", i), item["where"], issues),
                                  where_text=item["where"])
@@ -697,6 +701,26 @@ def _domain(src: Located, path, operand: dict, isa: Isa, issues: Issues, others:
     return node
 
 
+def _alias(src: Located, path, operand: dict, operands: list[dict], let_names: set[str], isa: Isa,
+           issues: Issues) -> tuple[str, Node | None, str, bool]:
+    """An out operand's ``alias``: the in tile whose storage it is, and the byte offset there (an expression
+    over the operands' fields, scalar and attribute operands and the op's ``let`` names)."""
+    alias = operand.get("alias")
+    if alias is None:
+        return "", None, "", False
+    roles = {o["name"]: (o["role"], o.get("kind", "tile")) for o in operands}
+    if operand["role"] != "out" or operand.get("kind", "tile") != "tile":
+        issues.add(src, (*path, "alias"), "only an out tile operand aliases another tile's storage", "op.alias")
+    if roles.get(alias["of"]) != ("in", "tile"):
+        issues.add(src, (*path, "alias", "of"), f"{alias['of']!r} is not an in tile operand", "op.alias")
+    text = alias.get("at", "0")
+    node = _parse(src, (*path, "alias", "at"), text, issues)
+    if node is not None:
+        types = {o["dtype"] for o in operands if o.get("dtype")}
+        _check_names(src, (*path, "alias", "at"), node, set(roles) | let_names | types, isa, issues)
+    return alias["of"], node, text, bool(alias.get("in_place", False))
+
+
 def _referenced_tiles(nodes) -> list[str]:
     names: list[str] = []
     for node in nodes:
@@ -704,6 +728,41 @@ def _referenced_tiles(nodes) -> list[str]:
             if isinstance(n, Attr) and n.obj != "profile" and n.obj not in names:
                 names.append(n.obj)
     return names
+
+
+def _tile_storage(src, d: dict, issues: Issues) -> TileStorage | None:
+    """``tile_storage`` of isa.yaml: the box expressions read only f, s, w and the slayouts; every (blayout,
+    slayout) pair has exactly one offset expression, over r, c, rows, cols, br, bc, w."""
+    ts = d["tile_storage"]
+    enums = set(d["slayouts"]) | set(d["blayouts"])
+    box = {}
+    for key in ("box_rows", "box_cols"):
+        node = _parse(src, ("tile_storage", key), ts[key], issues)
+        if node is not None:
+            _check_names(src, ("tile_storage", key), node, {"f", "s", "w"} | enums, None, issues)
+            box[key] = node
+    offsets: dict[tuple[str, str], Node] = {}
+    names: dict[tuple[str, str], str] = {}
+    texts: dict[tuple[str, str], str] = {}
+    for k, entry in enumerate(ts["offsets"]):
+        pair = (entry["blayout"], entry["slayout"])
+        where = ("tile_storage", "offsets", k)
+        if pair[0] not in d["blayouts"] or pair[1] not in d["slayouts"]:
+            issues.add(src, where, f"unknown blayout/slayout {pair}", "isa.tile-storage")
+            continue
+        if pair in offsets:
+            issues.add(src, where, f"a second offset for {pair}", "isa.tile-storage")
+            continue
+        node = _parse(src, (*where, "offset"), entry["offset"], issues)
+        if node is not None:
+            _check_names(src, (*where, "offset"), node, {"r", "c", "rows", "cols", "br", "bc", "w"}, None, issues)
+            offsets[pair], names[pair], texts[pair] = node, entry["name"], entry["offset"]
+    missing = [(b, s) for b in d["blayouts"] for s in d["slayouts"] if (b, s) not in offsets]
+    if missing and not issues.items:
+        issues.add(src, ("tile_storage", "offsets"), f"no storage offset for {missing}", "isa.tile-storage")
+    if len(box) != 2 or missing:
+        return None
+    return TileStorage(box["box_rows"], box["box_cols"], offsets, names, texts)
 
 
 def _check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issues) -> None:
@@ -737,8 +796,16 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
             if len(n.indices) not in want:
                 issues.add(src, path, f"{shown} takes {' or '.join(map(str, want)) or 'no'} indices on a global "
                            "operand", "op.semantics")
+        elif n.view == "byte":
+            if len(n.indices) != 1:
+                issues.add(src, path, f"{n.base}.byte[...] takes one index (a byte of the tile's storage)",
+                           "op.semantics")
         elif n.view == "flat" or len(n.indices) != 2:
             issues.add(src, path, f"{n.base}[...] needs two indices (.flat is for global operands)", "op.semantics")
+    if stmt.target.view == "byte":
+        free = [i.id for i in stmt.target.indices if isinstance(i, Name)]
+        if any(v not in {d for d, _ in stmt.domain} for v in free):
+            issues.add(src, path, "a statement writing t.byte[k] must bound k with 'for k < N'", "op.semantics")
     if kinds.get(stmt.target.base) == "global":
         free = [i.id for i in stmt.target.indices if isinstance(i, Name)]
         bound = {v for v, _ in stmt.domain}

@@ -58,6 +58,19 @@ class GlobalLayout:
 
 
 @dataclass(frozen=True)
+class TileStorage:
+    """Where element (r, c) of a tile lives in its storage (``tile_storage`` in specs/isa.yaml): the inner box
+    of a boxed tile over ``f``, ``s``, ``w``, and per (blayout, slayout) the element offset over ``r``, ``c``,
+    ``rows``, ``cols``, ``br``, ``bc``, ``w``."""
+
+    box_rows: Node
+    box_cols: Node
+    offsets: dict[tuple[str, str], Node]  # (blayout, slayout) -> offset expression
+    names: dict[tuple[str, str], str]  # (blayout, slayout) -> upstream name of the order (ND, Nz, ...)
+    texts: dict[tuple[str, str], str] = field(default_factory=dict)  # the offset expressions as written
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     title: Text
@@ -133,6 +146,11 @@ class Operand:
     attr_type: str = ""  # typed attr operands: "bool" or an integer dtype ("" for an enum attribute)
     attr_values: tuple[int | bool, ...] = ()  # typed attrs: the legal values, or the sample values of a range
     attr_range: tuple[int, int] | None = None  # typed integer attrs: the legal values are min..max inclusive
+    alias_of: str = ""  # out tiles: the in tile whose storage this one is (TSUBVIEW, TRESHAPE, in-place fills)
+    alias_at: Node | None = None  # ... from this byte of it on (None: not an alias)
+    alias_at_text: str = ""
+    alias_in_place: bool = False  # the caller gives this tile on the alias's storage (else the instruction
+    # itself re-points it there)
 
     @property
     def is_typed_attr(self) -> bool:
@@ -360,6 +378,7 @@ class Isa:
     global_rules: tuple[Rule, ...] = ()
     pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
     upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
+    tile_storage: TileStorage | None = None  # element placement in tile storage
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cpusim_env import cpusim_unavailable
-from test_programs import BLOCKS, DYNAMIC, LOOP_KERNEL, SHARED, WHILE, _vec
+from test_programs import BLOCKS, DYNAMIC, LOOP_KERNEL, SHARED, VIEWS_KERNEL, WHILE, _vec
 
 from ptospec.cli import main
 from ptospec.errors import PtospecError
@@ -246,6 +246,7 @@ KERNELS = {
     "dynamic": (DYNAMIC, lambda a: {"arg0": a["arg0"], "arg1": np.full((16, 16), 7, np.float32), "vr": 5}, 1),
     "blocks": (BLOCKS, lambda a: {"arg0": np.zeros((64, 16), np.float32)}, 4),
     "while": (WHILE, lambda a: {"arg0": a["arg0"]}, 1),
+    "views": (VIEWS_KERNEL, lambda a: {"arg0": a["arg0"], "arg1": a["arg2"]}, 1),  # treshape and subset alias
 }
 
 

@@ -311,9 +311,15 @@ def _kernel_for(db, op, mode, preset=()):
     tiles = {n: parse_descriptor(d, db.isa) for n, d in ex.tiles.items()}
     args, body, loads, stores, scalars = [], [], [], [], []
     consts = {0, 1, 2}
+    # an in-place instruction's destination is its source's storage: both tiles at one address
+    shared = {n for o in mode.operands if o.alias_in_place for n in (o.name, o.alias_of)}
+    if shared:
+        body.append("    %base = arith.constant 0 : i64")
     for o in mode.operands:
         desc = tiles[o.name]
         if isinstance(desc, ScalarDesc):
+            if db.isa.dtypes[desc.dtype].kind == "unsigned":
+                return None  # arith has signless integers only: an unsigned scalar argument is not in the dialect
             args.append(f"%{o.name}: {desc.dtype}")
             scalars.append(o.name)
             continue
@@ -334,7 +340,7 @@ def _kernel_for(db, op, mode, preset=()):
                     f"strides = [%c{desc.cols}, %c1] : !pto.tensor_view<?x?x{desc.dtype}>")
         body.append(f"    %pv_{o.name} = pto.partition_view %tv_{o.name}, offsets = [%c0, %c0], sizes = [%c{vr}, "
                     f"%c{vc}] : !pto.tensor_view<?x?x{desc.dtype}> -> !pto.partition_tensor_view<{vr}x{vc}x{desc.dtype}>")
-        body.append(f"    %{o.name} = pto.alloc_tile : {ty}")
+        body.append(f"    %{o.name} = pto.alloc_tile {'addr = %base ' if o.name in shared else ''}: {ty}")
         view = f"!pto.partition_tensor_view<{vr}x{vc}x{desc.dtype}>"
         if o.role == "in" or o.name in preset:  # an output the instruction also reads starts from its data
             loads.append(f"      pto.tload ins(%pv_{o.name} : {view}) outs(%{o.name} : {ty})")
@@ -463,3 +469,84 @@ def test_row_reduction_without_tmp_gets_a_scratch_tile(db, tmp_path, inputs):
     assert not checked.violations and checked.stats.legal == 3
     result = run_program(db, program, {"arg0": inputs["arg0"], "arg1": np.zeros((16, 1), np.float32)})
     np.testing.assert_array_equal(result.outputs["arg1"][:, 0], inputs["arg0"].max(axis=1))
+
+
+VIEWS_KERNEL = f"""
+!t = {_vec()}
+!r = {_vec(r=8, c=32)}
+module attributes {{pto.target_arch = "a5"}} {{
+  func.func @views(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %one = arith.constant 1.0 : f32
+    %two = arith.constant 2.0 : f32
+{_views(2, 16, 16)}
+    %a = pto.alloc_tile : !t
+    pto.tload ins(%pv0 : !pto.partition_tensor_view<16x16xf32>) outs(%a : !t)
+    %r = pto.treshape %a : !t -> !r
+    pto.tadds ins(%r, %one : !r, f32) outs(%r : !r)
+    // WINDOW
+    pto.tstore ins(%a : !t) outs(%pv1 : !pto.partition_tensor_view<16x16xf32>)
+    return
+  }}
+}}
+"""
+_W = _vec(c=8)
+SUBSET_KERNEL = VIEWS_KERNEL.replace(
+    "    // WINDOW",
+    f"    %w = pto.subset %a[%c0, %c8] sizes [16, 8] : !t\n"
+    f"    pto.tmuls ins(%w, %two : {_W}, f32) outs(%w : {_W})")
+
+
+def test_reshape_and_subset_alias_their_source(db, tmp_path, inputs):
+    """Writes through a treshape result and through a subset window are seen in the tile they view."""
+    program = _program(SUBSET_KERNEL, tmp_path)
+    assert not check_program(db, program).violations
+    result = run_program(db, program, {"arg0": inputs["arg0"], "arg1": np.zeros((16, 16), np.float32)})
+    want = inputs["arg0"] + np.float32(1)
+    want[:, 8:] *= np.float32(2)
+    np.testing.assert_array_equal(result.outputs["arg1"], want)
+
+
+def test_subset_valid_shape_follows_the_assembler(db, tmp_path):
+    """A window at an offset equal to its parent's valid columns gets the parent's valid columns again
+    (the assembler's inference); a window typed otherwise is a type error."""
+    parent = _vec(r=16, c=64, vr=16, vc=32)
+    text = f"""
+module {{
+  func.func @w() {{
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %z = arith.constant 0.0 : f32
+    %a = pto.alloc_tile : {parent}
+    %w = pto.subset %a[%c0, %c32] sizes [16, 32] : {parent}
+    pto.texpands ins(%z : f32) outs(%w : {_vec(r=16, c=32)})
+    return
+  }}
+}}
+"""
+    checked = check_program(db, _program(text, tmp_path))
+    assert not checked.violations, [f.one_line() for f in checked.violations]
+    bad = check_program(db, _program(text.replace(f"outs(%w : {_vec(r=16, c=32)})", f"outs(%w : {parent})"),
+                                     tmp_path, "bad.pto"))
+    assert [f.rule for f in bad.violations] == ["program.type"]
+
+
+def test_in_place_fill_needs_one_storage(db, tmp_path):
+    tile = _vec(vr=4, vc=5).replace("pad=0", "pad=1")
+    one = f"""
+module {{
+  func.func @fill() {{
+    %a = pto.alloc_tile : {tile}
+    %b = pto.alloc_tile : {tile}
+    pto.tfillpad_inplace ins(%a : {tile}) outs(%X : {tile})
+    return
+  }}
+}}
+"""
+    same = check_program(db, _program(one.replace("%X", "%a"), tmp_path, "same.pto"))
+    assert not same.violations
+    other = check_program(db, _program(one.replace("%X", "%b"), tmp_path, "other.pto"))
+    assert [f.rule for f in other.violations] == ["program.alias"]

@@ -35,6 +35,11 @@ LABELS: dict[str, dict[str, str]] = {
     "op_page": {"en": "Instruction page", "zh": "指令页面"},
     "domain": {"en": "defined for inputs x with", "zh": "输入 x 的定义域"},
     "attr_default": {"en": "default when an assembly line omits it:", "zh": "汇编行省略时的默认值："},
+    "alias_view": {"en": "the instruction makes this tile a view of the storage of",
+                   "zh": "指令使该 Tile 成为以下 Tile 存储的视图："},
+    "alias_in_place": {"en": "in place: the caller gives this tile on the storage of",
+                       "zh": "原地：调用者须把该 Tile 放在以下 Tile 的存储上："},
+    "alias_at": {"en": "from byte", "zh": "起始字节"},
     "semantics": {"en": "Semantics", "zh": "语义"},
     "semantics_intro": {
         "en": "Rendered from the statements the reference executor runs. Index variables without a range "

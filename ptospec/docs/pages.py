@@ -194,7 +194,22 @@ def _operand_text(db: Database, operand, lang: str) -> str:
         meaning += f" — {code(enum.cpp)}: {values}"
     if operand.domain is not None:
         meaning += f" — {label('domain', lang)} {_math(to_latex(operand.domain))}"
+    if operand.alias_of:
+        what = "alias_in_place" if operand.alias_in_place else "alias_view"
+        meaning += f" — {label(what, lang)} {code(operand.alias_of)}, {label('alias_at', lang)} " \
+                   f"{_math(to_latex(operand.alias_at))}"
     return meaning
+
+
+def _as_written(stmt) -> str:
+    """A statement as the spec writes it, with its keys (where, when, writes: tile, reads: tile)."""
+    parts = [stmt.text]
+    if stmt.where is not None:
+        parts.append(f"where {stmt.where_text}")
+    if stmt.when is not None:
+        parts.append(f"when {stmt.when_text}")
+    parts += [f"{key}: tile" for key in ("writes", "reads") if getattr(stmt, key) == "tile"]
+    return "    ".join(parts)
 
 
 def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str) -> list[str]:
@@ -208,11 +223,9 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
-    written = "\n".join(s.text + (f"    where {s.where_text}" if s.where is not None else "")
-                        + (f"    when {s.when_text}" if s.when is not None else "") for s in mode.semantics)
+    written = "\n".join(_as_written(s) for s in mode.semantics)
     same = next((m for m in op.modes[:op.modes.index(mode)]
-                 if [(s.text, s.where_text, s.when_text) for s in m.semantics] ==
-                 [(s.text, s.where_text, s.when_text) for s in mode.semantics]), None)
+                 if [_as_written(s) for s in m.semantics] == [_as_written(s) for s in mode.semantics]), None)
     if same is not None:  # modes that differ only in operands or attributes: say so once
         out.append(label("same_semantics", lang).format(mode=code(same.name)) + "\n")
     else:

@@ -36,7 +36,8 @@ KEYWORDS = {"and", "or", "not", "in", "for"}
 # (bit c of a row is bit c % w of element c // w, w = the element width).
 # ``g.flat[k]``: element k of a global view's buffer counted from the view's first element, ignoring
 # the view's strides (the instructions that index a table directly).
-VIEWS = {"bit", "flat"}
+# ``tile.byte[k]``: byte k of the tile's storage, its elements placed by ``tile_storage`` of specs/isa.yaml.
+VIEWS = {"bit", "flat", "byte"}
 
 
 @dataclass(frozen=True)

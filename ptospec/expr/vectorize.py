@@ -16,6 +16,7 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 
+from .. import storage
 from ..errors import ExprError
 from ..tile import GlobalDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, walk
@@ -42,11 +43,13 @@ def statement_vars(stmt: Statement) -> list[str]:
 
 
 class _Grid:
-    def __init__(self, variables: list[str], extents: dict[str, int]):
+    def __init__(self, variables: list[str], extents: dict[str, int], reads_tile: bool = False):
         self.axes = {v: k for k, v in enumerate(variables)}
         self.extents = extents
         self.ndim = len(variables)
         self.guard: np.ndarray | None = None  # a statement's ``where``: only these points read their sources
+        self.reads_tile = reads_tile  # the statement may read its sources outside their valid regions
+        self.bytes: dict[str, np.ndarray] = {}  # tile -> its storage bytes, once read through .byte
 
     def arange(self, var: str) -> np.ndarray:
         shape = [1] * self.ndim
@@ -73,7 +76,7 @@ def execute_statement(
     target_desc = scope.tiles[target.base]
     dest = out[target.base]
     is_global = isinstance(target_desc, GlobalDesc)
-    if is_global:
+    if is_global or target.view == "byte":
         bounds = ()
     elif stmt.writes == "tile":
         bounds = _physical_shape(target_desc, target.view, dest)
@@ -89,7 +92,7 @@ def execute_statement(
     for node in walk(stmt.value):
         if isinstance(node, Reduce):
             extents[node.var] = _extent(node.bound, scope, node.var)
-    grid = _Grid(variables, extents)
+    grid = _Grid(variables, extents, stmt.reads == "tile")
     cells = 1
     for var in variables:
         cells *= extents.get(var, 1)
@@ -120,6 +123,9 @@ def _run(stmt: Statement, grid: _Grid, scope: Scope, data, dest: np.ndarray, bou
         index_arrays, value = [a[keep] for a in index_arrays], value[keep]
     *index_arrays, value = np.broadcast_arrays(*index_arrays, value)
     if index_arrays[0].size == 0:
+        return
+    if target.view == "byte":
+        _write_bytes(stmt, scope, dest, index_arrays[0], value, written)
         return
     if is_global:
         where: tuple[np.ndarray, ...] = (
@@ -157,6 +163,39 @@ def _run(stmt: Statement, grid: _Grid, scope: Scope, data, dest: np.ndarray, bou
                 _COMBINE[stmt.combine].at(dest, tuple(w.ravel() for w in where), values.ravel())
         else:
             dest[where] = values
+
+
+def _byte_positions(scope: Scope, name: str, k: np.ndarray, whole: bool, what: str) -> np.ndarray:
+    """Byte indices ``k`` of tile ``name``'s storage, checked: inside the storage, and inside the bytes of its
+    valid elements unless ``whole``."""
+    desc = scope.tiles[name]
+    k = np.asarray(k, dtype=np.int64)
+    size = storage.storage_bytes(scope.isa, desc)
+    if k.size and (k.min() < 0 or k.max() >= size):
+        bad = int(k.min() if k.min() < 0 else k.max())
+        raise ExprError(f"semantics {what} byte {bad} of {name}, outside its {size} bytes of storage",
+                        rule="exec.outside-storage")
+    if not whole and k.size and not storage.valid_bytes(scope.isa, desc)[k].all():
+        rule = "exec.write-outside-valid" if what == "write" else "exec.read-outside-valid"
+        raise ExprError(f"semantics {what} bytes of {name} outside its valid region", rule=rule)
+    return k
+
+
+def _write_bytes(stmt: Statement, scope: Scope, dest: np.ndarray, k: np.ndarray, value: np.ndarray,
+                 written: dict[str, np.ndarray] | None) -> None:
+    """``t.byte[k] = value``: bytes of the target's storage, then its elements read back through the layout."""
+    name = stmt.target.base
+    desc = scope.tiles[name]
+    k = _byte_positions(scope, name, k, stmt.writes == "tile", "write")
+    raw = storage.to_bytes(scope.isa, desc, dest)
+    raw[k] = np.asarray(value).astype(np.uint8)  # the values are bytes (a byte read, or a number below 256)
+    dest[...] = storage.from_bytes(scope.isa, desc, raw, dest.dtype)
+    if written is not None:
+        touched = np.zeros(raw.size, dtype=bool)
+        touched[k] = True
+        per_element = touched.reshape(-1, dest.dtype.itemsize).any(axis=1)
+        mask = written.setdefault(name, np.zeros(dest.shape, dtype=bool))
+        mask |= per_element[storage.element_offsets(scope.isa, desc)]
 
 
 def _physical_shape(tile, view: str, array: np.ndarray) -> tuple[int, int]:
@@ -200,6 +239,15 @@ def _tile_map(scope: Scope, desc: GlobalDesc, name: str, indices: list[np.ndarra
             for e in layout.tile_map]
 
 
+def evaluate_array(node: Node, scope: Scope):
+    """``node`` evaluated element-wise over the arrays among ``scope.values`` (no tiles, no index grid)."""
+    try:
+        with np.errstate(all="ignore"):
+            return _eval(node, _Grid([], {}), scope, {})
+    except _FAILURES as exc:
+        raise ExprError(f"cannot evaluate {node!r}: {exc}", rule="exec.type") from None
+
+
 def _in_buffer(flat: np.ndarray, name: str, buffer: np.ndarray) -> np.ndarray:
     if flat.size and (flat.min() < 0 or flat.max() >= buffer.shape[0]):
         bad = int(flat.max() if flat.max() >= buffer.shape[0] else flat.min())
@@ -229,6 +277,8 @@ def pack_bits(bits: np.ndarray, like: np.ndarray) -> np.ndarray:
 
 def _extent(bound: Node, scope: Scope, var: str) -> int:
     value = evaluate(bound, scope)
+    if isinstance(value, np.integer | np.ndarray) and np.ndim(value) == 0 and np.asarray(value).dtype.kind in "iu":
+        value = int(value)  # a bound computed from a scalar operand's value
     if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > MAX_GRID:
         raise ExprError(f"range of {var!r} must be an integer from 0 to {MAX_GRID}, got {value!r}",
                         rule="exec.range")
@@ -252,6 +302,11 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             if isinstance(desc, GlobalDesc):
                 parts = np.broadcast_arrays(*(np.asarray(_eval(i, grid, scope, data)) for i in indices))
                 return data[base][global_offsets(scope, desc, base, view, list(parts), data[base], "read")]
+            if view == "byte":
+                k = _byte_positions(scope, base, _eval(indices[0], grid, scope, data), grid.reads_tile, "read")
+                if base not in grid.bytes:
+                    grid.bytes[base] = storage.to_bytes(scope.isa, desc, data[base])
+                return grid.bytes[base][k]
             rows, cols = (np.asarray(_eval(i, grid, scope, data)) for i in indices)
             rows, cols = np.broadcast_arrays(rows, cols)
             source = unpack_bits(data[base]) if view == "bit" else data[base]
@@ -262,7 +317,7 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             else:
                 checked_rows, checked_cols = rows, cols
             if checked_rows.size:
-                vr, vc = _valid_shape(scope.tiles[base], view, data[base])
+                vr, vc = (_physical_shape if grid.reads_tile else _valid_shape)(scope.tiles[base], view, data[base])
                 if (checked_rows.min() < 0 or checked_cols.min() < 0 or checked_rows.max() >= vr
                         or checked_cols.max() >= vc):
                     raise ExprError(

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..asm.views import global_layout
 from ..executor import numpy_dtype
+from ..storage import storage_bytes
 from ..tile import DEFAULT_GLOBAL_LAYOUT
 from .errors import ProgramError
 from .syntax import Operation
@@ -131,9 +132,12 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
         "rows": desc.rows, "cols": desc.cols,
         "dynamic_row": int(desc.valid_row is None), "dynamic_col": int(desc.valid_col is None),
         "given_row": int("valid_row" in given), "given_col": int("valid_col" in given)})
-    tile = TileBuffer(desc, (UNKNOWN if vr is None else vr, UNKNOWN if vc is None else vc))
+    tile = TileBuffer(desc, (UNKNOWN if vr is None else vr, UNKNOWN if vc is None else vc), isa=w.db.isa)
+    if addr is not None:
+        tile.place = (loc, addr)
     if not w.checking:
         tile.np_dtype = numpy_dtype(w.db, desc.dtype)
+        nbytes = max(nbytes, storage_bytes(w.db.isa, desc)) if itemsize else nbytes  # a partial box leaves gaps
         if addr is None:
             tile.storage = np.zeros(nbytes, np.uint8)
         else:
@@ -141,7 +145,6 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
             if buf is None:
                 buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
             tile.storage = buf[addr:addr + nbytes]
-            tile.place = (loc, addr)
         if w.tracer is not None:
             w.tracer.alloc(op, tile)
     w.bind(op, [tile])
@@ -160,3 +163,44 @@ def _set_validshape(w: Walker, op: Operation) -> None:
     w.program_rules(op, "set_validshape", {"valid_row": r, "valid_col": col, "rows": d.rows, "cols": d.cols,
                                            "dynamic": int(d.valid_row is None or d.valid_col is None)})
     tile.valid = (r if d.valid_row is None else d.valid_row, col if d.valid_col is None else d.valid_col)
+
+
+def _subset(w: Walker, op: Operation) -> None:
+    """``%w = pto.subset %t[%row, %col] sizes [R, C] : T``: an R x C tile of ``%t``'s element type and layout
+    whose element (i, j) is ``%t``'s element (row + i, col + j) (the parent's strides): reads and writes
+    through either tile see the same elements.  Its valid shape follows the assembler's inference: per
+    dimension min(size, parent valid - offset mod parent valid), dynamic when the parent's or the offset
+    is not known."""
+    c = Cursor(w, op)
+    parent = w.get(c.value(), c.peek(-1))
+    offsets = c.bracket_list()
+    c.expect("sizes")
+    sizes = c.bracket_list()
+    c.skip_attr_dict()
+    c.expect(":")
+    c.type()
+    if not isinstance(parent, TileBuffer):
+        raise ProgramError("subset needs a tile buffer", "program.type", op.pos)
+    d = parent.desc
+    row, col = [*offsets, UNKNOWN, UNKNOWN][:2]
+    size_rows, size_cols = [*sizes, UNKNOWN, UNKNOWN][:2]
+    w.program_rules(op, "subset", {"row": row, "col": col, "size_rows": size_rows, "size_cols": size_cols,
+                                   "rows": d.rows, "cols": d.cols, "offsets_count": len(offsets),
+                                   "sizes_count": len(sizes)})
+    if not known(size_rows, size_cols):
+        raise ProgramError("subset: the sizes must be constants", "program.type", op.pos)
+
+    def valid(size, offset, parent_valid):
+        if not known(offset, parent_valid):
+            return UNKNOWN
+        return min(size, parent_valid - offset % parent_valid) if parent_valid > 0 else size
+
+    vr, vc = valid(size_rows, row, parent.valid[0]), valid(size_cols, col, parent.valid[1])
+    desc = d.with_(rows=size_rows, cols=size_cols, valid_row=vr if known(vr) else None,
+                   valid_col=vc if known(vc) else None)
+    window = TileBuffer(desc, (vr, vc), isa=w.db.isa, np_dtype=parent.np_dtype)
+    if not w.checking:
+        if not known(row, col):
+            raise ProgramError("subset: the window's offsets are not known", "program.type", op.pos)
+        window.window = (parent, row, col)
+    w.bind(op, [window])

@@ -32,6 +32,8 @@ class Slot:
     own: bool
     pos: SourcePos | None
     owner: TileBuffer | None = None  # own storage: the tile the statement allocated last
+    parent: Slot | None = None  # a view (treshape, subset, tsubview): the slot whose bytes it starts in
+    offset: int = 0  # ... at this byte
 
 
 @dataclass
@@ -92,6 +94,7 @@ class Recorder:
         self._slots: dict[int, Slot] = {}  # id(TileBuffer) -> slot
         self._own: dict[int, Slot] = {}  # id(alloc statement) -> its own-storage slot
         self._placed: dict[tuple[str, int, int], Slot] = {}
+        self._views: dict[tuple, Slot] = {}  # (parent slot, byte offset, type) -> the view's slot
         self._buffers: dict[int, int] = {}
         self._bytes = 0
 
@@ -144,7 +147,11 @@ class Recorder:
                     inside[name] = np.ones(idx.shape, bool)
             else:
                 tile = ex.tiles[name]
-                slot = self._slots.get(id(tile))
+                if tile.window is not None:
+                    raise ProgramError(f"{ex.name}: operand {name} is a subset window, which has its parent's "
+                                       "row stride; the replay places only whole tiles and views of their bytes",
+                                       "cpusim.placement", ex.op.pos)
+                slot = self._view_slot(tile, ex) if tile.home else self._slots.get(id(tile))
                 if slot is None or (slot.own and slot.owner is not tile):
                     raise ProgramError(f"{ex.name}: operand {name} is a tile whose alloc_tile statement has "
                                        "allocated another one since; the simulator replay gives each statement "
@@ -166,12 +173,28 @@ class Recorder:
                                      outputs, inside))
 
 
+    def _view_slot(self, tile: TileBuffer, ex: Executed) -> Slot:
+        """The place of a tile that is a view of another tile's bytes: its base's slot, from the view's byte."""
+        base, offset = tile.home
+        parent = self._slots.get(id(base))
+        if parent is None:
+            raise ProgramError(f"{ex.name}: a view of a tile the replay has not placed", "cpusim.placement",
+                               ex.op.pos)
+        key = (id(parent), offset, tile.desc)
+        slot = self._views.get(key)
+        if slot is None:
+            slot = self._views[key] = Slot(tile.desc, int(tile.storage.size), None, False, ex.op.pos,
+                                           parent=parent, offset=offset)
+            self.trace.slots.append(slot)
+        return slot
+
+
 def place(trace: Trace, regions: dict[str, str], align: int) -> None:
     """Give every own-storage slot an address: per simulator memory region, packed above the highest byte
     any addr-placed tile of that region uses (so they share bytes with nothing)."""
     top: dict[str, int] = {}
     for s in trace.slots:
-        if not s.own:
+        if not s.own and s.parent is None:
             region = regions[s.desc.loc]
             top[region] = max(top.get(region, 0), s.addr + s.nbytes)
     for s in trace.slots:
@@ -180,4 +203,7 @@ def place(trace: Trace, regions: dict[str, str], align: int) -> None:
             at = -(-top.get(region, 0) // align) * align
             s.addr = at
             top[region] = at + s.nbytes
+    for s in trace.slots:  # views last: their bases are placed (a view of a view has a placed base too)
+        if s.parent is not None:
+            s.addr = s.parent.addr + s.offset
 

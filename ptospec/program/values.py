@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..storage import from_bytes, storage_bytes, to_bytes
 from ..tile import GlobalDesc, TileDesc
 
 
@@ -95,18 +96,36 @@ class TileBuffer:
 
     desc: TileDesc  # the static type; valid_row/valid_col None where the type says ?
     valid: tuple  # the current valid shape (ints or UNKNOWN)
-    storage: np.ndarray | None = None  # uint8 bytes of rows x cols elements in the tile's storage order
+    storage: np.ndarray | None = None  # uint8 bytes of the tile's storage, elements placed by tile_storage
     np_dtype: np.dtype | None = None
     place: tuple = field(default_factory=tuple)  # (location, byte address) when placed with addr
+    isa: object = None  # the ISA (its tile_storage places the elements in ``storage``)
+    home: object = None  # the tile whose storage this one is a view of, and the byte offset there
+    window: object = None  # (parent, row, col): a subset window, its elements the parent's from (row, col) on
 
     def current(self) -> TileDesc:
         r, c = self.valid
         return self.desc.with_(valid_row=r if known(r) else None, valid_col=c if known(c) else None)
 
     def elements(self) -> np.ndarray:
-        """The tile's rows x cols elements as an array view of its bytes (column-major tiles transposed)."""
-        flat = self.storage.view(self.np_dtype)
-        d = self.desc
-        if d.blayout == "ColMajor":
-            return flat.reshape(d.cols, d.rows).T
-        return flat.reshape(d.rows, d.cols)
+        """The tile's rows x cols elements, read out of its bytes through its layout; elements whose bytes lie
+        beyond the storage it has (a view near the end of another tile's storage) read as zero."""
+        if self.window is not None:
+            parent, r, c = self.window
+            return parent.elements()[r:r + self.desc.rows, c:c + self.desc.cols].copy()
+        need = storage_bytes(self.isa, self.desc)
+        raw = self.storage if self.storage.size >= need else np.concatenate(
+            [self.storage, np.zeros(need - self.storage.size, np.uint8)])
+        return from_bytes(self.isa, self.desc, raw, self.np_dtype)
+
+    def store(self, array: np.ndarray) -> None:
+        """Write all rows x cols elements back into the tile's bytes (as far as its storage goes)."""
+        if self.window is not None:
+            parent, r, c = self.window
+            whole = parent.elements()
+            whole[r:r + self.desc.rows, c:c + self.desc.cols] = array
+            parent.store(whole)
+            return
+        raw = to_bytes(self.isa, self.desc, np.asarray(array, dtype=self.np_dtype))
+        n = min(raw.size, self.storage.size)
+        self.storage[:n] = raw[:n]

@@ -17,16 +17,42 @@ import numpy as np
 from ..asm.forms import ParsedLine, parse_line
 from ..asm.types import parse_type
 from ..errors import PtospecError
-from ..executor import execute
+from ..executor import execute, numpy_dtype
+from ..expr.evaluate import evaluate
 from ..model import Database
+from ..storage import storage_bytes
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from ..validator import validate
+from ..validator import make_scope, validate
 from . import arith
 from .errors import ProgramError, SourcePos
 from .lexer import Token
 from .spec import ProgramSpec, broken_rules, program_spec
 from .syntax import Block, Operation, Program
-from .values import UNKNOWN, GlobalBuffer, PartitionView, TileBuffer
+from .values import UNKNOWN, GlobalBuffer, PartitionView, TileBuffer, known
+
+_RESULT = object()  # marks an operand that is a result of the line being walked
+
+
+def _result_operands(line: ParsedLine, op: Operation) -> list[str]:
+    """The operands the line's results name, in the order of the results."""
+    by_value = {v: k for k, v in line.values.items()}
+    return [by_value.get(r, "") for r in op.results]
+
+
+def _shares(dst: TileBuffer, src: TileBuffer, at: int | None) -> bool | None:
+    """Whether ``dst`` is ``src``'s storage from byte ``at`` on (None: not known before running)."""
+    if dst is src:
+        return at in (0, None)
+    a = dst.home or (dst, 0)
+    b = src.home or (src, 0)
+    if a[0] is b[0] and at is not None:
+        return a[1] == b[1] + at
+    if dst.place and src.place:
+        if not known(dst.place[1], src.place[1]) or at is None:
+            return None
+        return dst.place[0] == src.place[0] and dst.place[1] == src.place[1] + at
+    return False
+
 
 MAX_STEPS = 50_000_000  # statements one run may execute (a loop that never ends is an error, not a hang)
 MAX_CALL_DEPTH = 64
@@ -351,7 +377,7 @@ class Walker:
 
     # -- database instructions ----------------------------------------------------------------------
     def line_text(self, op: Operation) -> str:
-        parts, prev = [op.name], None
+        parts, prev = [f"{', '.join(op.results)} = {op.name}" if op.results else op.name], None
         for t in op.tail:
             gap = " " if prev is None or t.start > prev.end else ""
             text = self.resolve_type(t.text) if t.kind in ("type", "ident") else t.text
@@ -384,11 +410,12 @@ class Walker:
         data: dict[str, object] = {}
         tiles: dict[str, TileBuffer] = {}
         buffers: dict[str, GlobalBuffer] = {}
+        fresh: dict[str, TileBuffer] = {}  # operands that are results of this line
         for oname, desc in line.operands.items():
             if isinstance(desc, AttrDesc):
                 operands[oname] = desc
                 continue
-            value = self.get(line.values[oname])
+            value = _RESULT if line.values[oname] in op.results else self.get(line.values[oname])
             if isinstance(desc, ScalarDesc):
                 operands[oname] = desc
                 if not isinstance(value, int | float):
@@ -414,6 +441,15 @@ class Walker:
                 if not self.checking:
                     data[oname] = value.tensor.ptr.buffer.array
             else:
+                if value is _RESULT:  # a result of this line (the SSA forms): a new tile of the line's type
+                    value = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
+                                              UNKNOWN if desc.valid_col is None else desc.valid_col), isa=self.db.isa)
+                    if not self.checking:
+                        value.np_dtype = numpy_dtype(self.db, desc.dtype)
+                        value.storage = np.zeros(storage_bytes(self.db.isa, desc), np.uint8)
+                        if self.tracer is not None and not self.db.op(line.op).mode(line.mode).operand(oname).alias_of:
+                            self.tracer.alloc(op, value)  # a new tile of its own (a view is placed by its base)
+                    fresh[oname] = value
                 if not isinstance(value, TileBuffer):
                     if self.checking and value is UNKNOWN:
                         operands[oname] = desc
@@ -426,7 +462,7 @@ class Walker:
                                        "program.type", op.pos)
                 operands[oname] = value.current()
                 tiles[oname] = value
-                if not self.checking:
+                if not self.checking and oname not in fresh:
                     data[oname] = value.elements()
         report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied)
         for v in report.violations:
@@ -434,6 +470,10 @@ class Walker:
         if report.deferred:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name} {line.mode}: checked at run time: "
                                          f"{', '.join(report.deferred)}", "deferred"))
+        if not report.violations:
+            self.aliases(op, name, line, operands, data, tiles)
+        if op.results:
+            self.bind(op, [fresh.get(o, UNKNOWN) for o in _result_operands(line, op)])
         if report.violations:
             return
         self.stats.legal += 1
@@ -448,12 +488,62 @@ class Walker:
             raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
         for oname, arr in outputs.items():
             if oname in tiles:
-                np.copyto(tiles[oname].elements(), arr)
+                tiles[oname].store(arr)
             elif oname in buffers:
                 np.copyto(buffers[oname].array, arr)
         if self.tracer is not None:
             self.tracer.instruction(Executed(op, line.op, line.mode, self.profile, operands, data, tiles, buffers,
                                              tuple(outputs), written or {}))
+
+    def aliases(self, op: Operation, name: str, line: ParsedLine, operands: dict, data: dict, tiles: dict) -> None:
+        """Out tiles that are another tile's storage (``alias`` in the op file).  An instruction that makes its
+        destination a view (TRESHAPE, TSUBVIEW) re-points it at the source's bytes, so later writes through
+        either tile are seen by the other; an in-place one needs the program to give both on one storage."""
+        spec = self.db.op(line.op)
+        mode = spec.mode(line.mode)
+        for o in mode.operands:
+            if not o.alias_of or o.name not in tiles or o.alias_of not in tiles:
+                continue
+            dst, src = tiles[o.name], tiles[o.alias_of]
+            at = self.alias_offset(spec, o, mode, operands, data)
+            if o.alias_in_place:
+                shared = _shares(dst, src, at)
+                if shared is None:
+                    self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name}: whether {o.name} is "
+                                                 f"{o.alias_of}'s storage is known at run time", "deferred"))
+                elif not shared:
+                    self.violation(op.pos, "program.alias", f"{name}: {o.name} must be {o.alias_of}'s storage "
+                                   f"(the same tile, or tiles placed at the same address), it is not")
+                continue
+            if self.checking or at is None:
+                continue
+            base, offset = (src.home or (src, 0))
+            dst.storage = self.view_bytes(base, offset + at, dst.desc)  # writes through either tile: the same bytes
+            dst.home = (base, offset + at)
+            if base.place:
+                dst.place = (base.place[0], base.place[1] + offset + at)
+
+    def view_bytes(self, base: TileBuffer, at: int, desc: TileDesc):
+        """The bytes a view of ``base`` from byte ``at`` on sees: in the location's buffer when ``base`` was
+        placed with addr (a window may reach past its base there, as on the chip), else in ``base``'s own
+        storage (as far as it goes)."""
+        need = storage_bytes(self.db.isa, desc)
+        if base.place and known(base.place[1]) and base.place[0] in self.onchip:
+            start = base.place[1] + at
+            return self.onchip[base.place[0]][start:start + need]
+        return base.storage[at:at + need]
+
+    def alias_offset(self, spec, o, mode, operands: dict, data: dict) -> int | None:
+        """The byte offset of an alias (None while it depends on a value known only at run time)."""
+        scope = make_scope(self.db, spec, mode, self.profile, operands)
+        for name, value in data.items():
+            if isinstance(operands.get(name), ScalarDesc):
+                scope.values[name] = value
+        try:
+            at = evaluate(o.alias_at, scope)
+        except PtospecError:
+            return None  # depends on a value known at run time
+        return int(at) if isinstance(at, int | np.integer) else None
 
     def scratch(self, op: Operation, name: str, line: ParsedLine, operands: dict) -> None:
         """Tiles for the operands the line leaves out (tmp, allocated by the implementation): as large as the

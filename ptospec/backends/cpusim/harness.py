@@ -59,6 +59,7 @@ inline int printf(const char* fmt, Args... args);
 #include <csignal>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <fcntl.h>
 #include <map>
 #include <stdexcept>
@@ -137,6 +138,8 @@ public:
         const size_t elem = sizeof(typename TileT::DType);
         pto::TASSIGN(t, place(static_cast<int>(TileT::Loc), name, offsets, elem));
         attach(name, role, reinterpret_cast<unsigned char*>(t.data()), elem, std::move(offsets));
+        // An instruction may point the tile at other storage (TRESHAPE, TSUBVIEW): it is dumped from there.
+        slots_.back().live = [&t] { return reinterpret_cast<const unsigned char*>(t.data()); };
     }
 
     // A global-memory buffer of ``count`` elements (the case's blob is the whole buffer) with a guard
@@ -180,6 +183,7 @@ private:
         const unsigned char* guard;
         size_t elem;
         std::vector<size_t> offsets;
+        std::function<const unsigned char*()> live;  // the tile's data pointer now (tiles only)
     };
     static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
     void note(const std::string& line) { case_.notes += line + "\n"; }
@@ -219,6 +223,16 @@ private:
         slots_.push_back(Slot{name, role, base, base + bytes, elem, std::move(offsets)});
     }
 
+    bool inside_other(const Slot& s, const unsigned char* at) const
+    {
+        for (const auto& other : slots_) {
+            if (&other != &s && other.base <= at && at + s.elem <= other.guard) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void check_and_dump(const Slot& s)
     {
         size_t changed = 0;
@@ -231,9 +245,16 @@ private:
         if (s.role == Role::Tmp) {
             return;
         }
+        // A tile pointed at another operand's storage is read there, element by element, as far as that
+        // storage goes; an element beyond it belongs to no operand and is read from the tile's own storage.
+        const unsigned char* live = s.live ? s.live() : s.base;
         std::vector<unsigned char> now(s.offsets.size() * s.elem);
         for (size_t i = 0; i < s.offsets.size(); ++i) {
-            std::memcpy(now.data() + i * s.elem, s.base + s.offsets[i] * s.elem, s.elem);
+            const unsigned char* at = live + s.offsets[i] * s.elem;
+            if (live != s.base && !inside_other(s, at)) {
+                at = s.base + s.offsets[i] * s.elem;
+            }
+            std::memcpy(now.data() + i * s.elem, at, s.elem);
         }
         if (s.role == Role::Out) {
             case_.output(s.name, now.data(), now.size());
