@@ -75,6 +75,21 @@ class Family:
 
 
 @dataclass(frozen=True)
+class UnimplementedPage:
+    """An upstream tile-op page that describes nothing the headers implement (``unimplemented_pages``)."""
+
+    page: str  # docs/isa/tile/ops/<family>/<stem>.md
+    name: str  # the instruction the page is about
+    page_says: Text
+    headers_show: Text
+    where: str = field(default="", compare=False)  # file:line of the entry, for messages
+
+    @property
+    def family(self) -> str:
+        return self.page.split("/")[-2]
+
+
+@dataclass(frozen=True)
 class Rule:
     """A legality rule: a check that must hold (in ``profiles``/``modes``) when ``when`` holds."""
 
@@ -349,6 +364,7 @@ class Isa:
     global_rules: tuple[Rule, ...] = ()
     pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
     upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
+    unimplemented_pages: tuple[UnimplementedPage, ...] = ()
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():
