@@ -82,6 +82,13 @@ def account(db: Database, program_names: set[str], root: Path) -> Accounting:
     return Accounting(tuple(families), tuple(stale), without)
 
 
+def only_family(acc: Accounting, db: Database, family: str) -> Accounting:
+    """The part of ``acc`` about one family (an upstream page folder, or the family of an instruction)."""
+    return Accounting(tuple(f for f in acc.families if f.family == family),
+                      tuple(s for s in acc.stale if f"{TILE_OPS_DIR}{family}/" in s),
+                      {n: ref for n, ref in acc.without_page.items() if db.ops[n].family == family})
+
+
 def report(acc: Accounting, root: Path) -> list[str]:
     """The accounting as lines of text: a table per family, then what is missing, stale or page-less."""
     width = max((len(f.family) for f in acc.families), default=6)

@@ -449,6 +449,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             if sorted(ex["tiles"]) != sorted(names):
                 issues.add(src, (*where, "tiles"), "an example must give a tile for every operand", "op.example")
             examples.append(Example(ex["profile"], dict(ex["tiles"]), src.line(where), src.file_of(where)))
+        for divided in m.get("valid_divisors", {}):
+            if divided not in names:
+                issues.add(src, (*mp, "valid_divisors", divided), f"{divided!r} is no operand of the mode",
+                           "op.operand")
         modes.append(
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
@@ -458,6 +462,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),
                 example=examples[0], bases=tuple(examples[1:]),
+                valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
             )
         )
     mode_names = [m.name for m in modes]
@@ -775,7 +780,8 @@ def _unimplemented_pages(src: Located, entries: list, issues: Issues) -> tuple[U
     pages = []
     for k, e in enumerate(entries):
         if e["page"] in seen:
-            issues.add(src, ("unimplemented_pages", k, "page"), f"page {e['page']} is recorded twice", "isa.duplicate-page")
+            issues.add(src, ("unimplemented_pages", k, "page"), f"page {e['page']} is recorded twice",
+                       "isa.duplicate-page")
         seen.add(e["page"])
         pages.append(UnimplementedPage(e["page"], e["name"], e["page_says"], e["headers_show"],
                                        where=src.where(("unimplemented_pages", k))))
@@ -793,7 +799,7 @@ def op_page(op: OpSpec) -> str | None:
 TILE_OPS_DIR = "docs/isa/tile/ops/"
 
 
-def _check_unimplemented(isa: Isa, ops: list[OpSpec]) -> list[SpecError]:
+def check_unimplemented(isa: Isa, ops: list[OpSpec]) -> list[SpecError]:
     """A page recorded as describing nothing implemented must not be the page of an instruction."""
     by_page = {op_page(op): op.name for op in ops}
     return [SpecError(f"{entry.page} is recorded as unimplemented, but it is the page of {by_page[entry.page]}",
@@ -807,7 +813,7 @@ def load_database(root: str | os.PathLike | None = None) -> Database:
     isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
     kinds = load_kinds(root_path)
     ops, errors = load_each(op_files(root_path), lambda path: load_op(path, isa, display_path(path), kinds))
-    errors = [*errors, *_check_unimplemented(isa, ops)]
+    errors = [*errors, *check_unimplemented(isa, ops)]
     if errors:
         raise DatabaseErrors(errors)
     return Database(isa=isa, ops={op.name: op for op in ops}, root=str(root_path), kinds=kinds)

@@ -183,6 +183,8 @@ class Mode:
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+    # operand -> (row, column) factors: the generator gives it the varied valid region divided by them
+    valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def examples(self) -> tuple[Example, ...]:

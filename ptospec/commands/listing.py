@@ -24,13 +24,11 @@ def register(sub) -> None:
 
 def run(args) -> int:
     db = database(args)
-    if args.family and args.family not in db.isa.families:
-        raise InvocationError(f"unknown family {args.family!r} (known: {', '.join(db.isa.families)})",
-                              rule="cli.family", where="--family")
     if args.strict and not args.upstream:
         raise InvocationError("--strict needs --upstream PATH", rule="cli.strict", where="--strict")
     if args.upstream:
         return _upstream(db, args)
+    _check_family(args.family, list(db.isa.families))
     ops = [op for op in db.ops.values() if not args.family or op.family == args.family]
     width = max((len(op.name) for op in ops), default=4)
     fam_width = max((len(op.family) for op in ops), default=6)
@@ -44,16 +42,21 @@ def run(args) -> int:
 
 
 def _upstream(db, args) -> int:
-    from dataclasses import replace
-
-    from ..accounting import account, report
+    from ..accounting import account, only_family, report
     from ..program.spec import load_program_spec
 
     program = load_program_spec(Path(db.root), db)
     root = Path(args.upstream)
     acc = account(db, {*program.instructions, *program.sync}, root)
     if args.family:
-        acc = replace(acc, families=tuple(f for f in acc.families if f.family == args.family))
+        _check_family(args.family, [f.family for f in acc.families])
+        acc = only_family(acc, db, args.family)
     for line in report(acc, root):
         print(line)
     return 1 if args.strict and (acc.missing or acc.stale) else 0
+
+
+def _check_family(family: str | None, known: list[str]) -> None:
+    if family and family not in known:
+        raise InvocationError(f"unknown family {family!r} (known: {', '.join(known)})", rule="cli.family",
+                              where="--family")

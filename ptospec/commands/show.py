@@ -34,7 +34,8 @@ def run(args) -> int:
             print(f"    {o.name:<8} {o.role:<6} dtype {o.dtype:<3} {text(o.text, lang)}")
         print("  semantics:")
         for s in mode.semantics:
-            guard = f"   (when {s.when_text})" if s.when is not None else ""
+            guard = (f"   (when {s.when_text})" if s.when is not None else "") + (
+                f"   (where {s.where_text})" if s.where is not None else "")
             print(f"    {s.text}{guard}")
         print("  assembly:")
         for form in FORMS:

@@ -178,7 +178,8 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
-def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
+def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
+            divisors: dict[str, tuple[int, int]] | None = None) -> Tiles:
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base)
     tiles: Tiles = {}
@@ -189,8 +190,9 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
         if not isinstance(t, TileDesc):
             tiles[name] = t
             continue
-        vr = 1 if t.valid_row == 1 else rows_t
-        vc = 1 if t.valid_col == 1 else cols_t
+        dr, dc = (divisors or {}).get(name, (1, 1))
+        vr = 1 if t.valid_row == 1 else max(1, rows_t // dr)
+        vc = 1 if t.valid_col == 1 else max(1, cols_t // dc)
         # a one-row operand as long as the example's rows (an index per row) follows the rows, and vice versa
         if t.valid_row == 1 and t.valid_col == ex_rows != ex_cols:
             vc = rows_t
@@ -210,8 +212,9 @@ def reshape(
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
     A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
-    dimension becomes the target's.  Physical dimensions are the valid ones rounded up to a power of
-    two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
+    dimension becomes the target's, divided by the mode's ``valid_divisors`` for that operand.  Physical
+    dimensions are the valid ones rounded up to a power of two (strictly larger when ``partial``); the
+    smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
     can be accepted; the search skips those (it finds the same rounding, with fewer checks).
@@ -221,7 +224,7 @@ def reshape(
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.valid_divisors)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:

@@ -203,10 +203,11 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
-    written = "\n".join(s.text + (f"    when {s.when_text}" if s.when is not None else "") for s in mode.semantics)
-    same = next((m for m in op.modes[:op.modes.index(mode)] if [s.text for s in m.semantics] ==
-                 [s.text for s in mode.semantics] and [s.when_text for s in m.semantics] ==
-                 [s.when_text for s in mode.semantics]), None)
+    written = "\n".join(s.text + (f"    when {s.when_text}" if s.when is not None else "")
+                        + (f"    where {s.where_text}" if s.where is not None else "") for s in mode.semantics)
+    same = next((m for m in op.modes[:op.modes.index(mode)]
+                 if [(s.text, s.when_text, s.where_text) for s in m.semantics] ==
+                 [(s.text, s.when_text, s.where_text) for s in mode.semantics]), None)
     if same is not None:  # modes that differ only in operands or attributes: say so once
         out.append(label("same_semantics", lang).format(mode=code(same.name)) + "\n")
     else:
