@@ -138,6 +138,9 @@ class Case:
             name = _numpy_name(value)
             if name:
                 out.append(name)
+            elif isinstance(value, str) and (pair := re.fullmatch(r"([a-z]+\d+)2([a-z]+\d+)", value.lower())):
+                # a conversion named by its type pair: "f322f16", "s162s8"
+                out += [TYPE_WORDS[w] for w in pair.groups() if w in TYPE_WORDS]
         for word in re.split(r"[_\W]+", self.name.split(".", 1)[-1].lower()):
             if word in TYPE_WORDS:
                 out.append(TYPE_WORDS[word])
