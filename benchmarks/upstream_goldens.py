@@ -142,6 +142,9 @@ class Case:
             name = _numpy_name(value)
             if name:
                 out.append(name)
+            elif isinstance(value, str) and (pair := re.fullmatch(r"([a-z]+\d+)2([a-z]+\d+)", value.lower())):
+                # a conversion named by its type pair: "f322f16", "s162s8"
+                out += [TYPE_WORDS[w] for w in pair.groups() if w in TYPE_WORDS]
         for word in re.split(r"[_\W]+", self.name.split(".", 1)[-1].lower()):
             if word in TYPE_WORDS:
                 out.append(TYPE_WORDS[word])
@@ -283,7 +286,8 @@ class Assignment:
 def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> list[Assignment]:
     """Every mode of ``op`` whose operands take exactly the files (stem -> bytes): goldens to the outputs
     (by name suffix, ``golden_val`` -> ``dstVal``, else in order), one-element files to scalars, the
-    rest to the tile sources (a file named like an operand goes to it, the others in order); one more
+    rest to the tile sources (a file named like an operand goes to it, numbered input files to the numbered
+    sources in numeric order, the others in order); one more
     tile file than sources is the initial contents of the output (operands in C++ order take the files
     in order)."""
     found = []
@@ -303,12 +307,32 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
             ins = [o.name for o in mode.operands if o.role in ("in", "out")]
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
             continue
+        numbered = {**_numbered_pairs(outs, goldens, "dst", "golden"),
+                    **_numbered_pairs(ins, tile_files, "src", "input")}
         outputs = _match(outs, goldens,
-                         lambda o, f: f != "golden" and o.lower().endswith(f.lower().removeprefix("golden_")))
+                         lambda o, f: (f != "golden" and o.lower().endswith(f.lower().removeprefix("golden_")))
+                         or numbered.get(o) == f)  # noqa: B023 (called here, in this iteration)
         sources = _match(ins, tile_files, lambda o, f: o.lower() in (f.lower(), f.lower().removeprefix("input_"),
-                                                                     FILE_ALIASES.get(f.lower())))
+                                                                     FILE_ALIASES.get(f.lower()))
+                         or numbered.get(o) == f)  # noqa: B023 (called here, in this iteration)
         found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True))))
     return found
+
+
+def _numbered_pairs(operands: list[str], files: list[str], op_prefix: str, file_prefix: str) -> dict[str, str]:
+    """Numbered files (``input0``, ``input1`` or ``input1``, ``input2``; ``golden0``, ``golden1``) to the
+    numbered operands (``src0``, ``src1``; ``dst0``, ``dst1``) in numeric order, when there are at least two
+    and as many of each: TINTERLEAVE reads the first input into src0 and compares the first golden with
+    dst0, which its C++ order lists after src1 and dst1."""
+    def number(name: str, prefix: str) -> int | None:
+        rest = name.lower().removeprefix(prefix)
+        return int(rest) if name.lower().startswith(prefix) and rest.isdigit() else None
+
+    srcs = sorted((n, o) for o in operands if (n := number(o, op_prefix)) is not None)
+    inputs = sorted((n, f) for f in files if (n := number(f, file_prefix)) is not None)
+    if len(srcs) < 2 or len(srcs) != len(inputs):
+        return {}
+    return {o: f for (_, o), (_, f) in zip(srcs, inputs, strict=True)}
 
 
 def _match(operands: list[str], files: list[str], same) -> dict[str, str]:

@@ -8,6 +8,7 @@ from .asm.types import parse_descriptor
 from .errors import PtospecError, SpecError
 from .loader import (
     DatabaseErrors,
+    check_unimplemented,
     display_path,
     find_specs_root,
     kind_files,
@@ -74,6 +75,7 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
              and f.resolve() not in kind_paths]
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)
+    problems.extend(check_unimplemented(isa, ops))
     for op in ops:
         problems.extend(check_examples(op, isa))
     checked = len(files) + 1 + len(kind_paths)

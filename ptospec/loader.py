@@ -51,6 +51,7 @@ from .model import (
     Source,
     TileStorage,
     Tolerance,
+    UnimplementedPage,
 )
 from .tile import GLOBAL_RANK, GlobalDesc
 from .yamlsource import Located, read_yaml
@@ -237,11 +238,13 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         if node is not None:
             pad_fill[pad] = node
     tile_storage = _tile_storage(src, d, issues)
+    unimplemented = _unimplemented_pages(src, d.get("unimplemented_pages", []), issues)
     if issues.items:
         raise DatabaseErrors(issues.items)
     return Isa(
         tile_storage=tile_storage,
         upstream=dict(d.get("upstream", {})),
+        unimplemented_pages=unimplemented,
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
         blayouts=dict(d["blayouts"]),
@@ -488,6 +491,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, (*where, "tiles"), "an example must give a tile for every operand", "op.example")
             tiles = {n: attrs.spell_value(t) for n, t in ex["tiles"].items()}  # a typed attribute: true, 1
             examples.append(Example(ex["profile"], tiles, src.line(where), src.file_of(where)))
+        for divided in m.get("valid_divisors", {}):
+            if divided not in names:
+                issues.add(src, (*mp, "valid_divisors", divided), f"{divided!r} is no operand of the mode",
+                           "op.operand")
         modes.append(
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
@@ -498,6 +505,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 asm_tags=dict(m.get("asm_tags", {})),
                 example=examples[0], bases=tuple(examples[1:]), scaled_valid=tuple(m.get("scaled_valid", ())),
                 fixed_shape=tuple(m.get("fixed_shape", ())),
+                valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
             )
         )
     mode_names = [m.name for m in modes]
@@ -886,12 +894,45 @@ def load_kinds(root: Path) -> dict[str, Kind]:
     return {kind.name: kind for kind in kinds}
 
 
+def _unimplemented_pages(src: Located, entries: list, issues: Issues) -> tuple[UnimplementedPage, ...]:
+    seen: set[str] = set()
+    pages = []
+    for k, e in enumerate(entries):
+        if e["page"] in seen:
+            issues.add(src, ("unimplemented_pages", k, "page"), f"page {e['page']} is recorded twice",
+                       "isa.duplicate-page")
+        seen.add(e["page"])
+        pages.append(UnimplementedPage(e["page"], e["name"], e["page_says"], e["headers_show"],
+                                       where=src.where(("unimplemented_pages", k))))
+    return tuple(pages)
+
+
+def op_page(op: OpSpec) -> str | None:
+    """The upstream tile-op page an instruction documents: its source ``page`` when that is one."""
+    source = op.sources.get("page")
+    if source is not None and source.kind == "doc" and source.ref.startswith(TILE_OPS_DIR):
+        return source.ref
+    return None
+
+
+TILE_OPS_DIR = "docs/isa/tile/ops/"
+
+
+def check_unimplemented(isa: Isa, ops: list[OpSpec]) -> list[SpecError]:
+    """A page recorded as describing nothing implemented must not be the page of an instruction."""
+    by_page = {op_page(op): op.name for op in ops}
+    return [SpecError(f"{entry.page} is recorded as unimplemented, but it is the page of {by_page[entry.page]}",
+                      where=entry.where, rule="isa.unimplemented-page")
+            for entry in isa.unimplemented_pages if entry.page in by_page]
+
+
 def load_database(root: str | os.PathLike | None = None) -> Database:
     """Load every spec; raise ``DatabaseErrors`` with every problem found."""
     root_path = find_specs_root(root)
     isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
     kinds = load_kinds(root_path)
     ops, errors = load_each(op_files(root_path), lambda path: load_op(path, isa, display_path(path), kinds))
+    errors = [*errors, *check_unimplemented(isa, ops)]
     if errors:
         raise DatabaseErrors(errors)
     return Database(isa=isa, ops={op.name: op for op in ops}, root=str(root_path), kinds=kinds)

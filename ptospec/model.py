@@ -89,6 +89,21 @@ class Family:
 
 
 @dataclass(frozen=True)
+class UnimplementedPage:
+    """An upstream tile-op page that describes nothing the headers implement (``unimplemented_pages``)."""
+
+    page: str  # docs/isa/tile/ops/<family>/<stem>.md
+    name: str  # the instruction the page is about
+    page_says: Text
+    headers_show: Text
+    where: str = field(default="", compare=False)  # file:line of the entry, for messages
+
+    @property
+    def family(self) -> str:
+        return self.page.split("/")[-2]
+
+
+@dataclass(frozen=True)
 class Rule:
     """A legality rule: a check that must hold (in ``profiles``/``modes``) when ``when`` holds."""
 
@@ -197,6 +212,8 @@ class Mode:
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
     scaled_valid: tuple[str, ...] = ()  # operands whose example valid region cases scale with the target's
     fixed_shape: tuple[str, ...] = ()  # operands generated cases take as the example gives them (scratch by bytes)
+    # operand -> (row, column) factors: the generator gives it the varied valid region divided by them
+    valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def examples(self) -> tuple[Example, ...]:
@@ -379,6 +396,7 @@ class Isa:
     pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
     upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
     tile_storage: TileStorage | None = None  # element placement in tile storage
+    unimplemented_pages: tuple[UnimplementedPage, ...] = ()
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

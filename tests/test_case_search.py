@@ -71,3 +71,17 @@ def test_a_run_ends_with_one_summary_line_unless_the_matrix_is_asked_for():
     code, out = _run("-k", "positive", "--pto-matrix")
     assert code == 0, out
     assert "PTO conformance matrix" in out and "tabs" in out and "total" in out
+
+
+def test_valid_divisors_keep_the_destinations_at_half_a_source_row(db):
+    """TDEINTERLEAVE's single form declares valid_divisors: every generated positive case gives the
+    destinations half the source's valid columns, so the form is tested at all."""
+    spec = db.op("tdeinterleave")
+    assert spec.mode("single").valid_divisors == {"dst0": (1, 2), "dst1": (1, 2)}
+    positive, _ = cases.all_cases(db, spec)
+    single = [c for c in positive if c.mode == "single"]
+    assert len(single) >= 20
+    for case in single:
+        src, dst0, dst1 = (cases.descriptor(db, case.tiles[n]) for n in ("src", "dst0", "dst1"))
+        assert 2 * dst0.valid_col == src.valid_col and dst1.valid_col == dst0.valid_col
+        assert dst0.valid_row == src.valid_row

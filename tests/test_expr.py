@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import pytest
 
 from ptospec.errors import ExprError
@@ -25,6 +26,15 @@ def test_precedence_and_values(db):
     assert evaluate(parse_expr("src.dtype in [f16, f32]"), s) is True
     assert evaluate(parse_expr("src.layout == ND"), s) is True
     assert evaluate(parse_expr("bits(src.dtype) == 32 or 1 / 0 == 0"), s) is True
+
+
+def test_extreme_values_of_a_type(db):
+    s = scope(db)
+    assert evaluate(parse_expr("highest(f16)"), s) == float("inf")
+    assert evaluate(parse_expr("max_finite(f16)"), s) == 65504.0  # the bound of a saturating conversion
+    assert evaluate(parse_expr("max_finite(bf16)"), s) == float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    assert evaluate(parse_expr("max_finite(i8)"), s) == 127 == evaluate(parse_expr("highest(i8)"), s)
+    assert evaluate(parse_expr("lowest(u16)"), s) == 0
 
 
 def test_reduction_and_statement_syntax():

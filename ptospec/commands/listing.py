@@ -1,26 +1,35 @@
-"""``ptospec list``: every instruction with its family and modes."""
+"""``ptospec list``: every instruction with its family and modes; with ``--upstream``, the upstream pages."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ..errors import InvocationError
 from ._common import database
 
 
 def register(sub) -> None:
     p = sub.add_parser("list", help="list the instructions in the database",
                        description="List every instruction: name, family, the kind it expands (if any), modes and "
-                       "the profiles it is specified for.")
+                       "the profiles it is specified for. With --upstream PATH, account instead for every page "
+                       "under PATH/docs/isa/tile/ops/: per family, the pages an instruction or the program layer "
+                       "covers, those recorded as describing nothing implemented, and those still missing (named).")
     p.add_argument("--family", help="only this family")
+    p.add_argument("--upstream", metavar="PATH", help="a pto-isa checkout whose tile-op pages to account for")
+    p.add_argument("--strict", action="store_true",
+                   help="with --upstream: exit 1 when a page is missing or the database names a page the checkout "
+                        "does not have")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     db = database(args)
+    if args.strict and not args.upstream:
+        raise InvocationError("--strict needs --upstream PATH", rule="cli.strict", where="--strict")
+    if args.upstream:
+        return _upstream(db, args)
+    _check_family(args.family, list(db.isa.families))
     ops = [op for op in db.ops.values() if not args.family or op.family == args.family]
-    if args.family and args.family not in db.isa.families:
-        from ..errors import InvocationError
-
-        raise InvocationError(f"unknown family {args.family!r} (known: {', '.join(db.isa.families)})",
-                              rule="cli.family", where="--family")
     width = max((len(op.name) for op in ops), default=4)
     fam_width = max((len(op.family) for op in ops), default=6)
     kind_width = max((len(op.kind or "-") for op in ops), default=1)
@@ -30,3 +39,24 @@ def run(args) -> int:
               f"profiles={','.join(op.dtypes)}")
     print(f"{len(ops)} instruction(s)")
     return 0
+
+
+def _upstream(db, args) -> int:
+    from ..accounting import account, only_family, report
+    from ..program.spec import load_program_spec
+
+    program = load_program_spec(Path(db.root), db)
+    root = Path(args.upstream)
+    acc = account(db, {*program.instructions, *program.sync}, root)
+    if args.family:
+        _check_family(args.family, [f.family for f in acc.families])
+        acc = only_family(acc, db, args.family)
+    for line in report(acc, root):
+        print(line)
+    return 1 if args.strict and (acc.missing or acc.stale) else 0
+
+
+def _check_family(family: str | None, known: list[str]) -> None:
+    if family and family not in known:
+        raise InvocationError(f"unknown family {family!r} (known: {', '.join(known)})", rule="cli.family",
+                              where="--family")

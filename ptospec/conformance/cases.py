@@ -182,7 +182,8 @@ SCALES = _scale_exps()
 
 
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
-            scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = ()) -> Tiles:
+            scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
+            divisors: dict[str, tuple[int, int]] | None = None) -> Tiles:
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base, fixed)
     tiles: Tiles = {}
@@ -193,8 +194,9 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
         if not isinstance(t, TileDesc) or name in fixed:
             tiles[name] = t
             continue
-        vr = 1 if t.valid_row == 1 else rows_t
-        vc = 1 if t.valid_col == 1 else cols_t
+        dr, dc = (divisors or {}).get(name, (1, 1))
+        vr = 1 if t.valid_row == 1 else max(1, rows_t // dr)
+        vc = 1 if t.valid_col == 1 else max(1, cols_t // dc)
         # a one-row operand as long as the example's rows (an index per row) follows the rows, and vice versa
         if t.valid_row == 1 and t.valid_col == ex_rows != ex_cols:
             vc = rows_t
@@ -217,8 +219,9 @@ def reshape(
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
     A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
-    dimension becomes the target's.  Physical dimensions are the valid ones rounded up to a power of
-    two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
+    dimension becomes the target's, divided by the mode's ``valid_divisors`` for that operand.  Physical
+    dimensions are the valid ones rounded up to a power of two (strictly larger when ``partial``); the
+    smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
     can be accepted; the search skips those (it finds the same rounding, with fewer checks).
@@ -228,7 +231,8 @@ def reshape(
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
+                         mode.valid_divisors)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:

@@ -6,11 +6,11 @@ from html import escape
 
 from ..expr.latex import to_latex
 from ..expr.parser import parse_expr
-from ..model import Database, OpSpec
+from ..model import Database, OpSpec, Source
 from .labels import label, text
 from .markdown import HEADER, code, prose, table
 from .mathml import math_inline
-from .pages import differences_block, expression_params, language_link
+from .pages import differences_block, expression_params, language_link, source_cell
 
 
 def _ops_by_family(db: Database) -> dict[str, list[OpSpec]]:
@@ -24,7 +24,9 @@ def home_page(db: Database, lang: str) -> str:
     out = [HEADER, f"# {label('site_title', lang)}\n", language_link(lang, "index.md"),
            label("home_intro", lang) + "\n",
            f"- [{label('matrix', lang)}](matrix.md)", f"- [{label('differences_page', lang)}](differences.md)",
-           f"- [{label('program_page', lang)}](programs.md)", "",
+           f"- [{label('program_page', lang)}](programs.md)",
+           *([f"- [{label('unimplemented_pages', lang)}](differences.md#unimplemented-pages)"]
+             if db.isa.unimplemented_pages else []), "",
            f"## {label('profiles', lang)}\n"]
     out.append(table([label("name", lang), label("profile", lang), label("description", lang),
                       label("profile_numerics", lang)],
@@ -124,6 +126,19 @@ def kind_page(db: Database, kind, lang: str) -> str:
     return "\n".join(out)
 
 
+def unimplemented_section(db: Database, lang: str) -> list[str]:
+    """The upstream pages recorded as describing nothing implemented (``unimplemented_pages``)."""
+    if not db.isa.unimplemented_pages:
+        return []
+    rows = [[source_cell(db, Source(entry.name, "doc", entry.page)), code(entry.name),
+             prose(text(entry.page_says, lang)), prose(text(entry.headers_show, lang))]
+            for entry in db.isa.unimplemented_pages]
+    return [f"## {label('unimplemented_pages', lang)} {{#unimplemented-pages}}\n",
+            label("unimplemented_intro", lang) + "\n",
+            table([label("upstream_page", lang), label("name", lang), label("page_says", lang),
+                   label("headers_show", lang)], rows)]
+
+
 def differences_page(db: Database, lang: str) -> str:
     """Every recorded difference, collapsed, grouped per instruction, with a text and kind filter."""
     # Not in the search index: every record is also on its instruction's page (and indexed there).
@@ -138,6 +153,7 @@ def differences_page(db: Database, lang: str) -> str:
     out.append(table([label("kind", lang), label("count", lang)],
                      [[f"{label(f'diff_kind_{k}', lang)} ({code(k)})", str(v)] for k, v in sorted(counts.items())]
                      + [[label("total", lang), str(total)]]))
+    out += unimplemented_section(db, lang)
     options = "".join(f'<option value="{k}">{escape(label(f"diff_kind_{k}", lang))}</option>' for k in sorted(counts))
     out.append(f'<form id="ptospec-filter" class="ptospec-filter" role="search" onsubmit="return false">'
                f'<label>{label("filter", lang)} <input type="search" '

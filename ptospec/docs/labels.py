@@ -113,6 +113,17 @@ LABELS: dict[str, dict[str, str]] = {
               "claim and the resolution it adopts.",
         "zh": "上游文档、实现与仿真器之间存在分歧时，规格记录每一方的说法以及所采用的结论。",
     },
+    "unimplemented_pages": {"en": "Upstream pages without an implementation", "zh": "没有实现的上游页面"},
+    "unimplemented_intro": {
+        "en": "These pages of the upstream tile-op reference describe an instruction that no header implements; "
+              "the database records them so that every upstream page is accounted for "
+              "(ptospec list --upstream PATH).",
+        "zh": "上游 Tile 指令参考中的这些页面所描述的指令没有任何头文件实现；数据库记录它们，"
+              "使每个上游页面都有着落（ptospec list --upstream PATH）。",
+    },
+    "upstream_page": {"en": "Page", "zh": "页面"},
+    "page_says": {"en": "What the page says", "zh": "页面的说法"},
+    "headers_show": {"en": "What the headers show", "zh": "头文件的情况"},
     "claims": {"en": "Claims", "zh": "各方说法"},
     "resolution": {"en": "Resolution", "zh": "结论"},
     "observed": {"en": "Shows in conformance runs on", "zh": "一致性测试中的表现"},

@@ -242,8 +242,8 @@ def _compile_call(node: Call) -> Evaluator:
             return _pad_value(scope, vals[0], vals[1])
         if fn.type_level:
             dt = _dtype(scope, vals[0], func)
-            if func in ("highest", "lowest"):
-                return _extreme(scope, dt, func == "highest")
+            if func in ("highest", "lowest", "max_finite"):
+                return _extreme(scope, dt, func != "lowest", finite=func == "max_finite")
             return {"bytes": dt.bytes, "bits": dt.bits, "is_float": dt.is_float,
                     "is_signed": dt.is_signed}[func]
         for v in vals:
@@ -256,8 +256,9 @@ def _compile_call(node: Call) -> Evaluator:
     return call
 
 
-def _extreme(scope: Scope, dt, high: bool) -> int | float:
-    """The largest (``high``) or smallest value of a dtype; infinities where the type has them."""
+def _extreme(scope: Scope, dt, high: bool, finite: bool = False) -> int | float:
+    """The largest (``high``) or smallest value of a dtype; infinities where the type has them, unless
+    ``finite``."""
     import ml_dtypes
 
     from .vectorize import numpy_dtype_of  # vectorize imports this module
@@ -268,7 +269,7 @@ def _extreme(scope: Scope, dt, high: bool) -> int | float:
         return int(info.max if high else info.min)
     with np.errstate(all="ignore"):
         has_inf = bool(np.isinf(np.array(np.inf).astype(npdt)))
-    if has_inf:
+    if has_inf and not finite:
         return float("inf") if high else float("-inf")
     info = ml_dtypes.finfo(npdt)
     return float(info.max if high else info.min)

@@ -241,6 +241,9 @@ FUNCTIONS: dict[str, Function] = {
         Function("lowest", 1, lambda t: t, r"\operatorname{{lowest}}({0})",
                  "the smallest value of a dtype: -inf for floating types that have it, else the most negative "
                  "finite value (0 for unsigned types)", type_level=True),
+        Function("max_finite", 1, lambda t: t, r"\operatorname{{maxfinite}}({0})",
+                 "the largest finite value of a dtype (65504 for f16; the largest value for integer types): "
+                 "the bound a saturating conversion clamps to", type_level=True),
         Function("pad_value", 2, lambda p, t: (p, t), r"\operatorname{{pad}}_{{{0}}}({1})",
                  "pad_value(p, T): the element of type T that PadValue p stands for (specs/isa.yaml pad_fill)",
                  type_level=True),

@@ -95,7 +95,7 @@ def to_latex(node: Node) -> str:
 
 
 def statement_latex(stmt: Statement) -> str:
-    """``target = value, \\quad 0 <= v < bound, ...`` (plus the guard, if any)."""
+    """``target = value, \\quad 0 <= v < bound, ...`` (plus the guard and the element filter, if any)."""
     text = f"{to_latex(stmt.target)} = {to_latex(stmt.value)}"
     if stmt.domain:
         ranges = ", ".join(f"0 \\le {identifier(v)} < {to_latex(b)}" for v, b in stmt.domain)
@@ -104,6 +104,8 @@ def statement_latex(stmt: Statement) -> str:
         text += rf" \quad \text{{where }} {to_latex(stmt.where)}"
     if stmt.when is not None:
         text += rf" \quad \text{{if }} {to_latex(stmt.when)}"
+    if stmt.where is not None:
+        text += rf" \quad \text{{where }} {to_latex(stmt.where)}"
     return text
 
 

@@ -1,0 +1,130 @@
+"""Every upstream tile-op page accounted for: `ptospec list --upstream PATH` on a small fake page tree."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ptospec.accounting import account
+from ptospec.cli import main
+from ptospec.lint import lint_paths
+from ptospec.loader import load_database
+
+ROOT = Path(__file__).resolve().parent.parent
+OPS = "docs/isa/tile/ops"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A checkout with four families: an op's page and a new page, a recorded page, program-layer pages."""
+    pages = {
+        "elementwise-tile-tile": ["tadd.md", "tadd_zh.md", "tnew.md", "tmuls_zh.md"],
+        "layout-and-rearrangement": ["tpack.md"],
+        "view-and-tile-buf": ["alloc-tile.md", "subset.md"],
+        "sync-and-config": ["tsync.md"],
+    }
+    for family, names in pages.items():
+        folder = tmp_path / "pto-isa" / OPS / family
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / name).write_text(f"# {name}\n")
+    return tmp_path / "pto-isa"
+
+
+def run(capsys, *args):
+    code = main(["--specs", str(ROOT / "specs"), *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_each_page_is_covered_recorded_or_missing(tree):
+    db = load_database(ROOT / "specs")
+    acc = account(db, {"alloc_tile", "tsync"}, tree)
+    fams = {f.family: f for f in acc.families}
+    assert set(fams) == {"elementwise-tile-tile", "layout-and-rearrangement", "view-and-tile-buf", "sync-and-config"}
+    ew = fams["elementwise-tile-tile"]
+    assert ew.pages == ("tadd", "tnew")  # Chinese copies are not pages of their own
+    assert ew.ops == {"tadd": "tadd"} and ew.missing == ("tnew",)
+    assert fams["layout-and-rearrangement"].unimplemented == {"tpack": "TPACK"}
+    assert fams["layout-and-rearrangement"].missing == ()
+    assert fams["view-and-tile-buf"].program == {"alloc-tile": "alloc_tile"}
+    assert fams["view-and-tile-buf"].missing == ("subset",)
+    assert fams["sync-and-config"].program == {"tsync": "tsync"}
+    assert acc.pages == 6 and acc.missing == 2
+    # the database names pages this small tree does not have: every other op's page, the TALIAS record
+    assert "tsub names docs/isa/tile/ops/elementwise-tile-tile/tsub.md" in acc.stale
+    assert f"unimplemented_pages records {OPS}/sync-and-config/talias.md" in acc.stale
+    # instructions documented only by a legacy page, or by none
+    assert acc.without_page["tfusedmuladd"] == "docs/isa/TFUSEDMULADD.md"
+    assert acc.without_page["tsubreluconv"] == ""
+    assert "tadd" not in acc.without_page
+
+
+def test_list_upstream_reports_and_strict_fails(capsys, tree):
+    code, out, _ = run(capsys, "list", "--upstream", str(tree))
+    assert code == 0
+    assert "upstream pages under" in out and ": 6 in 4 families" in out
+    assert "missing, elementwise-tile-tile (1): tnew" in out
+    assert "missing, view-and-tile-buf (1): subset" in out
+    assert "without implementation, layout-and-rearrangement: TPACK (tpack.md)" in out
+    assert "program layer, view-and-tile-buf: alloc_tile" in out
+    row = next(line for line in out.splitlines() if line.startswith("elementwise-tile-tile"))
+    assert row.split()[1:] == ["2", "1", "0", "0", "1"]
+    code, out, _ = run(capsys, "list", "--upstream", str(tree), "--family", "view-and-tile-buf")
+    assert code == 0 and "elementwise-tile-tile" not in out and "subset" in out
+    code, _, _ = run(capsys, "list", "--upstream", str(tree), "--strict")
+    assert code == 1
+
+
+def test_strict_passes_when_everything_is_accounted_for(capsys, tree):
+    for name in ("tnew.md", "tmuls_zh.md"):
+        (tree / OPS / "elementwise-tile-tile" / name).unlink()
+    (tree / OPS / "view-and-tile-buf" / "subset.md").unlink()
+    db = load_database(ROOT / "specs")
+    # a tree holding exactly the pages the database names: nothing missing, nothing stale
+    for op in db.ops.values():
+        page = op.sources.get("page")
+        if page is not None and page.ref.startswith(OPS):
+            (tree / page.ref).parent.mkdir(parents=True, exist_ok=True)
+            (tree / page.ref).write_text("#\n")
+    for entry in db.isa.unimplemented_pages:
+        (tree / entry.page).parent.mkdir(parents=True, exist_ok=True)
+        (tree / entry.page).write_text("#\n")
+    code, out, _ = run(capsys, "list", "--upstream", str(tree), "--strict")
+    assert code == 0, out
+    assert "missing," not in out and "stale" not in out
+
+
+def test_bad_upstream_paths_are_one_line(capsys, tmp_path):
+    code, _, err = run(capsys, "list", "--upstream", str(tmp_path))
+    assert code == 2 and "has no docs/isa/tile/ops/" in err and "Traceback" not in err
+    code, _, err = run(capsys, "list", "--strict")
+    assert code == 2 and "--strict needs --upstream" in err
+
+
+@pytest.fixture
+def specs(tmp_path):
+    dest = tmp_path / "specs"
+    shutil.copytree(ROOT / "specs", dest)
+    return dest
+
+
+def test_a_recorded_page_that_an_instruction_documents_is_an_error(specs):
+    isa = specs / "isa.yaml"
+    text = isa.read_text()
+    isa.write_text(text.replace("  - page: docs/isa/tile/ops/sync-and-config/talias.md",
+                                "  - page: docs/isa/tile/ops/elementwise-tile-tile/tadd.md", 1))
+    found, _ = lint_paths(str(specs), [])
+    lines = [p.one_line() for p in found]
+    assert any("isa.unimplemented-page" in p and "page of tadd" in p and "isa.yaml:" in p for p in lines), lines
+
+
+def test_a_page_recorded_twice_is_an_error(specs):
+    isa = specs / "isa.yaml"
+    text = isa.read_text()
+    isa.write_text(text.replace("  - page: docs/isa/tile/ops/sync-and-config/talias.md",
+                                "  - page: docs/isa/tile/ops/layout-and-rearrangement/tpack.md", 1))
+    found, _ = lint_paths(str(specs), [])
+    assert any("isa.duplicate-page" in p.one_line() for p in found), [p.one_line() for p in found]
