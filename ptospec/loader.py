@@ -358,7 +358,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     _domain(src, (*mp, "operands", i), o, isa, issues, tuple(x["name"] for x in m["operands"])),
                     o.get("domain", ""),
                     o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"),
-                    o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default", ""))
+                    o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default", ""),
+                    o.get("asm_type", ""))
             for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
@@ -377,6 +378,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             elif o.dialect_default and o.dialect_default not in isa.enums[o.enum].values:
                 issues.add(src, (*mp, "operands", i), f"dialect default {o.dialect_default!r} is not a value of "
                            f"{o.enum}", "op.enum")
+            if o.asm_type and (o.role != "scalar" or o.asm_type in isa.dtypes):
+                issues.add(src, (*mp, "operands", i), "asm_type: only a scalar operand has one, and it must not be "
+                           "a dtype name", "op.operands")
             if (o.dialect_key or o.dialect_default) and not o.is_attr:
                 issues.add(src, (*mp, "operands", i), "dialect: only attr operands have a dialect spelling",
                            "op.operands")
@@ -430,7 +434,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if "when" in item:
                     extra.update(when=_parse(src, (*mp, "semantics", i), item["when"], issues),
                                  when_text=item["when"])
-                extra.update({k: item[k] for k in ("writes", "combine") if k in item})
+                extra.update({k: item[k] for k in ("writes", "reads", "combine") if k in item})
                 if "where" in item:
                     extra.update(where=_parse(src, (*mp, "semantics", i), item["where"], issues),
                                  where_text=item["where"])
@@ -498,6 +502,15 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     )
             rows.append(DTypeRow(rmodes, types, r.get("note", {}), src.line(rp)))
         tables[prof] = DTypeTable(prof, tuple(rows), t["basis"], tuple(t["sources"]), t.get("note", {}))
+    for m in modes:  # an operand assembly types by a word of its own (index) has one dtype everywhere
+        for o in m.operands:
+            if o.asm_type and o.role == "scalar":
+                found = {dt for tab in tables.values() for r in tab.rows if not r.modes or m.name in r.modes
+                         for dt in r.types.get(o.dtype, ())}
+                if len(found) != 1:
+                    issues.add(src, ("modes", m.name, "operands"), f"{o.name}: asm_type {o.asm_type} needs its type "
+                               f"variable {o.dtype} to take one dtype on every profile, got {sorted(found)}",
+                               "op.operands")
 
     # rules
     rules: list[Rule] = []

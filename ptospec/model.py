@@ -129,6 +129,7 @@ class Operand:
     kind: str = "tile"  # in/out operands: "tile" (on-chip) or "global" (a view of global memory)
     dialect_key: str = ""  # attr operands: the PTO assembler's key, where it differs from asm_key
     dialect_default: str = ""  # attr operands: the value the assembler assumes when the attribute is absent
+    asm_type: str = ""  # scalar operands: the type assembly spells instead of the dtype (``index`` for an offset)
 
     @property
     def is_attr(self) -> bool:
@@ -283,6 +284,14 @@ class OpSpec:
     @property
     def mnemonic(self) -> str:
         return self.name
+
+    def scalar_dtype(self, mode: Mode, operand: Operand) -> str:
+        """The one dtype of a scalar operand with an ``asm_type`` (lint makes it unique)."""
+        for table in self.dtypes.values():
+            for row in table.rows:
+                if (not row.modes or mode.name in row.modes) and row.types.get(operand.dtype):
+                    return row.types[operand.dtype][0]
+        raise KeyError(operand.name)
 
     def mode(self, name: str | None) -> Mode:
         if name is None:

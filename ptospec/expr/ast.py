@@ -87,6 +87,7 @@ class Statement:
     when: Node | None = None  # the statement only runs when this holds
     when_text: str = ""
     writes: str = "valid"  # "valid": inside the target's valid region only; "tile": anywhere in the tile
+    reads: str = "valid"  # "valid": sources are read inside their valid regions only; "tile": anywhere in their tiles
     combine: str = ""  # "", "add", "max", "min": merge with the target's current value (duplicates in order)
     where: Node | None = None  # element-wise: only the points where this holds are written
     where_text: str = ""

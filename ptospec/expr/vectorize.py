@@ -42,10 +42,11 @@ def statement_vars(stmt: Statement) -> list[str]:
 
 
 class _Grid:
-    def __init__(self, variables: list[str], extents: dict[str, int]):
+    def __init__(self, variables: list[str], extents: dict[str, int], reads: str = "valid"):
         self.axes = {v: k for k, v in enumerate(variables)}
         self.extents = extents
         self.ndim = len(variables)
+        self.reads = reads  # "valid" or "tile": how far the statement may read its sources
 
     def arange(self, var: str) -> np.ndarray:
         shape = [1] * self.ndim
@@ -88,7 +89,7 @@ def execute_statement(
     for node in walk(stmt.value):
         if isinstance(node, Reduce):
             extents[node.var] = _extent(node.bound, scope, node.var)
-    grid = _Grid(variables, extents)
+    grid = _Grid(variables, extents, stmt.reads)
     cells = 1
     for var in variables:
         cells *= extents.get(var, 1)
@@ -253,10 +254,12 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             rows, cols = np.broadcast_arrays(rows, cols)
             source = unpack_bits(data[base]) if view == "bit" else data[base]
             if rows.size:
-                vr, vc = _valid_shape(scope.tiles[base], view, data[base])
+                whole = grid.reads == "tile"
+                vr, vc = (_physical_shape if whole else _valid_shape)(scope.tiles[base], view, data[base])
                 if rows.min() < 0 or cols.min() < 0 or rows.max() >= vr or cols.max() >= vc:
+                    region = "tile" if whole else "valid region"
                     raise ExprError(
-                        f"semantics read {base} outside its valid region {vr}x{vc}", rule="exec.read-outside-valid"
+                        f"semantics read {base} outside its {region} {vr}x{vc}", rule="exec.read-outside-valid"
                     )
             return source[rows, cols]
         case Call(func=func) if func in FUNCTIONS and FUNCTIONS[func].type_level:
