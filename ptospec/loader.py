@@ -449,7 +449,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, where, f"unknown profile {ex['profile']!r}", "op.profile")
             if sorted(ex["tiles"]) != sorted(names):
                 issues.add(src, (*where, "tiles"), "an example must give a tile for every operand", "op.example")
-            examples.append(Example(ex["profile"], dict(ex["tiles"]), src.line(where), src.file_of(where)))
+            examples.append(Example(ex["profile"], dict(ex["tiles"]), src.line(where), src.file_of(where),
+                                    ex.get("valid", "target")))
         modes.append(
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),

@@ -178,7 +178,18 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
-def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
+def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
+    """A valid dimension of the example mapped onto the target: 1 stays 1; the rest become the target's, or
+    (``proportional``) keep their share of it."""
+    if value == 1:
+        return 1
+    if proportional and example and value is not None and value != example:
+        return max(1, round(value * target / example))
+    return target
+
+
+def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
+            proportional: bool = False) -> Tiles:
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base)
     tiles: Tiles = {}
@@ -189,8 +200,8 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
         if not isinstance(t, TileDesc):
             tiles[name] = t
             continue
-        vr = 1 if t.valid_row == 1 else rows_t
-        vc = 1 if t.valid_col == 1 else cols_t
+        vr = _scaled(t.valid_row, ex_rows, rows_t, proportional)
+        vc = _scaled(t.valid_col, ex_cols, cols_t, proportional)
         # a one-row operand as long as the example's rows (an index per row) follows the rows, and vice versa
         if t.valid_row == 1 and t.valid_col == ex_rows != ex_cols:
             vc = rows_t
@@ -221,7 +232,7 @@ def reshape(
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.example.valid == "proportional")
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:

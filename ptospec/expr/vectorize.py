@@ -322,7 +322,10 @@ def _binary(op: str, a, b):
 
 
 def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
-    """Where ``node`` (an operand's value domain, over ``x``) holds for each of ``values``."""
+    """Where ``node`` (an operand's value domain, over ``x``) holds for each of ``values`` (integers narrower
+    than 64 bits are widened first, so that ``x + n <= m`` cannot wrap)."""
+    if values.dtype.kind in "iu" and values.dtype.itemsize < 8:
+        values = values.astype(np.int64)
     inner = Scope(scope.isa, scope.tiles, scope.type_vars, scope.profile_constants, {**scope.values, "x": values},
                   scope.attrs)
     try:
