@@ -314,7 +314,7 @@ def _kernel_for(db, op, mode, preset=()):
     for o in mode.operands:
         desc = tiles[o.name]
         if isinstance(desc, ScalarDesc):
-            args.append(f"%{o.name}: {desc.dtype}")
+            args.append(f"%{o.name}: {o.asm_type or desc.dtype}")  # an offset is an index value
             scalars.append(o.name)
             continue
         if not isinstance(desc, TileDesc):
