@@ -356,8 +356,9 @@ def check_tile_target(target: Index, text: str, bound: set[str] = frozenset()) -
             return False
         others = set().union(*(names(i) for k, i in enumerate(target.indices) if k != pos))
         for v, offset in ((node.left, node.right), (node.right, node.left)):
-            if (isinstance(v, Name) and v.id in variables and v.id not in others and v.id not in names(offset)
-                    and not any(isinstance(n, Reduce) for n in walk(offset))):
+            used = names(offset) & variables  # index variables in the offset must be pinned by another index
+            if (isinstance(v, Name) and v.id in variables and v.id not in others and v.id not in used
+                    and used <= others and not any(isinstance(n, Reduce) for n in walk(offset))):
                 return True
         return False
 
