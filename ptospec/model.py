@@ -153,7 +153,7 @@ class Example:
     tiles: dict[str, str]  # operand -> tile descriptor text
     line: int = 0
     file: str = ""  # set when the example comes from a kind file
-    valid: str = "target"  # generated cases: valid dimensions become the target's, or keep their share of it
+    valid: str = "target"  # generated cases: valid dimensions become the target's (target | proportional | transposed)
 
 
 @dataclass(frozen=True)

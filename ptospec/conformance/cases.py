@@ -189,9 +189,12 @@ def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
 
 
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
-            proportional: bool = False) -> Tiles:
+            valid: str = "target") -> Tiles:
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base)
+    proportional = valid == "proportional"
+    first = next((t for t in base.values() if isinstance(t, TileDesc)), None)
+    mirror = (first.valid_col, first.valid_row) if valid == "transposed" and first is not None else None
     tiles: Tiles = {}
     for name, t in base.items():
         if isinstance(t, GlobalDesc):
@@ -202,6 +205,8 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             continue
         vr = _scaled(t.valid_row, ex_rows, rows_t, proportional)
         vc = _scaled(t.valid_col, ex_cols, cols_t, proportional)
+        if mirror is not None and mirror != (first.valid_row, first.valid_col) and t.valid_shape == mirror:
+            vr, vc = cols_t, rows_t  # the first tile's valid shape transposed (TTRANS's source)
         # a one-row operand as long as the example's rows (an index per row) follows the rows, and vice versa
         if t.valid_row == 1 and t.valid_col == ex_rows != ex_cols:
             vc = rows_t
@@ -232,7 +237,7 @@ def reshape(
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.example.valid == "proportional")
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.example.valid)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:
