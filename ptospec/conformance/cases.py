@@ -221,7 +221,7 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
 def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
-    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None,
+    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None, valid: str | None = None,
 ) -> Tiles | None:
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
@@ -230,14 +230,15 @@ def reshape(
     two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
-    can be accepted; the search skips those (it finds the same rounding, with fewer checks).
+    can be accepted; the search skips those (it finds the same rounding, with fewer checks). ``valid``
+    overrides the example's mapping of valid regions (``target``, ``proportional``, ``transposed``).
     """
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.example.valid)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, valid or mode.example.valid)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:
