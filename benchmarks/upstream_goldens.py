@@ -460,7 +460,12 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
     found = []
     if not derived:
         for variant in variants if not globals_ else ():
-            tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok)
+            # the case names one valid region, the source's: every operand's follows it (derived extents cover
+            # the rest), or a transposing mode's destination has it transposed
+            if mode.example.valid == "transposed":
+                tiles = reshape(db, op, mode, profile, variant, target[::-1], False, lambda r: r.ok)
+            else:
+                tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok, valid="target")
             if tiles is not None:
                 found.append(tiles)
                 break

@@ -402,7 +402,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default"),
                     o.get("type", ""), tuple(o.get("values", ())),
                     tuple(o["range"]) if "range" in o else None,
-                    *_alias(src, (*mp, "operands", i), o, m["operands"], let_names, isa, issues))
+                    *_alias(src, (*mp, "operands", i), o, m["operands"], let_names, isa, issues),
+                    o.get("asm_type", ""))
             for i, o in enumerate(m["operands"])
         )
         names = [o.name for o in operands]
@@ -417,6 +418,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         for i, o in enumerate(operands):
             if o.is_attr:
                 _check_attr(src, (*mp, "operands", i), o, isa, issues)
+            if o.asm_type and (o.role != "scalar" or o.asm_type in isa.dtypes):
+                issues.add(src, (*mp, "operands", i), "asm_type: only a scalar operand has one, and it must not be "
+                           "a dtype name", "op.operands")
             if (o.dialect_key or o.dialect_default is not None) and not o.is_attr:
                 issues.add(src, (*mp, "operands", i), "dialect: only attr operands have a dialect spelling",
                            "op.operands")
@@ -490,7 +494,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             if sorted(ex["tiles"]) != sorted(names):
                 issues.add(src, (*where, "tiles"), "an example must give a tile for every operand", "op.example")
             tiles = {n: attrs.spell_value(t) for n, t in ex["tiles"].items()}  # a typed attribute: true, 1
-            examples.append(Example(ex["profile"], tiles, src.line(where), src.file_of(where)))
+            examples.append(Example(ex["profile"], tiles, src.line(where), src.file_of(where),
+                                    ex.get("valid", "target")))
         for divided in m.get("valid_divisors", {}):
             if divided not in names:
                 issues.add(src, (*mp, "valid_divisors", divided), f"{divided!r} is no operand of the mode",
@@ -549,6 +554,15 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     )
             rows.append(DTypeRow(rmodes, types, r.get("note", {}), src.line(rp)))
         tables[prof] = DTypeTable(prof, tuple(rows), t["basis"], tuple(t["sources"]), t.get("note", {}))
+    for m in modes:  # an operand assembly types by a word of its own (index) has one dtype everywhere
+        for o in m.operands:
+            if o.asm_type and o.role == "scalar":
+                found = {dt for tab in tables.values() for r in tab.rows if not r.modes or m.name in r.modes
+                         for dt in r.types.get(o.dtype, ())}
+                if len(found) != 1:
+                    issues.add(src, ("modes", m.name, "operands"), f"{o.name}: asm_type {o.asm_type} needs its type "
+                               f"variable {o.dtype} to take one dtype on every profile, got {sorted(found)}",
+                               "op.operands")
 
     # rules
     rules: list[Rule] = []

@@ -166,6 +166,7 @@ class Operand:
     alias_at_text: str = ""
     alias_in_place: bool = False  # the caller gives this tile on the alias's storage (else the instruction
     # itself re-points it there)
+    asm_type: str = ""  # scalar operands: the type assembly spells instead of the dtype (``index`` for an offset)
 
     @property
     def is_typed_attr(self) -> bool:
@@ -194,6 +195,7 @@ class Example:
     tiles: dict[str, str]  # operand -> tile descriptor text
     line: int = 0
     file: str = ""  # set when the example comes from a kind file
+    valid: str = "target"  # generated cases: valid dimensions become the target's (target | proportional | transposed)
 
 
 @dataclass(frozen=True)
@@ -329,6 +331,14 @@ class OpSpec:
     @property
     def mnemonic(self) -> str:
         return self.name
+
+    def scalar_dtype(self, mode: Mode, operand: Operand) -> str:
+        """The one dtype of a scalar operand with an ``asm_type`` (lint makes it unique)."""
+        for table in self.dtypes.values():
+            for row in table.rows:
+                if (not row.modes or mode.name in row.modes) and row.types.get(operand.dtype):
+                    return row.types[operand.dtype][0]
+        raise KeyError(operand.name)
 
     def mode(self, name: str | None) -> Mode:
         if name is None:

@@ -45,7 +45,8 @@ def test_round_trip_every_op_mode_form(db, data):
     spec = db.ops[op]
     mode = data.draw(st.sampled_from(spec.modes))
     form = data.draw(st.sampled_from(FORMS))
-    tiles = {o.name: data.draw(operand_descs(db.isa, o)) for o in mode.operands}
+    tiles = {o.name: ScalarDesc(spec.scalar_dtype(mode, o)) if o.asm_type else data.draw(operand_descs(db.isa, o))
+             for o in mode.operands}  # a scalar typed `index` in assembly has its one dtype
     line = print_form(db, spec, mode, form, tiles)
     parsed = parse_line(db, line, mode.name)
     assert parsed.op == op and parsed.mode == mode.name and parsed.form == form

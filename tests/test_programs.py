@@ -275,14 +275,14 @@ def test_while_loop(db, tmp_path, inputs):
 
 
 def test_unknown_instruction_listed_then_refused(db, tmp_path):
-    text = LOOP_KERNEL.replace("    pto.tstore ins(%acc", "    pto.tmov ins(%a : !tile) outs(%b : !tile)\n    pto.tstore ins(%acc")
+    text = LOOP_KERNEL.replace("    pto.tstore ins(%acc", "    pto.tprint ins(%a : !tile)\n    pto.tstore ins(%acc")
     program = _program(text, tmp_path)
     checked = check_program(db, program)
-    assert checked.stats.unknown == {"pto.tmov": 1}
+    assert checked.stats.unknown == {"pto.tprint": 1}
     with pytest.raises(PtospecError) as err:
         run_program(db, program, {"arg0": np.zeros((16, 16), np.float32), "arg1": np.zeros((16, 16), np.float32),
                                   "arg2": np.zeros((16, 16), np.float32), "n": 1})
-    assert err.value.rule == "program.unknown-instruction" and "pto.tmov" in str(err.value)
+    assert err.value.rule == "program.unknown-instruction" and "pto.tprint" in str(err.value)
 
 
 def test_dialect_spellings(db):
@@ -318,9 +318,9 @@ def _kernel_for(db, op, mode, preset=()):
     for o in mode.operands:
         desc = tiles[o.name]
         if isinstance(desc, ScalarDesc):
-            if db.isa.dtypes[desc.dtype].kind == "unsigned":
+            if db.isa.dtypes[desc.dtype].kind == "unsigned" and not o.asm_type:
                 return None  # arith has signless integers only: an unsigned scalar argument is not in the dialect
-            args.append(f"%{o.name}: {desc.dtype}")
+            args.append(f"%{o.name}: {o.asm_type or desc.dtype}")  # an offset is an index value
             scalars.append(o.name)
             continue
         if not isinstance(desc, TileDesc):

@@ -51,7 +51,7 @@ def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, nam
         return names.get(n, f"%{n}")
 
     def ty(n: str) -> str:
-        return format_type(tiles[n], db.isa, _kind(form))
+        return mode.operand(n).asm_type or format_type(tiles[n], db.isa, _kind(form))
 
     ins = ", ".join(value(n) for n in spec.ins) + attr_dict(db, mode, tiles)
     in_types = ", ".join(ty(n) for n in spec.ins)
@@ -84,7 +84,7 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
         o = mode.operand(n)
         if o.is_global:
             return "!pto.partition_tensor_view<...>"
-        return o.dtype if o.role == "scalar" else tile
+        return (o.asm_type or o.dtype) if o.role == "scalar" else tile
 
     ins = ", ".join(f"%{n}" for n in spec.ins) + attr_dict(None, mode, None)
     outs = ", ".join(f"%{n}" for n in spec.outs)
@@ -330,7 +330,9 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
             f"{op.name} {form} form takes ({shapes}), the line has {len(ins)} in and {len(outs)} out: {line!r}",
             rule="asm.arity",
         )
-    types = [_parse_operand_type(db, val, ty) for val, ty in [*ins, *outs]]
+    words = {o.asm_type for m in fitting for o in m.operands if o.asm_type}
+    types = [ScalarDesc(ty.strip()) if ty.strip() in words else _parse_operand_type(db, val, ty)
+             for val, ty in [*ins, *outs]]
     if mode_name is None and len(fitting) > 1:
         mode, alternatives = choose_mode(db, op, form, fitting, types, attrs, profile, line)
     else:
@@ -340,7 +342,7 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
     for name, (val, _ty), desc in zip(names, [*ins, *outs], types, strict=True):
         if isinstance(desc, PtospecError):
             raise AsmError(f"{name}: {desc.message}", rule=desc.rule or "asm.type")
-        operands[name] = desc
+        operands[name] = _typed_scalar(op, mode, name, desc, line)
         values[name] = val
     keys = {o.asm_key: o for o in mode.attrs}
     keys.update({o.dialect_key: o for o in mode.attrs if o.dialect_key})
@@ -383,6 +385,16 @@ def implied_by(mode: Mode, form: str) -> tuple[str, ...]:
     return tuple(o.name for o in mode.operands if not o.is_attr and o.name not in shown)
 
 
+def _typed_scalar(op: OpSpec, mode: Mode, name: str, desc, line: str):
+    """``desc``, with a scalar written in its operand's own assembly type (``index``) given that operand's dtype."""
+    if not isinstance(desc, ScalarDesc) or not any(o.asm_type == desc.dtype for o in mode.operands):
+        return desc
+    operand = mode.operand(name)
+    if operand.asm_type != desc.dtype:
+        raise AsmError(f"{name}: {desc.dtype} is the assembly type of another operand, in {line!r}", rule="asm.type")
+    return ScalarDesc(op.scalar_dtype(mode, operand))
+
+
 def _parse_operand_type(db: Database, value: str, text: str) -> TileDesc | ScalarDesc | PtospecError:
     try:
         return parse_type(text, db.isa)
@@ -420,7 +432,10 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
 
     def legal(m: Mode) -> bool:
         names = [*m.asm[form].ins, *m.asm[form].outs]
-        operands = dict(zip(names, types, strict=True))
+        try:
+            operands = {n: _typed_scalar(op, m, n, t, line) for n, t in zip(names, types, strict=True)}
+        except AsmError:
+            return False
         for o in m.attrs:
             try:
                 operands[o.name] = AttrDesc(_attr_value(db, o, attrs[o.asm_key], line))

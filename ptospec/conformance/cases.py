@@ -181,11 +181,24 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
+def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
+    """A valid dimension of the example mapped onto the target: 1 stays 1; the rest become the target's, or
+    (``proportional``) keep their share of it."""
+    if value == 1:
+        return 1
+    if proportional and example and value is not None and value != example:
+        return max(1, round(value * target / example))
+    return target
+
+
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
             scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
-            divisors: dict[str, tuple[int, int]] | None = None) -> Tiles:
+            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target") -> Tiles:
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base, fixed)
+    proportional = valid == "proportional"
+    first = next((t for t in base.values() if isinstance(t, TileDesc)), None)
+    mirror = (first.valid_col, first.valid_row) if valid == "transposed" and first is not None else None
     tiles: Tiles = {}
     for name, t in base.items():
         if isinstance(t, GlobalDesc):
@@ -195,8 +208,10 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             tiles[name] = t
             continue
         dr, dc = (divisors or {}).get(name, (1, 1))
-        vr = 1 if t.valid_row == 1 else max(1, rows_t // dr)
-        vc = 1 if t.valid_col == 1 else max(1, cols_t // dc)
+        vr = _scaled(t.valid_row, ex_rows, max(1, rows_t // dr), proportional)
+        vc = _scaled(t.valid_col, ex_cols, max(1, cols_t // dc), proportional)
+        if mirror is not None and mirror != (first.valid_row, first.valid_col) and t.valid_shape == mirror:
+            vr, vc = cols_t, rows_t  # the first tile's valid shape transposed (TTRANS's source)
         # a one-row operand as long as the example's rows (an index per row) follows the rows, and vice versa
         if t.valid_row == 1 and t.valid_col == ex_rows != ex_cols:
             vc = rows_t
@@ -214,7 +229,7 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
 def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
-    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None,
+    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None, valid: str | None = None,
 ) -> Tiles | None:
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
@@ -224,7 +239,8 @@ def reshape(
     smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
-    can be accepted; the search skips those (it finds the same rounding, with fewer checks).
+    can be accepted; the search skips those (it finds the same rounding, with fewer checks). ``valid``
+    overrides the example's mapping of valid regions (``target``, ``proportional``, ``transposed``).
     """
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
@@ -232,7 +248,7 @@ def reshape(
         if kr in bad_rows or kc in bad_cols:
             continue
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors)
+                         mode.valid_divisors, valid or mode.example.valid)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:

@@ -39,8 +39,9 @@ def compare_output(name: str, desc: TileDesc | GlobalDesc, expected: np.ndarray,
     """Problems with one output; empty when it conforms.
 
     Inside the valid region: within ``numerics.tolerance[dtype]`` when given, exact otherwise; NaN
-    equals NaN; -0 equals +0 unless signed zeros are significant.  Outside it: bit-identical to the
-    initial contents (the sentinel)."""
+    equals NaN; -0 equals +0 unless signed zeros are significant.  Outside it, and inside it where the
+    reference's ``written`` mask says the semantics write nothing (the part of TINSERT's destination
+    around its window): bit-identical to the initial contents (the sentinel)."""
     outside, inside = compare_detail(name, desc, expected, actual, numerics, written)
     return outside + inside
 
@@ -74,7 +75,13 @@ def compare_detail(name: str, desc: TileDesc | GlobalDesc, expected: np.ndarray,
     if int(outside_bad.sum()) > MAX_REPORTED:
         outside.append(f"{name}: {int(outside_bad.sum())} changed elements outside the valid region in all")
     problems: list[str] = []
-    bad = mismatches(expected, arr, desc.dtype, numerics) & inside
+    kept = inside & ~written if written is not None else np.zeros(expected.shape, dtype=bool)
+    kept_bad = (_bits(arr) != _bits(expected)) & kept  # unwritten by the semantics (TINSERT's window): unchanged
+    for where in list(zip(*np.nonzero(kept_bad), strict=True))[:MAX_REPORTED]:
+        at = ", ".join(str(int(k)) for k in where)
+        problems.append(f"{name}[{at}] is not written by the instruction but changed: {arr[where]!r} "
+                        f"(initial {expected[where]!r})")
+    bad = mismatches(expected, arr, desc.dtype, numerics) & inside & ~kept
     count = int(bad.sum())
     for where in list(zip(*np.nonzero(bad), strict=True))[:MAX_REPORTED]:
         at = ", ".join(str(int(k)) for k in where)

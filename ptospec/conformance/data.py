@@ -125,7 +125,7 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         rng = np.random.default_rng([seed, index])
         dt = numpy_dtype(db, desc.dtype)
         if isinstance(desc, ScalarDesc):
-            data[o.name] = _in_domain(db, mode, o, tiles, _random(rng, dt, (1, 1), pattern, nan))[0, 0]
+            data[o.name] = _in_domain(db, mode, o, tiles, _random(rng, dt, (1, 1), pattern, nan), rng)[0, 0]
             continue
         if isinstance(desc, GlobalDesc):  # the whole buffer: poison (inputs) or sentinel (outputs) around the view
             if o.role == "out":
@@ -149,8 +149,11 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
     return data
 
 
-def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray) -> np.ndarray:
-    """``values`` with every element outside the operand's value domain replaced by 1 (or 0 where 1 is outside)."""
+def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray,
+               rng: np.random.Generator | None = None) -> np.ndarray:
+    """``values`` with every element outside the operand's value domain replaced by 1 (or 0 where 1 is outside).
+    An integer scalar (``rng`` given) outside its domain is replaced by a random value of the domain from 0 to 100
+    instead, so that a run-time offset covers its whole range."""
     if operand.domain is None or values.size == 0:
         return values
     type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands if not o.is_attr}
@@ -158,6 +161,11 @@ def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarra
                   type_vars=type_vars, attrs={n: t.value for n, t in tiles.items() if isinstance(t, AttrDesc)})
     with np.errstate(all="ignore"):
         ok = element_mask(operand.domain, values, scope)
+        if rng is not None and values.size == 1 and values.dtype.kind in "iu" and not ok.all():
+            candidates = np.arange(0, 101).astype(values.dtype).reshape(1, -1)
+            inside = candidates[element_mask(operand.domain, candidates, scope)]
+            if inside.size:
+                return np.full_like(values, inside[rng.integers(0, inside.size)])
         # the stand-in: 1 where the domain has it (a divisor), else 0 (an index into a one-row table)
         one = np.ones_like(values)
         stand_in = one if element_mask(operand.domain, one[:1], scope).all() else np.zeros_like(values)

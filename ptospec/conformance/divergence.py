@@ -111,7 +111,8 @@ def _profile_sources(op: OpSpec, profile: str) -> set[str]:
 
 def _observed(db: Database, op: OpSpec, d: Divergence) -> tuple[Difference, str] | None:
     """The difference whose ``observed`` entry predicts this divergence: same profile and category, the
-    case's mode, and its ``when`` condition true for the case's tiles, type variables and attributes."""
+    case's mode, and its ``when`` condition true for the case's tiles, type variables, attributes and scalar
+    values."""
     broken = {d.rule} | set(d.violations)
     scope = None  # built from the case's descriptors on first need
     for diff in op.differences:
@@ -125,6 +126,9 @@ def _observed(db: Database, op: OpSpec, d: Divergence) -> tuple[Difference, str]
             if scope is None:
                 operands = {n: parse_descriptor(text, db.isa) for n, text in d.descriptors.items()}
                 scope = make_scope(db, op, op.mode(d.mode), d.profile, operands)
+                for o in op.mode(d.mode).operands:  # a run-time scalar (an offset) by its value
+                    if o.role == "scalar" and o.name in d.inputs:
+                        scope.values[o.name] = d.inputs[o.name]
             if evaluate(obs.when, scope):
                 return diff, f"observed on {obs.profile} as {obs.category} when {obs.when_text}"
     return None

@@ -75,7 +75,7 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors)
+                         mode.valid_divisors, mode.example.valid)
         if legal(validate(db, op.name, mode.name, profile, tiles)):
             return tiles
     return None
@@ -125,9 +125,10 @@ def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
 
 
 def _grid(name: str, desc: TileDesc, values: np.ndarray, kind: str, lang: str,
-          written: np.ndarray | None = None) -> str:
+          written: np.ndarray | None = None, whole: bool = False) -> str:
     """One tile as compact SVG: the tile shaded, its valid region white and outlined (dashed), written
-    elements highlighted, grid lines as one path, one text per shown value."""
+    elements highlighted, grid lines as one path, one text per shown value (an input's valid region, or its
+    whole tile when the semantics read it: ``whole``)."""
     rows, cols = min(desc.rows, MAX_CELLS), min(desc.cols, MAX_CELLS)
     vr, vc = min(desc.valid_row or 0, rows), min(desc.valid_col or 0, cols)
     width, height = cols * CELL + 2, rows * CELL + 2
@@ -139,7 +140,7 @@ def _grid(name: str, desc: TileDesc, values: np.ndarray, kind: str, lang: str,
         for j in range(cols):
             x, y = 1 + j * CELL, 1 + i * CELL
             if kind == "in":
-                shown = i < vr and j < vc
+                shown = whole or (i < vr and j < vc)
             else:
                 shown = written is not None and bool(written[i, j])
                 if shown:
@@ -194,7 +195,8 @@ def render(db: Database, worked: Worked, lang: str) -> str:
                 outs.append(_grid(o.name, grid_desc, after, "out", lang,
                                   _changed(view(np.asarray(worked.before[o.name])), after)))
         elif o.role == "in":
-            ins.append(_grid(o.name, desc, np.asarray(worked.inputs[o.name]), "in", lang))
+            whole = any(stmt.reads == "tile" for stmt in mode.semantics)  # TEXTRACT's window may leave it
+            ins.append(_grid(o.name, desc, np.asarray(worked.inputs[o.name]), "in", lang, whole=whole))
         elif o.role == "out":
             after = worked.after[o.name]
             outs.append(_grid(o.name, desc, after, "out", lang, _changed(worked.before[o.name], after)))

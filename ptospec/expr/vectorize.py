@@ -320,8 +320,9 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
                 vr, vc = (_physical_shape if grid.reads_tile else _valid_shape)(scope.tiles[base], view, data[base])
                 if (checked_rows.min() < 0 or checked_cols.min() < 0 or checked_rows.max() >= vr
                         or checked_cols.max() >= vc):
+                    region = "tile" if grid.reads_tile else "valid region"
                     raise ExprError(
-                        f"semantics read {base} outside its valid region {vr}x{vc}", rule="exec.read-outside-valid"
+                        f"semantics read {base} outside its {region} {vr}x{vc}", rule="exec.read-outside-valid"
                     )
             return source[rows, cols]
         case Call(func=func) if func in FUNCTIONS and FUNCTIONS[func].type_level:
@@ -399,7 +400,10 @@ def _binary(op: str, a, b):
 
 
 def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
-    """Where ``node`` (an operand's value domain, over ``x``) holds for each of ``values``."""
+    """Where ``node`` (an operand's value domain, over ``x``) holds for each of ``values`` (integers narrower
+    than 64 bits are widened first, so that ``x + n <= m`` cannot wrap)."""
+    if values.dtype.kind in "iu" and values.dtype.itemsize < 8:
+        values = values.astype(np.int64)
     inner = Scope(scope.isa, scope.tiles, scope.type_vars, scope.profile_constants, {**scope.values, "x": values},
                   scope.attrs)
     try:
