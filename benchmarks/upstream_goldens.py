@@ -194,6 +194,8 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
         # the checkout's root too, for scripts importing their helpers as ``tests.cpu.st.utils``
         helpers += [str(p.parent) for p in path.parents if p.name == "tests"][:1]
         sys.path[:0] = helpers
+        # a ``tests`` package already imported (this project's own) would hide the checkout's ``tests.*``
+        shadowed = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "tests" or k.startswith("tests.")}
         saved_modules = set(sys.modules)
         state = np.random.get_state()
         try:
@@ -209,6 +211,7 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
                 sys.path.remove(entry)
             for name in set(sys.modules) - saved_modules:  # each script gets its own helper modules
                 del sys.modules[name]
+            sys.modules.update(shadowed)
             np.random.set_state(state)
             real_chdir(here)
         dirs = [d for d in order if d != scratch and Path(d).is_dir()]
