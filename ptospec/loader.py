@@ -28,6 +28,7 @@ from .kinds import Kind, expand, load_kind
 from .model import (
     CPP_LITERAL,
     AsmForm,
+    CppArray,
     Database,
     Difference,
     DType,
@@ -413,7 +414,18 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         missing = [o.name for o in operands if not o.is_attr and o.name not in dps["ins"] + dps["outs"]]
         if missing:
             issues.add(src, (*mp, "asm", "dps"), f"the DPS form must name every operand; missing {missing}", "op.asm")
-        named = [a for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)]
+        arrays = tuple(CppArray(a, v["type"], v["element"], tuple(v["of"]))
+                       for a, v in m["cpp"].get("arrays", {}).items())
+        for arr in arrays:
+            if arr.name in roles or arr.name not in m["cpp"]["args"]:
+                issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array {arr.name!r} must be an argument of "
+                           "cpp.args and not an operand's name", "op.cpp")
+            bad = [n for n in arr.members if roles.get(n) != "scalar"]
+            if bad:
+                issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array members must be scalar operands, not "
+                           f"{bad}", "op.cpp")
+        members = {a.name: list(a.members) for a in arrays}
+        named = [n for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a) for n in members.get(a, [a])]
         template_attrs = [a for a in m["cpp"].get("template", []) if roles.get(a) == "attr"]
         if sorted(named + template_attrs) != sorted(names):
             issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once (other entries "
@@ -450,7 +462,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
-                cpp_template=tuple(m["cpp"].get("template", ())),
+                cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays,
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),

@@ -147,6 +147,16 @@ class AsmForm:
 
 
 @dataclass(frozen=True)
+class CppArray:
+    """A C++ array argument built from scalar operands (TRANDOM's ``TRandomKey key = {key0, key1}``)."""
+
+    name: str  # the argument's name in cpp.args
+    cpp: str  # the array type, e.g. pto::TRandomKey
+    element: str  # the element type each member is converted to, e.g. uint32_t
+    members: tuple[str, ...]  # scalar operands, in order
+
+
+@dataclass(frozen=True)
 class Example:
     profile: str
     tiles: dict[str, str]  # operand -> tile descriptor text
@@ -168,6 +178,10 @@ class Mode:
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+    cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
+
+    def cpp_array(self, name: str) -> CppArray | None:
+        return next((a for a in self.cpp_arrays if a.name == name), None)
 
     @property
     def examples(self) -> tuple[Example, ...]:

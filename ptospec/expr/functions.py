@@ -159,6 +159,40 @@ def convert(x, dtype, mode, saturate):
         return w.astype(np.uint64).astype(target)
 
 
+_WORD = np.uint64(0xFFFFFFFF)
+_PHILOX_MUL = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))
+_PHILOX_KEY_STEP = (np.uint64(0x9E3779B9), np.uint64(0xBB67AE85))
+
+
+def _word(x) -> np.ndarray:
+    """The low 32 bits of an integer value of any width or signedness, as uint64."""
+    return np.asarray(x).astype(np.int64).astype(np.uint64) & _WORD
+
+
+def philox(rounds, key0, key1, c0, c1, c2, c3, offset, word):
+    """Word ``word`` (0..3) of the Philox-4x32 block for the 128-bit counter (c3:c2:c1:c0) + ``offset``
+    under the 64-bit key (key1:key0), after ``rounds`` rounds; every argument an integer or integer array.
+    Counter words and key are taken modulo 2^32; the result is uint32."""
+    counter = [_word(c) for c in (c0, c1, c2, c3)]
+    carry = np.asarray(offset).astype(np.uint64)
+    for k in range(4):  # 128-bit addition, least significant word first
+        total_low = (counter[k] + (carry & _WORD))
+        counter[k] = total_low & _WORD
+        carry = (carry >> np.uint64(32)) + (total_low >> np.uint64(32))
+    key = [_word(key0), _word(key1)]
+    rounds_n = int(np.asarray(rounds).reshape(-1)[0])
+    with np.errstate(over="ignore"):
+        for _ in range(rounds_n):
+            product0 = counter[0] * _PHILOX_MUL[0]
+            product1 = counter[2] * _PHILOX_MUL[1]
+            counter = [(product1 >> np.uint64(32)) ^ counter[1] ^ key[0], product1 & _WORD,
+                       (product0 >> np.uint64(32)) ^ counter[3] ^ key[1], product0 & _WORD]
+            key = [(key[0] + _PHILOX_KEY_STEP[0]) & _WORD, (key[1] + _PHILOX_KEY_STEP[1]) & _WORD]
+    counter = np.broadcast_arrays(*counter, np.asarray(word))
+    stacked, which = np.stack(counter[:4]), counter[4].astype(np.int64)
+    return np.take_along_axis(stacked, (which % 4)[None], axis=0)[0].astype(np.uint32)
+
+
 @dataclass(frozen=True)
 class Function:
     name: str
@@ -205,6 +239,10 @@ FUNCTIONS: dict[str, Function] = {
                  "compare(a, b, mode): a EQ|NE|LT|LE|GT|GE b for a CmpMode value"),
         Function("convert", 4, convert, r"\operatorname{{cvt}}_{{{2}}}({0} \to {1})",
                  "convert(x, U, rmode, saturate): x as type U, rounded by rmode, clamped when saturate holds"),
+        Function("philox", 9, philox,
+                 r"\operatorname{{philox}}_{{{0}}}({1}, {2};\ {3}, {4}, {5}, {6} + {7})_{{{8}}}",
+                 "philox(rounds, key0, key1, c0, c1, c2, c3, n, w): word w of the Philox-4x32 block of the "
+                 "128-bit counter (c3:c2:c1:c0) + n under the key (key1:key0), as u32"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("wide", 1,
