@@ -34,6 +34,7 @@ from .model import (
     DType,
     DTypeRow,
     DTypeTable,
+    Effect,
     Enum,
     Example,
     Family,
@@ -365,8 +366,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         names = [o.name for o in operands]
         if len(set(names)) != len(names):
             issues.add(src, (*mp, "operands"), "operand names must be unique", "op.operands")
-        if not any(o.role == "out" for o in operands):
-            issues.add(src, (*mp, "operands"), "a mode needs at least one out operand", "op.operands")
+        if not any(o.role == "out" for o in operands) and "effect" not in m:
+            issues.add(src, (*mp, "operands"), "a mode with semantics needs at least one out operand (an "
+                       "instruction without data semantics states its effect instead)", "op.operands")
         for o in operands:
             for prof in o.usage:
                 if prof not in isa.profiles:
@@ -432,7 +434,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                        "must be C++ literals such as true or 0; an attribute may be a template argument instead)",
                        "op.cpp")
         semantics = []
-        for i, item in enumerate(m["semantics"]):
+        if ("semantics" in m) == ("effect" in m):
+            issues.add(src, mp, "a mode has either semantics or an effect (an instruction without data semantics)",
+                       "op.effect")
+        for i, item in enumerate(m.get("semantics", ())):
             text = item if isinstance(item, str) else item["do"]
             stmt = _parse(src, (*mp, "semantics", i), text, issues, parse_statement)
             if stmt is None:
@@ -463,6 +468,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
                 cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays,
+                effect=Effect(m["effect"]["kind"], m["effect"]["text"]) if "effect" in m else None,
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),

@@ -147,6 +147,14 @@ class AsmForm:
 
 
 @dataclass(frozen=True)
+class Effect:
+    """What an instruction without data semantics does instead (it reads and writes no tile element)."""
+
+    kind: str  # synchronisation | configuration | debug-output | placement
+    text: Text
+
+
+@dataclass(frozen=True)
 class CppArray:
     """A C++ array argument built from scalar operands (TRANDOM's ``TRandomKey key = {key0, key1}``)."""
 
@@ -179,6 +187,11 @@ class Mode:
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
     cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
+    effect: Effect | None = None  # set for an instruction without data semantics (then no statements)
+
+    @property
+    def has_data_semantics(self) -> bool:
+        return self.effect is None
 
     def cpp_array(self, name: str) -> CppArray | None:
         return next((a for a in self.cpp_arrays if a.name == name), None)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import AsmError, PtospecError
 from ..model import Database, Mode, OpSpec
-from ..tile import AttrDesc, ScalarDesc, TileDesc
+from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .types import format_type, parse_type
 
 FORMS = ("sync", "ssa", "dps")
@@ -58,7 +58,7 @@ def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, nam
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
         ins_part = f"ins({ins} : {in_types})" if spec.ins else "ins()"
-        return f"pto.{op.name} {ins_part} outs({outs} : {out_types})"
+        return f"pto.{op.name} {ins_part}" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
@@ -90,7 +90,7 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
     in_types = ", ".join(ty(n) for n in spec.ins)
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
-        return f"pto.{op.name} ins({ins} : {in_types}) outs({outs} : {out_types})"
+        return f"pto.{op.name} ins({ins} : {in_types})" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
@@ -253,8 +253,9 @@ def _split_dps(text: str) -> tuple[str, str, str] | None:
     if not rest.startswith("ins("):
         return None
     k = rest.rfind("outs(")
-    if k < 0:
-        return None
+    if k < 0:  # an instruction without outputs (TPRINT): ins(...) alone
+        ins = rest[4:].rstrip()
+        return (m.group(), ins[:-1], "") if ins.endswith(")") else None
     ins, outs = rest[4:k].rstrip(), rest[k + 5:].rstrip()
     if not ins.endswith(")") or not outs.endswith(")"):
         return None
@@ -402,13 +403,15 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
     from ..validator import validate
 
     def shape_fits(m: Mode) -> bool:
-        if {o.asm_key for o in m.attrs} != set(attrs):
+        if not _attrs_fit(op, m, attrs):
             return False
         names = [*m.asm[form].ins, *m.asm[form].outs]
         for name, desc in zip(names, types, strict=True):
             if isinstance(desc, PtospecError):
                 continue
             if (m.operand(name).role == "scalar") != isinstance(desc, ScalarDesc):
+                return False
+            if m.operand(name).is_global != isinstance(desc, GlobalDesc):
                 return False
         return True
 

@@ -33,6 +33,8 @@ def run(args) -> int:
         for o in mode.operands:
             print(f"    {o.name:<8} {o.role:<6} dtype {o.dtype:<3} {text(o.text, lang)}")
         print("  semantics:")
+        if mode.effect is not None:
+            print(f"    none: no data semantics ({mode.effect.kind}); {text(mode.effect.text, lang)}")
         for s in mode.semantics:
             guard = f"   (when {s.when_text})" if s.when is not None else ""
             print(f"    {s.text}{guard}")
