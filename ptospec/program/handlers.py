@@ -4,7 +4,9 @@ synchronisation instructions are dispatched by the walker itself)."""
 from __future__ import annotations
 
 from .layer import _addptr, _alloc_tile, _get_tensor_view_dim, _make_tensor_view, _partition_view, _set_validshape
+from .spec import program_spec
 from .structure import _call, _for, _func, _if, _module, _return, _while, _yield_outside
+from .sync import synchronise
 
 HANDLERS = {
     "module": _module, "func.func": _func, "return": _return, "func.return": _return,
@@ -14,3 +16,8 @@ HANDLERS = {
     "pto.get_tensor_view_dim": _get_tensor_view_dim, "pto.addptr": _addptr, "pto.alloc_tile": _alloc_tile,
     "pto.set_validshape": _set_validshape,
 }
+
+
+def synchronisation_handlers(db) -> dict:
+    """A handler per synchronisation instruction of the database's program layer (``pto.<name>``)."""
+    return {f"pto.{name}": (lambda w, op, name=name: synchronise(w, op, name)) for name in program_spec(db).sync}
