@@ -427,7 +427,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array members must be scalar operands, not "
                            f"{bad}", "op.cpp")
         members = {a.name: list(a.members) for a in arrays}
-        named = [n for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a) for n in members.get(a, [a])]
+        named = [n for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)
+                 for n in members.get(a, [a.removeprefix("&")])]  # &x: the operand x passed by address
         template_attrs = [a for a in m["cpp"].get("template", []) if roles.get(a) == "attr"]
         if sorted(named + template_attrs) != sorted(names):
             issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once (other entries "

@@ -315,6 +315,9 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
                        rule="asm.attr")
     fitting = tagged or fitting  # one mode of this shape: its own messages say what is wrong
     omitted: tuple[str, ...] = ()
+    elsewhere: list[Mode] = []
+    if fitting and profile and not any(_available(op, m, profile) for m in fitting):
+        elsewhere, fitting = fitting, []  # none of them exists on the profile: a mode that leaves out its tmp may
     if not fitting:  # a line that leaves out what the form allows it to (tmp, allocated by the implementation)
         shorter = [m for m in candidates if m.asm[form].may_omit
                    and len([n for n in m.asm[form].ins if n not in m.asm[form].may_omit]) == len(ins)
@@ -322,6 +325,7 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
                    and _attrs_fit(op, m, attrs)]
         if len(shorter) == 1:
             fitting, omitted = shorter, shorter[0].asm[form].may_omit
+    fitting = fitting or elsewhere  # no such mode either: the validator says why the line's mode is missing
     if not fitting:
         shapes = "; ".join(
             f"{m.name}: {len(m.asm[form].ins)} in, {len(m.asm[form].outs)} out" for m in candidates
@@ -362,6 +366,12 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
             raise AsmError(f"{op.name} {mode.name} needs the attribute {{{o.asm_key} = ...}} in {line!r}",
                            rule="asm.attr")
     return ParsedLine(op.name, mode.name, form, operands, values, (*implied_by(mode, form), *omitted), alternatives)
+
+
+def _available(op: OpSpec, mode: Mode, profile: str) -> bool:
+    """Whether ``mode`` has a dtype row on ``profile``."""
+    table = op.dtypes.get(profile)
+    return table is not None and any(not row.modes or mode.name in row.modes for row in table.rows)
 
 
 def _attrs_fit(op: OpSpec, mode: Mode, attrs: dict[str, str]) -> bool:

@@ -110,6 +110,8 @@ def _argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
     """A call argument: the operand's variable, ``Enum::VALUE`` for an attribute, or a literal as written."""
     if name not in tiles and (CPP_LITERAL.fullmatch(name) or mode.cpp_array(name)):
         return name
+    if name.startswith("&"):  # an operand passed by address
+        return name
     tile = tiles[name]
     if isinstance(tile, AttrDesc):
         return f"{mode.operand(name).enum}::{tile.value}"

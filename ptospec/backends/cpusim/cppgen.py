@@ -164,10 +164,11 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             ident = f"{ident}_{len(idents)}"
         arrays.append((ident, arr.cpp, arr.element, tuple(idents[m] for m in arr.members)))
         idents[arr.name] = ident
-    missing = [a for a in written if a not in idents and not CPP_LITERAL.fullmatch(a)]
+    missing = [a for a in written if a.removeprefix("&") not in idents and not CPP_LITERAL.fullmatch(a)]
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
-    args = tuple(idents.get(a, a) for a in written)  # operands by identifier, literals verbatim
+    # operands by identifier (&x: by address), literals verbatim
+    args = tuple(f"&{idents[a[1:]]}" if a.startswith("&") else idents.get(a, a) for a in written)
     call = mode.cpp_name
     if mode.cpp_template:  # explicit template arguments: operand types, attribute enumerators, C++ text
         by_name = {o.name: o for o in operands}
