@@ -193,6 +193,38 @@ def philox(rounds, key0, key1, c0, c1, c2, c3, offset, word):
     return np.take_along_axis(stacked, (which % 4)[None], axis=0)[0].astype(np.uint32)
 
 
+def mx_exponent(x, emax):
+    """The E8M0 shared exponent of a group whose largest magnitude is ``x`` (as float32): the biased float32
+    exponent of ``x`` minus ``emax`` (the largest exponent of the element format: 8 for e4m3, 2 for e2m1),
+    0 when that is not positive, 255 (NaN) for NaN."""
+    bits = np.asarray(x).astype(np.float32).view(np.uint32).astype(np.int64)
+    exponent = (bits >> 23) & 0xFF
+    nan = (exponent == 0xFF) & ((bits & 0x7FFFFF) != 0)
+    shared = np.where(exponent <= np.asarray(emax), 0, exponent - np.asarray(emax))
+    return np.where(nan, 0xFF, shared).astype(np.uint8)
+
+
+def mx_scaling(e):
+    """The float32 factor 2^(127 - e) a group with E8M0 exponent ``e`` is multiplied by (2^-127 for e = 254,
+    NaN for e = 255)."""
+    e = np.asarray(e).astype(np.int64)
+    field = np.clip(254 - e, 0, 255).astype(np.uint32) << np.uint32(23)
+    scaling = field.view(np.float32) if field.ndim else np.array(field).view(np.float32)
+    scaling = np.where(e == 254, np.float32(2.0 ** -127), scaling)
+    return np.where(e == 255, np.float32(np.nan), scaling).astype(np.float32)
+
+
+def e4m3_code(x):
+    """The e4m3 (float8_e4m3fn) code of ``x`` as uint8: clamped to [-448, 448], rounded to nearest with ties
+    to even; NaN gives 0x7F and a zero result is +0 (0x00) whatever its sign."""
+    import ml_dtypes
+
+    v = np.clip(np.asarray(x).astype(np.float32), np.float32(-448), np.float32(448))
+    code = v.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    code = np.where(code == 0x80, np.uint8(0), code)
+    return np.where(np.isnan(v), np.uint8(0x7F), code).astype(np.uint8)
+
+
 @dataclass(frozen=True)
 class Function:
     name: str
@@ -243,6 +275,13 @@ FUNCTIONS: dict[str, Function] = {
                  r"\operatorname{{philox}}_{{{0}}}({1}, {2};\ {3}, {4}, {5}, {6} + {7})_{{{8}}}",
                  "philox(rounds, key0, key1, c0, c1, c2, c3, n, w): word w of the Philox-4x32 block of the "
                  "128-bit counter (c3:c2:c1:c0) + n under the key (key1:key0), as u32"),
+        Function("mx_exponent", 2, mx_exponent, r"\operatorname{{e8m0}}_{{{1}}}({0})",
+                 "mx_exponent(m, emax): E8M0 shared exponent of a group whose largest magnitude is m (float32 "
+                 "exponent field minus emax, at least 0; 255 for NaN)"),
+        Function("mx_scaling", 1, mx_scaling, r"2^{{127 - {0}}}",
+                 "mx_scaling(e): the float32 factor 2^(127 - e) of E8M0 exponent e (2^-127 for 254, NaN for 255)"),
+        Function("e4m3_code", 1, e4m3_code, r"\operatorname{{e4m3}}({0})",
+                 "e4m3_code(x): the float8 e4m3fn code of x as u8, clamped to +-448, ties to even, zero as +0"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("wide", 1,
