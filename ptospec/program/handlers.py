@@ -3,7 +3,15 @@ synchronisation instructions are dispatched by the walker itself)."""
 
 from __future__ import annotations
 
-from .layer import _addptr, _alloc_tile, _get_tensor_view_dim, _make_tensor_view, _partition_view, _set_validshape
+from .layer import (
+    _addptr,
+    _alloc_tile,
+    _get_tensor_view_dim,
+    _make_tensor_view,
+    _partition_view,
+    _set_validshape,
+    _tassign,
+)
 from .spec import program_spec
 from .structure import _call, _for, _func, _if, _module, _return, _while, _yield_outside
 from .sync import synchronise
@@ -14,7 +22,7 @@ HANDLERS = {
     "scf.yield": _yield_outside, "scf.condition": _yield_outside,
     "pto.make_tensor_view": _make_tensor_view, "pto.partition_view": _partition_view,
     "pto.get_tensor_view_dim": _get_tensor_view_dim, "pto.addptr": _addptr, "pto.alloc_tile": _alloc_tile,
-    "pto.set_validshape": _set_validshape,
+    "pto.set_validshape": _set_validshape, "pto.tassign": _tassign,
 }
 
 
