@@ -240,6 +240,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         raise DatabaseErrors(issues.items)
     return Isa(
         upstream=dict(d.get("upstream", {})),
+        unspecified=tuple((u["page"], u["instruction"], u["reason"]) for u in d.get("unspecified", ())),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
         blayouts=dict(d["blayouts"]),

@@ -376,6 +376,7 @@ class Isa:
     global_rules: tuple[Rule, ...] = ()
     pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
     upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
+    unspecified: tuple[tuple[str, str, Text], ...] = ()  # upstream pages without a specification: (page, name, why)
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

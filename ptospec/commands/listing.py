@@ -38,4 +38,7 @@ def run(args) -> int:
         print(f"program layer: {len(layer)} instruction(s): {', '.join(layer)}")
         print(f"program layer, synchronisation (no data semantics): {len(spec.sync)} instruction(s): "
               f"{', '.join(spec.sync)}")
+        if db.isa.unspecified:
+            print(f"pages without a specification: {len(db.isa.unspecified)}: "
+                  + ", ".join(f"{name} ({page})" for page, name, _ in db.isa.unspecified))
     return 0
