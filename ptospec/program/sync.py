@@ -41,6 +41,8 @@ def synchronise(w: Walker, op: Operation, name: str) -> None:
             w.violation(op.pos, "sync.enum", f"{name}: {operand} = {value} is not an enumerator of {enum} "
                         f"({', '.join(w.spec.enums[enum])})")
     w.program_rules(op, name, values)
+    if w.tracer is not None:
+        w.tracer.synchronisation(op)
     for result in op.results:  # event handles: opaque, nothing reads them in program order
         w.env[result] = UNKNOWN
 

@@ -86,6 +86,8 @@ class Tracer(Protocol):
 
     def instruction(self, step: Executed) -> None: ...
 
+    def synchronisation(self, op: Operation) -> None: ...  # checked, not executed: no data semantics
+
 
 class Cursor:
     """Reads one operation's tokens."""
