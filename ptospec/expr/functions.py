@@ -204,6 +204,20 @@ def mx_exponent(x, emax):
     return np.where(nan, 0xFF, shared).astype(np.uint8)
 
 
+def mx_exponent_nv(x, vmax):
+    """The E8M0 exponent of the NV scale algorithm: the float32 exponent field of m * (1/vmax) (both
+    float32; vmax 448 for e4m3, 6 for e2m1), plus 1 when the mantissa is not zero (except at field 254 and
+    for subnormals up to half the range); 0 for m = 0, 254 for infinity, 255 for NaN."""
+    m = np.asarray(x).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        descale = (m * (np.float32(1) / np.asarray(vmax).astype(np.float32))).astype(np.float32)
+    bits = descale.view(np.uint32).astype(np.int64)
+    exponent, mantissa = (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    up = (mantissa > 0) & (exponent != 0xFE) & ~((exponent == 0) & (mantissa <= 0x400000))
+    shared = np.where(exponent == 0xFF, np.where(mantissa == 0, 0xFE, 0xFF), exponent + up)
+    return np.where(m == 0, 0, shared).astype(np.uint8)
+
+
 def mx_scaling(e):
     """The float32 factor 2^(127 - e) a group with E8M0 exponent ``e`` is multiplied by (2^-127 for e = 254,
     NaN for e = 255)."""
@@ -214,14 +228,16 @@ def mx_scaling(e):
     return np.where(e == 255, np.float32(np.nan), scaling).astype(np.float32)
 
 
-def e4m3_code(x):
+def e4m3_code(x, nv):
     """The e4m3 (float8_e4m3fn) code of ``x`` as uint8: clamped to [-448, 448], rounded to nearest with ties
-    to even; NaN gives 0x7F and a zero result is +0 (0x00) whatever its sign."""
+    to even, NaN as 0x7F. A zero result is +0 (0x00) whatever its sign, except under the NV algorithm
+    (``nv`` true) for |x| < 2^-10, which keeps the sign of x."""
     import ml_dtypes
 
     v = np.clip(np.asarray(x).astype(np.float32), np.float32(-448), np.float32(448))
     code = v.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
-    code = np.where(code == 0x80, np.uint8(0), code)
+    signed_zero = np.asarray(nv, dtype=bool) & (np.abs(v) < np.float32(2.0 ** -10))
+    code = np.where((code == 0x80) & ~signed_zero, np.uint8(0), code)
     return np.where(np.isnan(v), np.uint8(0x7F), code).astype(np.uint8)
 
 
@@ -280,8 +296,11 @@ FUNCTIONS: dict[str, Function] = {
                  "exponent field minus emax, at least 0; 255 for NaN)"),
         Function("mx_scaling", 1, mx_scaling, r"2^{{127 - {0}}}",
                  "mx_scaling(e): the float32 factor 2^(127 - e) of E8M0 exponent e (2^-127 for 254, NaN for 255)"),
-        Function("e4m3_code", 1, e4m3_code, r"\operatorname{{e4m3}}({0})",
-                 "e4m3_code(x): the float8 e4m3fn code of x as u8, clamped to +-448, ties to even, zero as +0"),
+        Function("mx_exponent_nv", 2, mx_exponent_nv, r"\operatorname{{e8m0}}^{{\mathrm{{NV}}}}_{{{1}}}({0})",
+                 "mx_exponent_nv(m, vmax): E8M0 exponent of the NV algorithm (exponent of m/vmax, rounded up)"),
+        Function("e4m3_code", 2, e4m3_code, r"\operatorname{{e4m3}}({0})",
+                 "e4m3_code(x, nv): the float8 e4m3fn code of x as u8, clamped to +-448, ties to even, a zero "
+                 "as +0 (nv: below 2^-10 the zero keeps x's sign)"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("wide", 1,
