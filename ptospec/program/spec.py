@@ -42,6 +42,7 @@ class ProgramInstruction:
     operands: tuple[tuple[str, str], ...] = ()  # positional operands: (value name, enum name or "")
     attributes: tuple[str, ...] = ()  # integer attributes of the {...} dictionary
     synchronisation: bool = False  # without data semantics: checked, then nothing is executed
+    variadic: str = ""  # the value counting further operands after the positional ones (tsync's events)
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
             issues.add(src, ("synchronisation", "instructions", name, "operands", k), f"unknown enum {enum!r}",
                        "program.enum")
     attributes = tuple(d.get("attributes", ()))
-    values = (*d.get("values", ()), *(n for n, _ in operands), *attributes)
+    variadic = d.get("variadic", "")
+    values = (*d.get("values", ()), *(n for n, _ in operands), *attributes, *([variadic] if variadic else []))
     dim_values = tuple(d.get("dim_values", ()))
     where = ("synchronisation", "instructions", name) if enums is not None else ("instructions", name)
     rules = []
@@ -157,7 +159,7 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
         rules.append(ProgramRule(r["id"], node, r["check"], r.get("when"), per_dim, r["message"],
                                  tuple(r["evidence"]), tuple(r.get("profiles", ()))))
     return ProgramInstruction(name, d["summary"], d["syntax"], tuple(values), dim_values, tuple(rules),
-                              d.get("result"), operands, attributes, enums is not None)
+                              d.get("result"), operands, attributes, enums is not None, variadic)
 
 
 _LOADED: list[tuple[Database, ProgramSpec]] = []  # the last database's program layer (one slot)

@@ -35,7 +35,7 @@ def synchronise(w: Walker, op: Operation, name: str) -> None:
     if name in _ARRAY_HANDLERS:
         _ARRAY_HANDLERS[name](w, op, name)
         return
-    values = _read(w, op, [n for n, _ in instr.operands], instr.attributes)
+    values = _read(w, op, [n for n, _ in instr.operands], instr.attributes, instr.variadic)
     for (operand, enum), value in zip(instr.operands, (values[n] for n, _ in instr.operands), strict=True):
         if enum and value is not UNKNOWN and value not in w.spec.enums[enum]:
             w.violation(op.pos, "sync.enum", f"{name}: {operand} = {value} is not an enumerator of {enum} "
@@ -47,14 +47,16 @@ def synchronise(w: Walker, op: Operation, name: str) -> None:
         w.env[result] = UNKNOWN
 
 
-def _read(w: Walker, op: Operation, operands: list[str], attributes: tuple[str, ...]) -> dict:
-    """The positional operands (before a ``{...}`` dictionary or ``:``) and the integer attributes."""
+def _read(w: Walker, op: Operation, operands: list[str], attributes: tuple[str, ...], variadic: str = "") -> dict:
+    """The positional operands (before a ``{...}`` dictionary or ``:``; ``ins(...)`` lists its values) and
+    the integer attributes; with ``variadic``, operands beyond the positional ones are counted."""
     c = Cursor(w, op)
     items: list = []
     attrs: dict[str, str] = {}
     while c.peek() is not None:
         t = c.peek()
-        if t.kind == "punct" and t.text in ("[", "]", ","):
+        if t.kind == "punct" and t.text in ("[", "]", ",", "(", ")") or (t.kind == "ident" and t.text == "ins"
+                                                                     and c.at("(", 1)):
             c.i += 1
         elif t.kind == "punct" and t.text == "{":
             attrs = c.skip_attr_dict()
@@ -79,10 +81,15 @@ def _read(w: Walker, op: Operation, operands: list[str], attributes: tuple[str, 
             items.append(t.text)
         else:
             break
+    extra = len(items) - len(operands) if variadic else 0
+    if variadic and extra >= 0:
+        items = items[:len(operands)]
     if len(items) != len(operands):
         raise ProgramError(f"{op.name} takes {len(operands)} operand(s) ({', '.join(operands) or 'none'}), "
                            f"the statement has {len(items)}", "program.arity", op.pos)
     values: dict = dict(zip(operands, items, strict=True))
+    if variadic:
+        values[variadic] = extra
     for key in attributes:
         text = attrs.get(key)
         values[key] = int(text, 0) if text is not None and re.fullmatch(r"-?[0-9]+", text) else None
