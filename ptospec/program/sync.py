@@ -55,7 +55,7 @@ def _read(w: Walker, op: Operation, operands: list[str], attributes: tuple[str, 
     attrs: dict[str, str] = {}
     while c.peek() is not None:
         t = c.peek()
-        if t.kind == "punct" and t.text in ("[", "]", ",", "(", ")") or (t.kind == "ident" and t.text == "ins"
+        if (t.kind == "punct" and t.text in ("[", "]", ",", "(", ")")) or (t.kind == "ident" and t.text == "ins"
                                                                      and c.at("(", 1)):
             c.i += 1
         elif t.kind == "punct" and t.text == "{":
