@@ -143,7 +143,10 @@ def execute(
     contents) and numbers for scalars.  Returns the output tiles and buffers, whole.  Arrays must have
     their operand's dtype unless ``cast``; names that are no operand of the mode are errors.  ``written``,
     when given, receives a mask per output of the elements the semantics wrote.  ``report``: the
-    validator's report on exactly these operands, when the caller has it already (not computed again)."""
+    validator's report on exactly these operands, when the caller has it already (not computed again).
+    A mode without data semantics (``mode.effect``: synchronisation, configuration, debug output,
+    placement) is validated and runs no statement: every output is returned with its initial contents
+    and ``written`` marks nothing; callers tell it from an executed instruction by ``mode.effect``."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile):
         report = validate(db, op.name, mode.name, profile, operands)

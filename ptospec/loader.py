@@ -29,11 +29,13 @@ from .kinds import Kind, expand, load_kind
 from .model import (
     CPP_LITERAL,
     AsmForm,
+    CppArray,
     Database,
     Difference,
     DType,
     DTypeRow,
     DTypeTable,
+    Effect,
     Enum,
     Example,
     Family,
@@ -245,6 +247,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         tile_storage=tile_storage,
         upstream=dict(d.get("upstream", {})),
         unimplemented_pages=unimplemented,
+        unspecified=tuple((u["page"], u["instruction"], u["reason"]) for u in d.get("unspecified", ())),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
         blayouts=dict(d["blayouts"]),
@@ -409,8 +412,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         names = [o.name for o in operands]
         if len(set(names)) != len(names):
             issues.add(src, (*mp, "operands"), "operand names must be unique", "op.operands")
-        if not any(o.role == "out" for o in operands):
-            issues.add(src, (*mp, "operands"), "a mode needs at least one out operand", "op.operands")
+        if not any(o.role == "out" for o in operands) and "effect" not in m:
+            issues.add(src, (*mp, "operands"), "a mode with semantics needs at least one out operand (an "
+                       "instruction without data semantics states its effect instead)", "op.operands")
         for o in operands:
             for prof in o.usage:
                 if prof not in isa.profiles:
@@ -457,14 +461,29 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         missing = [o.name for o in operands if not o.is_attr and o.name not in dps["ins"] + dps["outs"]]
         if missing:
             issues.add(src, (*mp, "asm", "dps"), f"the DPS form must name every operand; missing {missing}", "op.asm")
-        named = [a for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)]
+        arrays = tuple(CppArray(a, v["type"], v["element"], tuple(v["of"]))
+                       for a, v in m["cpp"].get("arrays", {}).items())
+        for arr in arrays:
+            if arr.name in roles or arr.name not in m["cpp"]["args"]:
+                issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array {arr.name!r} must be an argument of "
+                           "cpp.args and not an operand's name", "op.cpp")
+            bad = [n for n in arr.members if roles.get(n) != "scalar"]
+            if bad:
+                issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array members must be scalar operands, not "
+                           f"{bad}", "op.cpp")
+        members = {a.name: list(a.members) for a in arrays}
+        named = [n for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)
+                 for n in members.get(a, [a.removeprefix("&")])]  # &x: the operand x passed by address
         template_attrs = [a for a in m["cpp"].get("template", []) if roles.get(a) == "attr"]
         if sorted(named + template_attrs) != sorted(names):
             issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once (other entries "
                        "must be C++ literals such as true or 0; an attribute may be a template argument instead)",
                        "op.cpp")
         semantics = []
-        for i, item in enumerate(m["semantics"]):
+        if ("semantics" in m) == ("effect" in m):
+            issues.add(src, mp, "a mode has either semantics or an effect (an instruction without data semantics)",
+                       "op.effect")
+        for i, item in enumerate(m.get("semantics", ())):
             text = item if isinstance(item, str) else item["do"]
             stmt = _parse(src, (*mp, "semantics", i), text, issues, parse_statement)
             if stmt is None:
@@ -504,7 +523,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
-                cpp_template=tuple(m["cpp"].get("template", ())),
+                cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays,
+                effect=Effect(m["effect"]["kind"], m["effect"]["text"]) if "effect" in m else None,
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),

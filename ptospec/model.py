@@ -190,6 +190,24 @@ class AsmForm:
 
 
 @dataclass(frozen=True)
+class Effect:
+    """What an instruction without data semantics does instead (it reads and writes no tile element)."""
+
+    kind: str  # synchronisation | configuration | debug-output | placement
+    text: Text
+
+
+@dataclass(frozen=True)
+class CppArray:
+    """A C++ array argument built from scalar operands (TRANDOM's ``TRandomKey key = {key0, key1}``)."""
+
+    name: str  # the argument's name in cpp.args
+    cpp: str  # the array type, e.g. pto::TRandomKey
+    element: str  # the element type each member is converted to, e.g. uint32_t
+    members: tuple[str, ...]  # scalar operands, in order
+
+
+@dataclass(frozen=True)
 class Example:
     profile: str
     tiles: dict[str, str]  # operand -> tile descriptor text
@@ -216,6 +234,15 @@ class Mode:
     fixed_shape: tuple[str, ...] = ()  # operands generated cases take as the example gives them (scratch by bytes)
     # operand -> (row, column) factors: the generator gives it the varied valid region divided by them
     valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
+    cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
+    effect: Effect | None = None  # set for an instruction without data semantics (then no statements)
+
+    @property
+    def has_data_semantics(self) -> bool:
+        return self.effect is None
+
+    def cpp_array(self, name: str) -> CppArray | None:
+        return next((a for a in self.cpp_arrays if a.name == name), None)
 
     @property
     def examples(self) -> tuple[Example, ...]:
@@ -407,6 +434,7 @@ class Isa:
     upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
     tile_storage: TileStorage | None = None  # element placement in tile storage
     unimplemented_pages: tuple[UnimplementedPage, ...] = ()
+    unspecified: tuple[tuple[str, str, Text], ...] = ()  # upstream pages without a specification: (page, name, why)
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

@@ -121,9 +121,10 @@ def test_anchors_within_limits_still_work():
     ("numpy: int8}", "numpy: bool}"),
     ('pad: "Null"}', "pad: Nothing}"),
     ("fractal: 512,", "fractal: 0,"),
-    ("block_bytes: 32, repeat_bytes: 256, load_pad_whole_tile: 0, fillpad_whole_tile: 0, fillpad_block_tail: 1,",
-     "block_bytes: 32, repeat_bytes: " + "9" * 401 + ", load_pad_whole_tile: 0, fillpad_whole_tile: 0, "
-     "fillpad_block_tail: 1,"),
+    ("block_bytes: 32, repeat_bytes: 256, load_pad_whole_tile: 0, random_interleaved: 0, fillpad_whole_tile: 0, "
+     "fillpad_block_tail: 1,",
+     "block_bytes: 32, repeat_bytes: " + "9" * 401 + ", load_pad_whole_tile: 0, random_interleaved: 0, "
+     "fillpad_whole_tile: 0, fillpad_block_tail: 1,"),
     ('check: "t.rows > 0 and t.cols > 0"', 'check: "t.rows > 0 and t.bogus > 0"'),
     ('check: "t.rows > 0 and t.cols > 0"', 'check: "u.rows > 0"'),
     ("cpp: half,", "cpp: 'half; system(\"x\")',"),

@@ -163,7 +163,7 @@ def test_tiles_at_the_same_address_share_bytes(db, tmp_path, inputs):
     np.testing.assert_array_equal(result.outputs["arg1"], inputs["arg0"] * np.float32(2))
 
 
-@pytest.mark.parametrize("addr, rule", [(16, "alloc.align"), (262144 - 512, "alloc.capacity")])
+@pytest.mark.parametrize("addr, rule", [(16, "tassign.align"), (262144 - 512, "tassign.capacity")])
 def test_tile_address_rules(db, tmp_path, addr, rule):
     text = SHARED.replace("%base = arith.constant 0 : i64", f"%base = arith.constant {addr} : i64")
     result = check_program(db, _program(text, tmp_path), profile="a5")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..attrs import asm_choices, read_asm, spell_asm
 from ..errors import AsmError, PtospecError
 from ..model import AttrValue, Database, Mode, Operand, OpSpec
-from ..tile import AttrDesc, ScalarDesc, TileDesc
+from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .types import format_type, parse_type
 
 FORMS = ("sync", "ssa", "dps")
@@ -59,7 +59,7 @@ def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, nam
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
         ins_part = f"ins({ins} : {in_types})" if spec.ins else "ins()"
-        return f"pto.{op.name} {ins_part} outs({outs} : {out_types})"
+        return f"pto.{op.name} {ins_part}" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
@@ -91,7 +91,7 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
     in_types = ", ".join(ty(n) for n in spec.ins)
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
-        return f"pto.{op.name} ins({ins} : {in_types}) outs({outs} : {out_types})"
+        return f"pto.{op.name} ins({ins} : {in_types})" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
@@ -254,8 +254,9 @@ def _split_dps(text: str) -> tuple[str, str, str] | None:
     if not rest.startswith("ins("):
         return None
     k = rest.rfind("outs(")
-    if k < 0:
-        return None
+    if k < 0:  # an instruction without outputs (TPRINT): ins(...) alone
+        ins = rest[4:].rstrip()
+        return (m.group(), ins[:-1], "") if ins.endswith(")") else None
     ins, outs = rest[4:k].rstrip(), rest[k + 5:].rstrip()
     if not ins.endswith(")") or not outs.endswith(")"):
         return None
@@ -315,6 +316,9 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
                        rule="asm.attr")
     fitting = tagged or fitting  # one mode of this shape: its own messages say what is wrong
     omitted: tuple[str, ...] = ()
+    elsewhere: list[Mode] = []
+    if fitting and profile and not any(_available(op, m, profile) for m in fitting):
+        elsewhere, fitting = fitting, []  # none of them exists on the profile: a mode that leaves out its tmp may
     if not fitting:  # a line that leaves out what the form allows it to (tmp, allocated by the implementation)
         shorter = [m for m in candidates if m.asm[form].may_omit
                    and len([n for n in m.asm[form].ins if n not in m.asm[form].may_omit]) == len(ins)
@@ -322,6 +326,7 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
                    and _attrs_fit(op, m, attrs)]
         if len(shorter) == 1:
             fitting, omitted = shorter, shorter[0].asm[form].may_omit
+    fitting = fitting or elsewhere  # no such mode either: the validator says why the line's mode is missing
     if not fitting:
         shapes = "; ".join(
             f"{m.name}: {len(m.asm[form].ins)} in, {len(m.asm[form].outs)} out" for m in candidates
@@ -364,6 +369,12 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
             raise AsmError(f"{op.name} {mode.name} needs the attribute {{{o.asm_key} = ...}} in {line!r}",
                            rule="asm.attr")
     return ParsedLine(op.name, mode.name, form, operands, values, (*implied_by(mode, form), *omitted), alternatives)
+
+
+def _available(op: OpSpec, mode: Mode, profile: str) -> bool:
+    """Whether ``mode`` has a dtype row on ``profile``."""
+    table = op.dtypes.get(profile)
+    return table is not None and any(not row.modes or mode.name in row.modes for row in table.rows)
 
 
 def _attrs_fit(op: OpSpec, mode: Mode, attrs: dict[str, str]) -> bool:
@@ -415,13 +426,15 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
     from ..validator import validate
 
     def shape_fits(m: Mode) -> bool:
-        if {o.asm_key for o in m.attrs} != set(attrs):
+        if not _attrs_fit(op, m, attrs):
             return False
         names = [*m.asm[form].ins, *m.asm[form].outs]
         for name, desc in zip(names, types, strict=True):
             if isinstance(desc, PtospecError):
                 continue
             if (m.operand(name).role == "scalar") != isinstance(desc, ScalarDesc):
+                return False
+            if m.operand(name).is_global != isinstance(desc, GlobalDesc):
                 return False
         return True
 

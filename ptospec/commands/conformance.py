@@ -250,6 +250,7 @@ def run(args) -> int:
     stats: dict[str, object] = {"wall_seconds": round(wall, 2), "derived_per_fixed_case": args.derived,
                                 "cases_verified": verified, "cases_verified_passed": tally["passed"],
                                 "cases_verified_failed": tally["failed"], "cases_not_run_skipped": tally["skipped"],
+                                "cases_without_data_semantics": tally["no_data"],
                                 "cases_verified_per_second": round(verified / wall, 1) if wall else 0.0}
     stats.update(runner.backend.stats())
     environment = runner.backend.describe() if hasattr(runner.backend, "describe") else {}
@@ -267,6 +268,9 @@ def run(args) -> int:
     print(f"with {args.derived} derived case(s) each: {verified} cases verified ({tally['passed']} passed, "
           f"{tally['failed']} failed; {tally['skipped']} skipped), {stats['cases_verified_per_second']} "
           f"cases verified/s")
+    if tally["no_data"]:
+        print(f"of which {tally['no_data']} of instructions without data semantics: run, and checked to change no "
+              "operand (no values compared)")
     if "compiles" in stats:
         print(f"compiles: {stats['compiles']} (+{stats.get('syntax_checks', 0)} syntax checks, "
               f"{stats.get('pch_builds', 0)} PCH builds), cache hits: {stats.get('cache_hits', 0)} of "

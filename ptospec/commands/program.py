@@ -188,7 +188,8 @@ def _simulate(db, program, args):
     built = "taken from the cache" if sim.built_cached else f"built in {sim.compile_seconds:.1f} s"
     print(_summary(result))
     print(f"simulator: {len(recorder.trace.steps)} step(s) in {sim.groups} compiled function(s), {built}, "
-          f"ran in {sim.run_seconds:.3f} s")
+          f"ran in {sim.run_seconds:.3f} s; {recorder.trace.synchronisation} synchronisation instruction(s) not "
+          "replayed (no data semantics; the replay runs in program order)")
     return recorder.trace, result, sim
 
 

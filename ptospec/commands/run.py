@@ -161,6 +161,9 @@ def run(args) -> int:
         if o.role == "scalar" and o.name not in tiles:
             raise InvocationError(f"scalar {o.name} needs --tile {o.name}=DTYPE", rule="run.missing-input")
     outputs = execute(db, op.name, mode.name, args.profile, tiles, data, cast=args.cast)
+    if mode.effect is not None:
+        print(f"{op.name} {mode.name} has no data semantics ({mode.effect.kind}): the invocation is legal and "
+              "nothing was executed; every operand keeps its contents")
     out_path = Path(args.output or f"{op.name}-out.npz")
     saved: dict[str, np.ndarray] = {}
     for name, arr in outputs.items():

@@ -35,6 +35,8 @@ def run(args) -> int:
             typed = f"dtype {o.dtype:<3}" if not o.is_attr else attrs.describe(db.isa, o)
             print(f"    {o.name:<8} {o.role:<6} {typed} {text(o.text, lang)}")
         print("  semantics:")
+        if mode.effect is not None:
+            print(f"    none: no data semantics ({mode.effect.kind}); {text(mode.effect.text, lang)}")
         for s in mode.semantics:
             guard = (f"   (where {s.where_text})" if s.where is not None else "") + (
                 f"   (when {s.when_text})" if s.when is not None else "")

@@ -75,6 +75,9 @@ def render_module(db: Database, op: OpSpec) -> str:
         "# the reference executor.  Run: pytest generated_tests --pto-backend=NAME --pto-profile=P",
         f"# {len(positives)} positive cases, {len(rejects)} must-reject cases, {len(props)} property tests.",
         f"# Rules without a must-reject case: {', '.join(uncovered) or 'none'}",
+        *([f"# Without data semantics ({', '.join(f'{m.name}: {m.effect.kind}' for m in op.modes if m.effect)}): "
+           "a backend must accept these cases and leave every operand unchanged; no values are compared."]
+          if any(m.effect for m in op.modes) else []),
         '"""Generated conformance cases (PYTEST_DONT_REWRITE: no assertions, so pytest need not rewrite)."""',
         "",
         "from __future__ import annotations",

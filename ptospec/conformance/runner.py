@@ -90,7 +90,9 @@ class Runner:
         self._label = ""
         self._recording = True
         self.derive = 0  # derived cases checked with each fixed positive case (see derive.py); 0: none
-        self.tally = {"passed": 0, "failed": 0, "skipped": 0}  # every case checked, fixed and derived
+        # every case checked, fixed and derived; "no_data": the positive cases among them of instructions
+        # without data semantics (run, and checked to change no operand: nothing else is compared)
+        self.tally = {"passed": 0, "failed": 0, "skipped": 0, "no_data": 0}
         self._derived: dict[Case, list[Derived]] = {}
         self._brief = False  # fail without rendering the repro text
         self._inputs: dict[tuple[Case, str], dict[str, object]] = {}  # data made by prepare, used once
@@ -161,8 +163,8 @@ class Runner:
             self._inputs.pop((case, d.label), None)
 
     def _derive(self, case: Case, tiles: dict, label: str | None = None) -> list[Derived]:
-        if not self.derive or case.reject:
-            return []
+        if not self.derive or case.reject or not self.db.op(case.op).mode(case.mode).has_data_semantics:
+            return []  # an instruction without data semantics has no values or regions worth varying
         if case not in self._derived:
             self._derived[case] = derived_cases(self.db, case, tiles, label or case_id(case, self.db), self.derive)
         return self._derived[case]
@@ -183,6 +185,8 @@ class Runner:
                 # derived cases with the fixed case's own region carry the validator's report on it
                 report = next((d.report for d in self._derived.get(case, ()) if d.tiles == tiles), None)
                 self.check_positive(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, report, data)
+                if not self.db.op(case.op).mode(case.mode).has_data_semantics:
+                    self.tally["no_data"] += 1
             self.tally["passed"] += 1
         except Unsupported:
             self.tally["skipped"] += 1

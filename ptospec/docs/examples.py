@@ -79,6 +79,9 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
         _, args = tile_type(db, tile)
         ctor = f"({', '.join(args)})" if args else ""
         body.append(f"    {_type_name(name)} {name}{ctor};")
+    for arr in mode.cpp_arrays:
+        members = ", ".join(f"static_cast<{arr.element}>({m})" for m in arr.members)
+        body.append(f"    {arr.cpp} {arr.name} = {{{members}}};")
     lines += body
     if manual:
         address = 0
@@ -108,7 +111,9 @@ def _template_argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
 
 def _argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
     """A call argument: the operand's variable, ``Enum::VALUE`` for an attribute, or a literal as written."""
-    if name not in tiles and CPP_LITERAL.fullmatch(name):
+    if name not in tiles and (CPP_LITERAL.fullmatch(name) or mode.cpp_array(name)):
+        return name
+    if name.startswith("&"):  # an operand passed by address
         return name
     tile = tiles[name]
     if isinstance(tile, AttrDesc):

@@ -40,6 +40,10 @@ def home_page(db: Database, lang: str) -> str:
         out.append(f"### [{prose(title)}](families/{fam}.md)\n")
         out += [f"- [{op.name.upper()}](ops/{op.name}.md): {prose(text(op.summary, lang))}" for op in ops]
         out.append("")
+    if db.isa.unspecified:
+        out.append(f"## {label('unspecified_pages', lang)}\n")
+        out.append(table([label("name", lang), label("page", lang), label("reason", lang)],
+                         [[code(name), code(page), prose(text(why, lang))] for page, name, why in db.isa.unspecified]))
     return "\n".join(out)
 
 

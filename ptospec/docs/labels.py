@@ -23,6 +23,12 @@ LABELS: dict[str, dict[str, str]] = {
     "modes": {"en": "Modes", "zh": "模式"},
     "mode": {"en": "Mode", "zh": "模式"},
     "operands": {"en": "Operands", "zh": "操作数"},
+    "attributes": {"en": "Attributes", "zh": "属性"},
+    "unspecified_pages": {"en": "Pages without a specification", "zh": "没有规格的页面"},
+    "page": {"en": "Page", "zh": "页面"},
+    "reason": {"en": "Reason", "zh": "原因"},
+    "enum": {"en": "Enum", "zh": "枚举"},
+    "enumerators": {"en": "Enumerators", "zh": "枚举值"},
     "name": {"en": "Name", "zh": "名称"},
     "role": {"en": "Role", "zh": "角色"},
     "type_var": {"en": "Type variable", "zh": "类型变量"},
@@ -47,6 +53,13 @@ LABELS: dict[str, dict[str, str]] = {
         "zh": "由参考执行器所执行的语句渲染而来。未给出范围的下标变量遍历目标的有效区域；区域外的元素保持不变。",
     },
     "definitions": {"en": "Definitions", "zh": "定义"},
+    "no_data_semantics": {
+        "en": "No data semantics (effect: {kind}). The validator checks the invocation; the reference executor "
+              "changes no operand, and a conformance run checks that a backend accepts the instruction and "
+              "leaves every operand unchanged.",
+        "zh": "没有数据语义（效果：{kind}）。验证器检查调用；参考执行器不改变任何操作数，"
+              "一致性测试检查后端接受该指令并保持所有操作数不变。",
+    },
     "same_semantics": {"en": "The same statements as mode {mode}.", "zh": "语句与模式 {mode} 相同。"},
     "as_written": {"en": "As written in the spec", "zh": "规格原文"},
     "dtypes": {"en": "Data types per profile", "zh": "各配置的数据类型"},

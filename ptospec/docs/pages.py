@@ -223,10 +223,15 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
+    if mode.effect is not None:  # an instruction without data semantics: what it does instead
+        out.append(label("no_data_semantics", lang).format(kind=code(mode.effect.kind)) + "\n")
+        out.append(prose(text(mode.effect.text, lang)) + "\n")
     written = "\n".join(_as_written(s) for s in mode.semantics)
     same = next((m for m in op.modes[:op.modes.index(mode)]
                  if [_as_written(s) for s in m.semantics] == [_as_written(s) for s in mode.semantics]), None)
-    if same is not None:  # modes that differ only in operands or attributes: say so once
+    if mode.effect is not None:
+        pass
+    elif same is not None:  # modes that differ only in operands or attributes: say so once
         out.append(label("same_semantics", lang).format(mode=code(same.name)) + "\n")
     else:
         out.append(label("semantics_intro", lang) + "\n")
@@ -316,6 +321,8 @@ def _kind_line(db: Database, op: OpSpec, lang: str) -> list[str]:
 
 
 def _worked_section(db: Database, op: OpSpec, lang: str) -> list[str]:
+    if not any(m.has_data_semantics for m in op.modes):
+        return []  # nothing to work through: no operand changes
     w = worked.compute(db, op)
     mode = f" · {label('worked_mode', lang)} {code(w.mode)}" if len(op.modes) > 1 else ""
     return [f"## {label('worked', lang)}\n", f"{label('worked_intro', lang)} {code(w.profile)}{mode}.\n",

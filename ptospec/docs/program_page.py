@@ -17,20 +17,14 @@ def program_page(db: Database, lang: str) -> str:
     out = [HEADER, f"# {label('program_page', lang)}\n", language_link(lang, PATH),
            label("program_intro", lang) + "\n"]
     for name, instr in spec.instructions.items():
-        out.append(f"## pto.{name}\n")
-        out.append(prose(text(instr.summary, lang)) + "\n")
-        out.append(f"```mlir\n{instr.syntax}\n```\n")
-        if instr.rules:
-            rows = []
-            for r in instr.rules:
-                check = code(r.check_text) + (f" ({label('per_dimension', lang)})" if r.per_dim else "")
-                evidence = ", ".join(code(spec.sources[e]["ref"]) for e in r.evidence)
-                rows.append([code(r.id), check, prose(text(r.message, lang)), evidence])
-            out.append(table([label("rule", lang), label("check", lang), label("message", lang),
-                              label("evidence", lang)], rows))
+        if not instr.synchronisation:
+            out += _instruction(spec, name, instr, lang, "##")
     out.append(f"## {label('synchronisation', lang)}\n")
     out.append(prose(text(spec.sync_summary, lang)) + "\n")
-    out.append(", ".join(code(f"pto.{n}") for n in spec.sync) + "\n")
+    out.append(table([label("enum", lang), label("enumerators", lang)],
+                     [[code(e), ", ".join(code(v) for v in values)] for e, values in spec.enums.items()]))
+    for name in spec.sync:
+        out += _instruction(spec, name, spec.instructions[name], lang, "###")
     out.append(f"## {label('targets', lang)}\n")
     out.append(table([label("target_arch", lang), label("profile", lang)],
                      [[code(a) + (f" ({label('default_marker', lang)})" if a == spec.default_target else ""), code(p)]
@@ -38,3 +32,23 @@ def program_page(db: Database, lang: str) -> str:
     out.append(f"## {label('dtype_spellings', lang)}\n")
     out.append(", ".join(f"{code(a)} = {code(t)}" for a, t in spec.dtype_aliases.items()) + "\n")
     return "\n".join(out)
+
+
+def _instruction(spec, name: str, instr, lang: str, heading: str) -> list[str]:
+    out = [f"{heading} pto.{name}\n", prose(text(instr.summary, lang)) + "\n", f"```mlir\n{instr.syntax}\n```\n"]
+    if instr.operands:
+        shown = [code(n) + (f" ({code(e)})" if e else "") for n, e in instr.operands]
+        out.append(f"{label('operands', lang)}: " + ", ".join(shown)
+                   + ("; " + label("attributes", lang) + ": " + ", ".join(code(a) for a in instr.attributes)
+                      if instr.attributes else "") + "\n")
+    if instr.rules:
+        rows = []
+        for r in instr.rules:
+            check = code(r.check_text) + (f" ({label('per_dimension', lang)})" if r.per_dim else "")
+            if r.profiles:
+                check += " — " + ", ".join(code(p) for p in r.profiles)
+            evidence = ", ".join(code(spec.sources[e]["ref"]) for e in r.evidence)
+            rows.append([code(r.id), check, prose(text(r.message, lang)), evidence])
+        out.append(table([label("rule", lang), label("check", lang), label("message", lang),
+                          label("evidence", lang)], rows))
+    return out

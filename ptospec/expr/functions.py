@@ -166,6 +166,88 @@ def convert(x, dtype, mode, saturate):
         return w.astype(np.uint64).astype(target)
 
 
+_WORD = np.uint64(0xFFFFFFFF)
+_PHILOX_MUL = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))
+_PHILOX_KEY_STEP = (np.uint64(0x9E3779B9), np.uint64(0xBB67AE85))
+
+
+def _word(x) -> np.ndarray:
+    """The low 32 bits of an integer value of any width or signedness, as uint64."""
+    return np.asarray(x).astype(np.int64).astype(np.uint64) & _WORD
+
+
+def philox(rounds, key0, key1, c0, c1, c2, c3, offset, word):
+    """Word ``word`` (0..3) of the Philox-4x32 block for the 128-bit counter (c3:c2:c1:c0) + ``offset``
+    under the 64-bit key (key1:key0), after ``rounds`` rounds; every argument an integer or integer array.
+    Counter words and key are taken modulo 2^32; the result is uint32."""
+    counter = [_word(c) for c in (c0, c1, c2, c3)]
+    carry = np.asarray(offset).astype(np.uint64)
+    for k in range(4):  # 128-bit addition, least significant word first
+        total_low = (counter[k] + (carry & _WORD))
+        counter[k] = total_low & _WORD
+        carry = (carry >> np.uint64(32)) + (total_low >> np.uint64(32))
+    key = [_word(key0), _word(key1)]
+    rounds_n = int(np.asarray(rounds).reshape(-1)[0])
+    with np.errstate(over="ignore"):
+        for _ in range(rounds_n):
+            product0 = counter[0] * _PHILOX_MUL[0]
+            product1 = counter[2] * _PHILOX_MUL[1]
+            counter = [(product1 >> np.uint64(32)) ^ counter[1] ^ key[0], product1 & _WORD,
+                       (product0 >> np.uint64(32)) ^ counter[3] ^ key[1], product0 & _WORD]
+            key = [(key[0] + _PHILOX_KEY_STEP[0]) & _WORD, (key[1] + _PHILOX_KEY_STEP[1]) & _WORD]
+    counter = np.broadcast_arrays(*counter, np.asarray(word))
+    stacked, which = np.stack(counter[:4]), counter[4].astype(np.int64)
+    return np.take_along_axis(stacked, (which % 4)[None], axis=0)[0].astype(np.uint32)
+
+
+def mx_exponent(x, emax):
+    """The E8M0 shared exponent of a group whose largest magnitude is ``x`` (as float32): the biased float32
+    exponent of ``x`` minus ``emax`` (the largest exponent of the element format: 8 for e4m3, 2 for e2m1),
+    0 when that is not positive, 255 (NaN) for NaN."""
+    bits = np.asarray(x).astype(np.float32).view(np.uint32).astype(np.int64)
+    exponent = (bits >> 23) & 0xFF
+    nan = (exponent == 0xFF) & ((bits & 0x7FFFFF) != 0)
+    shared = np.where(exponent <= np.asarray(emax), 0, exponent - np.asarray(emax))
+    return np.where(nan, 0xFF, shared).astype(np.uint8)
+
+
+def mx_exponent_nv(x, vmax):
+    """The E8M0 exponent of the NV scale algorithm: the float32 exponent field of m * (1/vmax) (both
+    float32; vmax 448 for e4m3, 6 for e2m1), plus 1 when the mantissa is not zero (except at field 254 and
+    for subnormals up to half the range); 0 for m = 0, 254 for infinity, 255 for NaN."""
+    m = np.asarray(x).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        descale = (m * (np.float32(1) / np.asarray(vmax).astype(np.float32))).astype(np.float32)
+    bits = descale.view(np.uint32).astype(np.int64)
+    exponent, mantissa = (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    up = (mantissa > 0) & (exponent != 0xFE) & ~((exponent == 0) & (mantissa <= 0x400000))
+    shared = np.where(exponent == 0xFF, np.where(mantissa == 0, 0xFE, 0xFF), exponent + up)
+    return np.where(m == 0, 0, shared).astype(np.uint8)
+
+
+def mx_scaling(e):
+    """The float32 factor 2^(127 - e) a group with E8M0 exponent ``e`` is multiplied by (2^-127 for e = 254,
+    NaN for e = 255)."""
+    e = np.asarray(e).astype(np.int64)
+    field = np.clip(254 - e, 0, 255).astype(np.uint32) << np.uint32(23)
+    scaling = field.view(np.float32) if field.ndim else np.array(field).view(np.float32)
+    scaling = np.where(e == 254, np.float32(2.0 ** -127), scaling)
+    return np.where(e == 255, np.float32(np.nan), scaling).astype(np.float32)
+
+
+def e4m3_code(x, nv):
+    """The e4m3 (float8_e4m3fn) code of ``x`` as uint8: clamped to [-448, 448], rounded to nearest with ties
+    to even, NaN as 0x7F. A zero result is +0 (0x00) whatever its sign, except under the NV algorithm
+    (``nv`` true) for |x| < 2^-10, which keeps the sign of x."""
+    import ml_dtypes
+
+    v = np.clip(np.asarray(x).astype(np.float32), np.float32(-448), np.float32(448))
+    code = v.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    signed_zero = np.asarray(nv, dtype=bool) & (np.abs(v) < np.float32(2.0 ** -10))
+    code = np.where((code == 0x80) & ~signed_zero, np.uint8(0), code)
+    return np.where(np.isnan(v), np.uint8(0x7F), code).astype(np.uint8)
+
+
 @dataclass(frozen=True)
 class Function:
     name: str
@@ -216,6 +298,20 @@ FUNCTIONS: dict[str, Function] = {
         Function("inside", 3, inside, r"({1}, {2}) \in \operatorname{{valid}}({0})",
                  "inside(t, i, j): position (i, j) lies in tile operand t's valid region (the partial operations)",
                  tile_args=(0,)),
+        Function("philox", 9, philox,
+                 r"\operatorname{{philox}}_{{{0}}}({1}, {2};\ {3}, {4}, {5}, {6} + {7})_{{{8}}}",
+                 "philox(rounds, key0, key1, c0, c1, c2, c3, n, w): word w of the Philox-4x32 block of the "
+                 "128-bit counter (c3:c2:c1:c0) + n under the key (key1:key0), as u32"),
+        Function("mx_exponent", 2, mx_exponent, r"\operatorname{{e8m0}}_{{{1}}}({0})",
+                 "mx_exponent(m, emax): E8M0 shared exponent of a group whose largest magnitude is m (float32 "
+                 "exponent field minus emax, at least 0; 255 for NaN)"),
+        Function("mx_scaling", 1, mx_scaling, r"2^{{127 - {0}}}",
+                 "mx_scaling(e): the float32 factor 2^(127 - e) of E8M0 exponent e (2^-127 for 254, NaN for 255)"),
+        Function("mx_exponent_nv", 2, mx_exponent_nv, r"\operatorname{{e8m0}}^{{\mathrm{{NV}}}}_{{{1}}}({0})",
+                 "mx_exponent_nv(m, vmax): E8M0 exponent of the NV algorithm (exponent of m/vmax, rounded up)"),
+        Function("e4m3_code", 2, e4m3_code, r"\operatorname{{e4m3}}({0})",
+                 "e4m3_code(x, nv): the float8 e4m3fn code of x as u8, clamped to +-448, ties to even, a zero "
+                 "as +0 (nv: below 2^-10 the zero keeps x's sign)"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("wide", 1,

@@ -11,8 +11,11 @@ from .layer import (
     _partition_view,
     _set_validshape,
     _subset,
+    _tassign,
 )
+from .spec import program_spec
 from .structure import _call, _for, _func, _if, _module, _return, _while, _yield_outside
+from .sync import synchronise
 
 HANDLERS = {
     "module": _module, "func.func": _func, "return": _return, "func.return": _return,
@@ -20,5 +23,10 @@ HANDLERS = {
     "scf.yield": _yield_outside, "scf.condition": _yield_outside,
     "pto.make_tensor_view": _make_tensor_view, "pto.partition_view": _partition_view,
     "pto.get_tensor_view_dim": _get_tensor_view_dim, "pto.addptr": _addptr, "pto.alloc_tile": _alloc_tile,
-    "pto.set_validshape": _set_validshape, "pto.subset": _subset,
+    "pto.set_validshape": _set_validshape, "pto.subset": _subset, "pto.tassign": _tassign,
 }
+
+
+def synchronisation_handlers(db) -> dict:
+    """A handler per synchronisation instruction of the database's program layer (``pto.<name>``)."""
+    return {f"pto.{name}": (lambda w, op, name=name: synchronise(w, op, name)) for name in program_spec(db).sync}

@@ -126,8 +126,10 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
     vr = given.get("valid_row", desc.valid_row) if desc.valid_row is None else desc.valid_row
     vc = given.get("valid_col", desc.valid_col) if desc.valid_col is None else desc.valid_col
     addr = given.get("addr")
+    if addr is not None:  # the assembler emits TASSIGN for it: the address rules are tassign's
+        w.program_rules(op, "tassign", {"addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align})
     w.program_rules(op, "alloc_tile", {
-        "addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align,
+        "capacity": capacity,
         "valid_row": vr if vr is not None else 0, "valid_col": vc if vc is not None else 0,
         "rows": desc.rows, "cols": desc.cols,
         "dynamic_row": int(desc.valid_row is None), "dynamic_col": int(desc.valid_col is None),
@@ -141,10 +143,43 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
         if addr is None:
             tile.storage = np.zeros(nbytes, np.uint8)
         else:
-            buf = w.onchip.get(loc)
-            if buf is None:
-                buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
-            tile.storage = buf[addr:addr + nbytes]
+            _place(w, tile, loc, addr, nbytes, capacity)
+        if w.tracer is not None:
+            w.tracer.alloc(op, tile)
+    w.bind(op, [tile])
+
+
+def _place(w: Walker, tile: TileBuffer, loc: str, addr: int, nbytes: int, capacity: int) -> None:
+    """Give ``tile`` the bytes at ``addr`` of its location's buffer (the tassign rules hold: checked)."""
+    buf = w.onchip.get(loc)
+    if buf is None:
+        buf = w.onchip[loc] = np.zeros(capacity, np.uint8)
+    tile.storage = buf[addr:addr + nbytes]
+    tile.place = (loc, addr)
+
+
+def _tassign(w: Walker, op: Operation) -> None:
+    """``%t2 = pto.tassign %t, %addr : T -> T``: the tile placed at a new address (no data moves; the
+    SSA result denotes the new place, the operand keeps its own)."""
+    c = Cursor(w, op)
+    source = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    addr = c.operand()
+    c.skip_attr_dict()
+    c.expect(":")
+    desc = w.tile_type(c.type(), op.pos)
+    if not isinstance(source, TileBuffer):
+        raise ProgramError("tassign needs a tile buffer", "program.type", op.pos)
+    loc = w.db.isa.tile_types[desc.loc]
+    nbytes = desc.rows * desc.cols * max(w.db.isa.dtypes[desc.dtype].bits // 8, 1)
+    capacity = w.db.isa.profiles[w.profile].constants.get(f"{loc}_bytes", 0)
+    w.program_rules(op, "tassign", {"addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align})
+    tile = TileBuffer(source.desc, source.valid, isa=w.db.isa)
+    if not w.checking:
+        if not known(addr):
+            raise ProgramError("tassign: the address is not known", "program.dynamic", op.pos)
+        tile.np_dtype = source.np_dtype
+        _place(w, tile, loc, addr, max(nbytes, storage_bytes(w.db.isa, desc)), capacity)
         if w.tracer is not None:
             w.tracer.alloc(op, tile)
     w.bind(op, [tile])

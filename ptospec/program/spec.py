@@ -27,6 +27,7 @@ class ProgramRule:
     per_dim: bool
     message: Text
     evidence: tuple[str, ...]
+    profiles: tuple[str, ...] = ()  # the targets it applies on; empty: every one
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,10 @@ class ProgramInstruction:
     dim_values: tuple[str, ...]
     rules: tuple[ProgramRule, ...]
     result: str | None
+    operands: tuple[tuple[str, str], ...] = ()  # positional operands: (value name, enum name or "")
+    attributes: tuple[str, ...] = ()  # integer attributes of the {...} dictionary
+    synchronisation: bool = False  # without data semantics: checked, then nothing is executed
+    variadic: str = ""  # the value counting further operands after the positional ones (tsync's events)
 
 
 @dataclass(frozen=True)
@@ -48,12 +53,17 @@ class ProgramSpec:
     dtype_aliases: dict[str, str]
     align: int
     instructions: dict[str, ProgramInstruction]
-    sync: tuple[str, ...]
+    sync: tuple[str, ...]  # the synchronisation instructions (also in ``instructions``)
     sync_summary: Text
     file: str
     sim_arch: dict[str, str]  # profile -> the simulator's NPUArch enumerator
     sim_regions: dict[str, str]  # tile location -> the simulator's memory region
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)  # synchronisation enums: name -> enumerators
+
+    @property
+    def enumerators(self) -> frozenset[str]:
+        return frozenset(e for values in self.enums.values() for e in values)
 
 
 def load_program_spec(root: Path, db: Database) -> ProgramSpec:
@@ -73,14 +83,19 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
             issues.add(src, ("dtype_aliases", alias), f"{alias} stands for unknown dtype {target!r}", "program.dtype")
         if alias in db.isa.dtypes:
             issues.add(src, ("dtype_aliases", alias), f"{alias} is already a dtype of the ISA", "program.dtype")
+    enums = {k: tuple(v) for k, v in data["synchronisation"]["enums"].items()}
+    enumerators = {e for values in enums.values() for e in values}
     instructions = {}
     for name, d in data["instructions"].items():
         instructions[name] = _instruction(src, name, d, set(data["sources"]), issues)
     sync = tuple(data["synchronisation"]["instructions"])
     for name in sync:
         if name in instructions or name in db.ops:
-            issues.add(src, ("synchronisation", "instructions"), f"{name} is also an instruction with semantics",
-                       "program.duplicate")
+            issues.add(src, ("synchronisation", "instructions", name), f"{name} is also an instruction with "
+                       "semantics (an instruction is specified in one place)", "program.duplicate")
+            continue
+        instructions[name] = _instruction(src, name, data["synchronisation"]["instructions"][name],
+                                          set(data["sources"]), issues, enums, enumerators, set(db.isa.profiles))
     sim = data["simulator"]
     if sim["source"] not in data["sources"]:
         issues.add(src, ("simulator", "source"), f"unknown source {sim['source']!r}", "program.source")
@@ -101,22 +116,34 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
         raise DatabaseErrors(issues.items)
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
-                       data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data)
+                       data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
+                       enums)
 
 
-def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues) -> ProgramInstruction:
-    values = tuple(d.get("values", ()))
+def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues,
+                 enums: dict[str, tuple[str, ...]] | None = None, enumerators: set[str] | None = None,
+                 profiles: set[str] | None = None) -> ProgramInstruction:
+    """One instruction; ``enums`` is given for a synchronisation instruction (no data semantics)."""
+    operands = tuple((o, "") if isinstance(o, str) else (o["name"], o["enum"]) for o in d.get("operands", ()))
+    for k, (_, enum) in enumerate(operands):
+        if enum and enum not in (enums or {}):
+            issues.add(src, ("synchronisation", "instructions", name, "operands", k), f"unknown enum {enum!r}",
+                       "program.enum")
+    attributes = tuple(d.get("attributes", ()))
+    variadic = d.get("variadic", "")
+    values = (*d.get("values", ()), *(n for n, _ in operands), *attributes, *([variadic] if variadic else []))
     dim_values = tuple(d.get("dim_values", ()))
+    where = ("synchronisation", "instructions", name) if enums is not None else ("instructions", name)
     rules = []
     for k, r in enumerate(d.get("rules", ())):
-        path = ("instructions", name, "rules", k)
+        path = (*where, "rules", k)
         try:
             node = parse_expr(r["check"])
         except PtospecError as exc:
             issues.add(src, (*path, "check"), exc.message, exc.rule or "expr.syntax")
             continue
         per_dim = r.get("each") == "dim"
-        known = set(values) | (set(dim_values) if per_dim else set())
+        known = set(values) | (set(dim_values) if per_dim else set()) | (enumerators or set())
         for n in walk(node):
             if isinstance(n, Name) and n.id not in known:
                 issues.add(src, (*path, "check"), f"{n.id!r} is not a value of {name} "
@@ -126,9 +153,13 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
         for ev in r["evidence"]:
             if ev not in sources:
                 issues.add(src, (*path, "evidence"), f"unknown source {ev!r}", "program.source")
+        for p in r.get("profiles", ()):
+            if profiles is not None and p not in profiles:
+                issues.add(src, (*path, "profiles"), f"unknown profile {p!r}", "program.target")
         rules.append(ProgramRule(r["id"], node, r["check"], r.get("when"), per_dim, r["message"],
-                                 tuple(r["evidence"])))
-    return ProgramInstruction(name, d["summary"], d["syntax"], values, dim_values, tuple(rules), d.get("result"))
+                                 tuple(r["evidence"]), tuple(r.get("profiles", ()))))
+    return ProgramInstruction(name, d["summary"], d["syntax"], tuple(values), dim_values, tuple(rules),
+                              d.get("result"), operands, attributes, enums is not None, variadic)
 
 
 _LOADED: list[tuple[Database, ProgramSpec]] = []  # the last database's program layer (one slot)
@@ -141,23 +172,27 @@ def program_spec(db: Database) -> ProgramSpec:
     return _LOADED[0][1]
 
 
-def broken_rules(db: Database, instr: ProgramInstruction, values: dict[str, int | None],
-                 dims: list[dict[str, int | None]] | None = None) -> tuple[list[tuple[ProgramRule, str]], list[str]]:
+def broken_rules(db: Database, instr: ProgramInstruction, values: dict[str, int | str | None],
+                 dims: list[dict[str, int | None]] | None = None, profile: str | None = None,
+                 enumerators: frozenset[str] = frozenset()) -> tuple[list[tuple[ProgramRule, str]], list[str]]:
     """The rules of ``instr`` that ``values`` (and, per dimension, ``dims``) break, each with the values it
     saw, and the ids of the rules that need a value given as ``None`` (known only at run time).  A rule
     whose ``when`` operand is ``None`` does not apply."""
     broken: list[tuple[ProgramRule, str]] = []
     deferred: list[str] = []
+    named = {e: e for e in enumerators}  # an enumerator stands for itself (pipe_name in [PIPE_FIX, PIPE_MTE3])
     for rule in instr.rules:
         if rule.when and values.get(rule.when) is None:
             continue
-        scopes = [{**values, **d} for d in (dims or [])] if rule.per_dim else [values]
+        if rule.profiles and profile not in rule.profiles:
+            continue
+        scopes = [{**named, **values, **d} for d in (dims or [])] if rule.per_dim else [{**named, **values}]
         for k, vals in enumerate(scopes):
             if any(vals.get(n) is None for n in _names(rule.check)):
                 deferred.append(rule.id)
                 break
             if not evaluate(rule.check, Scope(isa=db.isa, values=dict(vals))):
-                shown = ", ".join(f"{n}={vals[n]}" for n in sorted(_names(rule.check)) if n in vals)
+                shown = ", ".join(f"{n}={vals[n]}" for n in sorted(_names(rule.check)) if n in vals and n not in named)
                 where = f"dimension {k}: " if rule.per_dim else ""
                 broken.append((rule, where + shown))
                 break

@@ -73,6 +73,7 @@ class Trace:
     initial: list[np.ndarray] = field(default_factory=list)  # each buffer's contents before the run (flat)
     steps: list[Step] = field(default_factory=list)
     slots: list[Slot] = field(default_factory=list)
+    synchronisation: int = 0  # synchronisation instructions run (no data semantics: not replayed)
 
     @property
     def instructions(self) -> list[Step]:
@@ -104,6 +105,9 @@ class Recorder:
             self._buffers[id(buf)] = len(self.trace.buffers)
             self.trace.buffers.append(buf)
             self.trace.initial.append(buf.array.copy())
+
+    def synchronisation(self, op: Operation) -> None:
+        self.trace.synchronisation += 1
 
     def block(self, index: int) -> None:
         if index:

@@ -112,6 +112,8 @@ class Tracer(Protocol):
 
     def instruction(self, step: Executed) -> None: ...
 
+    def synchronisation(self, op: Operation) -> None: ...  # checked, not executed: no data semantics
+
 
 class Cursor:
     """Reads one operation's tokens."""
@@ -233,9 +235,9 @@ class Walker:
         self.memo = memo if memo is not None else Memo()
         self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
         self.depth = 0
-        from .handlers import HANDLERS  # the handlers take a Walker: imported once the class exists
+        from .handlers import HANDLERS, synchronisation_handlers  # they take a Walker: imported once it exists
 
-        self.handlers = HANDLERS
+        self.handlers = {**HANDLERS, **synchronisation_handlers(db)}
         self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
 
     # -- values and types ---------------------------------------------------------------------------
@@ -294,7 +296,8 @@ class Walker:
         key = (name, tuple(values.items()), tuple(tuple(d.items()) for d in dims))
         found = self.memo.rules.get(key)
         if found is None:
-            found = self.memo.rules[key] = broken_rules(self.db, self.spec.instructions[name], values, dims)
+            found = self.memo.rules[key] = broken_rules(self.db, self.spec.instructions[name], values, dims,
+                                                        self.profile, self.spec.enumerators)
         broken, deferred = found
         if deferred:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name}: checked at run time: "
@@ -346,10 +349,6 @@ class Walker:
         instr = self.spec.instructions.get(short) if short is not None else None
         if instr is not None and instr.result is not None:
             self.bind(op, [UNKNOWN if self.checking else self.result_value(instr.result)])
-            return
-        if short is not None and short in self.spec.sync:
-            for result in op.results:  # event handles: opaque, nothing reads them in program order
-                self.env[result] = UNKNOWN
             return
         if name.startswith("arith."):
             self.arith(op, name[6:])

@@ -77,12 +77,14 @@ class VariantPlan:
     call: str  # C++ function name
     args: tuple[str, ...]  # C++ identifiers, in call order
     operands: tuple[OperandPlan, ...]  # in the mode's operand order
+    arrays: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()  # (ident, array type, element, member idents)
 
     @property
     def signature(self) -> str:
         """Identity of the compiled code (same signature = same driver function)."""
         parts = [f"{o.role}:{o.name}:{o.cpp}{'=' + o.value if o.value else ''}" for o in self.operands]
-        return f"{self.op}/{self.mode}/{self.call}({','.join(self.args)})|" + "|".join(parts)
+        arrays = [f"{name}={cpp}{{{','.join(members)}}}" for name, cpp, _, members in self.arrays]
+        return f"{self.op}/{self.mode}/{self.call}({','.join(self.args)})|" + "|".join([*parts, *arrays])
 
     @property
     def template(self) -> str:
@@ -163,10 +165,18 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             raise Unplannable(f"operand {o.name} has an unknown (dynamic) valid shape")
         operands.append(OperandPlan(o.name, ident, o.role, tile_type(db, desc), desc.dtype))
     written = [str(a).lower() if isinstance(a, bool) else str(a) for a in mode.cpp_args]  # YAML true -> "true"
-    missing = [a for a in written if a not in idents and not CPP_LITERAL.fullmatch(a)]
+    arrays = []
+    for arr in mode.cpp_arrays:  # an array argument is declared from its scalar members
+        ident = cpp_identifier(arr.name)
+        if ident in idents.values():
+            ident = f"{ident}_{len(idents)}"
+        arrays.append((ident, arr.cpp, arr.element, tuple(idents[m] for m in arr.members)))
+        idents[arr.name] = ident
+    missing = [a for a in written if a.removeprefix("&") not in idents and not CPP_LITERAL.fullmatch(a)]
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
-    args = tuple(idents.get(a, a) for a in written)  # operands by identifier, literals verbatim
+    # operands by identifier (&x: by address), literals verbatim
+    args = tuple(f"&{idents[a[1:]]}" if a.startswith("&") else idents.get(a, a) for a in written)
     call = mode.cpp_name
     if mode.cpp_template:  # explicit template arguments: operand types, attribute enumerators, C++ text
         by_name = {o.name: o for o in operands}
@@ -178,7 +188,7 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             return o.cpp_value if o.role == "attr" else f"{o.ident}_t"
 
         call = f"{call}<{', '.join(argument(a) for a in mode.cpp_template)}>"
-    return VariantPlan(inv.op, inv.mode, call, args, tuple(operands))
+    return VariantPlan(inv.op, inv.mode, call, args, tuple(operands), tuple(arrays))
 
 
 # ------------------------------------------------------------------ translation units
@@ -206,6 +216,9 @@ def _variant_body(plan: VariantPlan) -> list[str]:
             lines.append(f"    const {o.cpp} {o.ident} = {o.cpp_value};")
         else:
             lines.append(f"    const {o.cpp} {o.ident} = ptocs_bench.scalar<{o.cpp}>(\"{o.name}\");")
+    for ident, cpp, element, members in plan.arrays:
+        values = ", ".join(f"static_cast<{element}>({m})" for m in members)
+        lines.append(f"    {cpp} {ident} = {{{values}}};")
     lines.append(call_statement(plan))
     return lines
 
