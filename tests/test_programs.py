@@ -275,14 +275,14 @@ def test_while_loop(db, tmp_path, inputs):
 
 
 def test_unknown_instruction_listed_then_refused(db, tmp_path):
-    text = LOOP_KERNEL.replace("    pto.tstore ins(%acc", "    pto.tprint ins(%a : !tile)\n    pto.tstore ins(%acc")
+    text = LOOP_KERNEL.replace("    pto.tstore ins(%acc", "    pto.tnosuchop ins(%a : !tile)\n    pto.tstore ins(%acc")
     program = _program(text, tmp_path)
     checked = check_program(db, program)
-    assert checked.stats.unknown == {"pto.tprint": 1}
+    assert checked.stats.unknown == {"pto.tnosuchop": 1}
     with pytest.raises(PtospecError) as err:
         run_program(db, program, {"arg0": np.zeros((16, 16), np.float32), "arg1": np.zeros((16, 16), np.float32),
                                   "arg2": np.zeros((16, 16), np.float32), "n": 1})
-    assert err.value.rule == "program.unknown-instruction" and "pto.tprint" in str(err.value)
+    assert err.value.rule == "program.unknown-instruction" and "pto.tnosuchop" in str(err.value)
 
 
 def test_dialect_spellings(db):
