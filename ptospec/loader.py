@@ -192,6 +192,12 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
             if p not in profiles:
                 issues.add(src, ("dtypes", name), f"dtype {name} names unknown profile {p!r}", "isa.profile")
     families = {n: Family(n, v["title"], v["description"]) for n, v in d["families"].items()}
+    for n, v in d.get("enums", {}).items():
+        for value in v.get("codes", {}):
+            if value not in v["values"]:
+                issues.add(src, ("enums", n, "codes", value), f"code for {value!r}, which is not a value of {n}",
+                           "isa.enum")
+
     def well_formedness(section: str, var: str) -> tuple[Rule, ...]:
         rules = []
         for i, r in enumerate(d[section]):
@@ -254,7 +260,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         raw=d,
         enums={n: Enum(n, v["cpp"], v["asm"], tuple(v["values"]), v["text"], dict(v["values"]),
                        v.get("asm_case") == "lower", v.get("dialect", {}).get("asm", ""),
-                       dict(v.get("dialect", {}).get("values", {})))
+                       dict(v.get("dialect", {}).get("values", {})), dict(v.get("codes", {})))
                for n, v in d.get("enums", {}).items()},
     )
 
@@ -434,9 +440,20 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if "where" in item:
                     extra.update(where=_parse(src, (*mp, "semantics", i), item["where"], issues),
                                  where_text=item["where"])
+                stmt_lets = []
+                for let_name, let_text in item.get("let", {}).items():
+                    node = _parse(src, (*mp, "semantics", i, "let", let_name), let_text, issues)
+                    if let_name in roles or let_name in let_names:
+                        issues.add(src, (*mp, "semantics", i, "let", let_name), f"statement name {let_name!r} "
+                                   "hides an operand or an op-level let name", "op.semantics")
+                    elif node is not None:
+                        stmt_lets.append((let_name, node, let_text))
+                if stmt_lets:
+                    extra.update(lets=tuple(stmt_lets))
             stmt = replace(stmt, **extra) if extra else stmt
             type_vars = {o.dtype for o in operands if o.dtype}
-            _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
+            _check_statement(src, (*mp, "semantics", i), stmt.expanded(), roles, kinds, let_names | type_vars, isa,
+                             issues)
             semantics.append(stmt)
         examples: list[Example] = []
         for where in [(*mp, "example"), *((*mp, "bases", k) for k in range(len(m.get("bases", ()))))]:
@@ -713,7 +730,8 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
         i.id for i in stmt.target.indices if isinstance(i, Name)
     }:
         issues.add(src, path, "a reduction variable must not reuse another index variable", "op.semantics")
-    for n in walk(stmt.value):
+    parts = (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where is not None else []))
+    for n in (node for part in parts for node in walk(part)):
         if isinstance(n, Index):
             if n.base not in roles:
                 issues.add(src, path, f"semantics read unknown operand {n.base!r}", "op.semantics")

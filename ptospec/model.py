@@ -306,6 +306,7 @@ class Enum:
     asm_lower: bool = False  # the assembly spells values in lower case (#pto<gather_oob zero>)
     dialect_asm: str = ""  # the PTO assembler's spelling with {} for its value word (#pto<round_mode {}>)
     dialect_values: dict[str, str] = field(default_factory=dict)  # its value word -> our enumerator
+    codes: dict[str, int] = field(default_factory=dict)  # enumerator -> the integer semantics read (code(e))
 
     def spell(self, value: str) -> str:
         """The assembly attribute for ``value``."""

@@ -79,6 +79,17 @@ def _exp(x):
         return np.exp(x)
 
 
+def bitcast(x, dtype):
+    """The bits of ``x`` read as ``dtype``: an integer keeps its low ``bits(dtype)`` bits (two's complement), a
+    value of ``dtype``'s width is reinterpreted as it is."""
+    arr, target = np.asarray(x), np.dtype(dtype)
+    if arr.dtype.kind in "iub":
+        return arr.astype(np.dtype(f"u{target.itemsize}")).view(target)
+    if arr.dtype.itemsize == target.itemsize:
+        return arr.view(target)
+    raise TypeError(f"cannot reinterpret {arr.dtype} as {target}")
+
+
 def floor_mod(a, b):
     """Remainder with the sign of the divisor (Python/NumPy ``%``); x % 0 is NaN for floats, 0 for integers."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -205,6 +216,8 @@ FUNCTIONS: dict[str, Function] = {
                  "compare(a, b, mode): a EQ|NE|LT|LE|GT|GE b for a CmpMode value"),
         Function("convert", 4, convert, r"\operatorname{{cvt}}_{{{2}}}({0} \to {1})",
                  "convert(x, U, rmode, saturate): x as type U, rounded by rmode, clamped when saturate holds"),
+        Function("bitcast", 2, bitcast, r"\operatorname{{bitcast}}_{{{1}}}({0})",
+                 "bitcast(x, U): the bits of x read as type U (an integer keeps its low bits(U) bits)"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("wide", 1,
@@ -230,6 +243,9 @@ FUNCTIONS: dict[str, Function] = {
         Function("lowest", 1, lambda t: t, r"\operatorname{{lowest}}({0})",
                  "the smallest value of a dtype: -inf for floating types that have it, else the most negative "
                  "finite value (0 for unsigned types)", type_level=True),
+        Function("code", 1, lambda v: v, r"\operatorname{{code}}({0})",
+                 "code(e): the integer an enumerator stands for (the enum's codes in specs/isa.yaml)",
+                 type_level=True),
         Function("pad_value", 2, lambda p, t: (p, t), r"\operatorname{{pad}}_{{{0}}}({1})",
                  "pad_value(p, T): the element of type T that PadValue p stands for (specs/isa.yaml pad_fill)",
                  type_level=True),
