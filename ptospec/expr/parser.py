@@ -337,15 +337,4 @@ def _parse_statement(text: str) -> Statement:
     _check_depth(value, text)
     for _, bound in domain:
         _check_depth(bound, text)
-    if len(target.indices) == 2 and not target.view:  # a tile element; a global view's may be computed
-        check_tile_target(target, text)
     return Statement(target, value, tuple(domain), text)
-
-
-def check_tile_target(target: Index, text: str) -> None:
-    """A tile target's indices are index variables or constants (each element written once)."""
-    for idx in target.indices:
-        if not isinstance(idx, Name | Num):
-            raise ExprError(
-                f"target indices must be index variables or constants, in {text!r}", rule="expr.statement"
-            )
