@@ -471,7 +471,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),
-                example=examples[0], bases=tuple(examples[1:]),
+                example=examples[0], bases=tuple(examples[1:]), case_shapes=m.get("case_shapes", "shared"),
             )
         )
     mode_names = [m.name for m in modes]

@@ -168,6 +168,7 @@ class Mode:
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+    case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
 
     @property
     def examples(self) -> tuple[Example, ...]:

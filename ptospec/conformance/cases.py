@@ -178,7 +178,11 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
-def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int) -> Tiles:
+def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
+            proportional: bool = False) -> Tiles:
+    """``base`` mapped onto ``target``: every valid dimension other than 1 becomes the target's, or, when
+    ``proportional``, keeps its ratio to the example's largest (a destination twice as wide as its source
+    stays so, rounded down, at least 1)."""
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base)
     tiles: Tiles = {}
@@ -196,6 +200,11 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             vc = rows_t
         if t.valid_col == 1 and t.valid_row == ex_cols != ex_rows:
             vr = cols_t
+        if proportional:
+            if vr != 1 and t.valid_row:
+                vr = max(1, t.valid_row * rows_t // ex_rows)
+            if vc != 1 and t.valid_col:
+                vc = max(1, t.valid_col * cols_t // ex_cols)
         extra = 1 if partial else 0
         tiles[name] = t.with_(rows=roundup(vr + extra, 1 << kr), cols=roundup(vc + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)
@@ -210,18 +219,20 @@ def reshape(
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
     A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
-    dimension becomes the target's.  Physical dimensions are the valid ones rounded up to a power of
+    dimension becomes the target's (keeps its ratio to the example's, for a mode with
+    ``case_shapes: proportional``).  Physical dimensions are the valid ones rounded up to a power of
     two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
     can be accepted; the search skips those (it finds the same rounding, with fewer checks).
     """
+    proportional = mode.case_shapes == "proportional"
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, proportional)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:

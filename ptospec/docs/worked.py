@@ -73,7 +73,7 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
                  target: tuple[int, int], partial: bool):
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
-        tiles = _shaped(db.isa, base, target, partial, kr, kc)
+        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.case_shapes == "proportional")
         if legal(validate(db, op.name, mode.name, profile, tiles)):
             return tiles
     return None
