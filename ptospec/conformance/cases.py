@@ -537,7 +537,7 @@ def positive_cases(db: Database, op: OpSpec) -> list[Case]:
     """Every mode x profile x legal dtype binding, over a rotating spread of shapes, layouts and patterns."""
     cases: list[Case] = []
     seen: set[str] = set()
-    patterns = ["random", "edge"] + (["ties"] if op.numerics.ties == "first" else [])
+    patterns = ["random", "edge"] + (["ties"] if op.numerics.ties in ("first", "stable") else [])
 
     def add(mode: Mode, profile: str, binding: dict[str, str], variant_index: int, pattern: str) -> bool:
         space = variant_space(db, op, mode)
