@@ -80,7 +80,8 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
 
 
 def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
-    """The first small legal case (partial valid region preferred) the executor runs without error."""
+    """The first small legal case (partial valid region preferred) the executor runs without error, else
+    the mode's example."""
     mode = mode or op.modes[0]
     seed = zlib.crc32(f"worked:{op.name}:{mode.name}".encode())
     for partial in (True, False):
@@ -97,6 +98,15 @@ def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
                     except PtospecError:
                         continue
                     return Worked(op.name, mode.name, profile, tiles, data, before, after)
+    # no small target fits (a destination of fixed width, such as 256 histogram bins): the example itself
+    tiles = example_tiles(db, mode)
+    data = make_inputs(db, op, mode, tiles, seed, "ties")
+    before = {o.name: np.array(data[o.name]) for o in mode.operands if o.role == "out"}
+    try:
+        after = execute(db, op.name, mode.name, mode.example.profile, tiles, data)
+        return Worked(op.name, mode.name, mode.example.profile, tiles, data, before, after)
+    except PtospecError:
+        pass
     raise PtospecError(f"{op.name}: no small legal case for a worked example", rule="docs.worked-example")
 
 

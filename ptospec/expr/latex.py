@@ -100,6 +100,12 @@ def statement_latex(stmt: Statement) -> str:
     if stmt.domain:
         ranges = ", ".join(f"0 \\le {identifier(v)} < {to_latex(b)}" for v, b in stmt.domain)
         text += f", \\quad {ranges}"
+    if stmt.where is not None:
+        text += rf" \quad \text{{only where }} {to_latex(stmt.where)}"
+    if stmt.combine in ("first", "last"):
+        text += rf" \quad \text{{({stmt.combine} write in index order wins)}}"
+    elif stmt.combine:
+        text += rf" \quad \text{{(combined by {stmt.combine}, in index order)}}"
     if stmt.when is not None:
         text += rf" \quad \text{{if }} {to_latex(stmt.when)}"
     return text
