@@ -120,7 +120,8 @@ def test_thistogram_is_cumulative_and_filtered(db, tiles):
     t = tiles(dst="vec, 4x256xu32", src="vec, 4x64xu32", idx="vec, 2x64xu8", byte="BYTE_1")
     out = execute(db, "thistogram", None, "a5", t, {"src": src, "idx": idx})["dst"]
     keep = ((src >> 24) == 0xAB) & (((src >> 16) & 0xFF) == 0x12)
-    want = np.stack([np.cumsum(np.bincount(((r >> 8) & 0xFF)[k], minlength=256)) for r, k in zip(src, keep, strict=True)])
+    want = np.stack([np.cumsum(np.bincount(((row >> 8) & 0xFF)[kept], minlength=256))
+                     for row, kept in zip(src, keep, strict=True)])
     np.testing.assert_array_equal(out, want)
 
 
