@@ -78,8 +78,8 @@ def main() -> int:
             if not header:
                 print(f"{op.name:16} {profile:5} {source.ref}: no element-type static_assert (read by hand)")
                 continue
-            for var in table.rows[0].types:
-                allowed = set().union(*(set(r.types[var]) for r in table.rows))
+            for var in dict.fromkeys(v for r in table.rows for v in r.types):  # rows of several modes
+                allowed = set().union(*(set(r.types.get(var, ())) for r in table.rows))
                 if len(allowed) == len(widths):  # an unconstrained scratch variable
                     continue
                 loose = sorted(allowed - header)
@@ -87,8 +87,8 @@ def main() -> int:
                     looser += len(loose)
                     print(f"{op.name:16} {profile:5} LOOSER   {var}: {', '.join(loose)} (header admits "
                           f"{', '.join(sorted(header))})")
-            if shared[source.ref] == 1 and "T" in table.rows[0].types:
-                main_types = set().union(*(set(r.types["T"]) for r in table.rows))
+            if shared[source.ref] == 1 and any("T" in r.types for r in table.rows):
+                main_types = set().union(*(set(r.types.get("T", ())) for r in table.rows))
                 extra = sorted(header - main_types)
                 if extra:
                     stricter += len(extra)
