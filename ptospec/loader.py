@@ -364,9 +364,17 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     _domain(src, (*mp, "operands", i), o, isa, issues, tuple(x["name"] for x in m["operands"])),
                     o.get("domain", ""),
                     o.get("enum", ""), o.get("asm_key", ""), o.get("kind", "tile"),
-                    o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default", ""))
+                    o.get("dialect", {}).get("key", ""), o.get("dialect", {}).get("default", ""),
+                    _parse(src, (*mp, "operands", i, "sorted"), o["sorted"]["stride"], issues) if "sorted" in o
+                    else None,
+                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""))
             for i, o in enumerate(m["operands"])
         )
+        for i, o in enumerate(operands):
+            if o.sorted_stride is not None and (o.role != "in" or o.is_global):
+                issues.add(src, (*mp, "operands", i), "sorted: applies to input tiles", "op.operands")
+            if o.cpp_struct and (o.role != "out" or o.is_global):
+                issues.add(src, (*mp, "operands", i), "cpp_struct: applies to output tiles", "op.operands")
         names = [o.name for o in operands]
         if len(set(names)) != len(names):
             issues.add(src, (*mp, "operands"), "operand names must be unique", "op.operands")
@@ -725,10 +733,13 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
                        "'for v < N'", "op.semantics")
     if stmt.writes == "tile" and kinds.get(stmt.target.base) == "global":
         issues.add(src, path, "writes: tile applies to tile targets only", "op.semantics")
-    reduce_vars = [n.var for n in walk(stmt.value) if isinstance(n, Reduce)]
-    if len(reduce_vars) != len(set(reduce_vars)) or set(reduce_vars) & {
-        i.id for i in stmt.target.indices if isinstance(i, Name)
-    }:
+    reductions = [n for part in (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where else []))
+                  for n in walk(part) if isinstance(n, Reduce)]
+    nested = any(inner is not outer and inner.var == outer.var
+                 for outer in reductions for inner in walk(outer.body) if isinstance(inner, Reduce))
+    # side-by-side reductions may share a variable (one axis, the same range); a nested one may not
+    if nested or {r.var for r in reductions} & ({i.id for i in stmt.target.indices if isinstance(i, Name)}
+                                                | {v for v, _ in stmt.domain}):
         issues.add(src, path, "a reduction variable must not reuse another index variable", "op.semantics")
     parts = (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where is not None else []))
     for n in (node for part in parts for node in walk(part)):

@@ -129,6 +129,9 @@ class Operand:
     kind: str = "tile"  # in/out operands: "tile" (on-chip) or "global" (a view of global memory)
     dialect_key: str = ""  # attr operands: the PTO assembler's key, where it differs from asm_key
     dialect_default: str = ""  # attr operands: the value the assembler assumes when the attribute is absent
+    sorted_stride: Node | None = None  # in tiles: each valid row holds, every this many elements, a descending run
+    sorted_text: str = ""
+    cpp_struct: str = ""  # out tiles: the C++ call takes this struct, whose fields are the tile's first elements
 
     @property
     def is_attr(self) -> bool:

@@ -118,7 +118,10 @@ def execute_statement(
     for part in (stmt.value, *target.indices, *([stmt.where] if stmt.where is not None else [])):
         for node in walk(part):
             if isinstance(node, Reduce):
-                extents[node.var] = _extent(node.bound, scope, node.var)
+                extent = _extent(node.bound, scope, node.var)
+                if extents.setdefault(node.var, extent) != extent:
+                    raise ExprError(f"{stmt.text!r}: reductions over {node.var!r} have different ranges "
+                                    f"({extents[node.var]} and {extent})", rule="exec.range")
     grid = _Grid(variables, extents)
     cells = 1
     for var in variables:

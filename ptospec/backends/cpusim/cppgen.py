@@ -158,7 +158,10 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
     missing = [a for a in written if a not in idents and not CPP_LITERAL.fullmatch(a)]
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
-    args = tuple(idents.get(a, a) for a in written)  # operands by identifier, literals verbatim
+    structs = {o.name: o.cpp_struct for o in mode.operands if o.cpp_struct}
+    # operands by identifier (a struct result as a view of its tile's first elements), literals verbatim
+    args = tuple(f"*reinterpret_cast<{structs[a]}*>({idents[a]}.data())" if a in structs else idents.get(a, a)
+                 for a in written)
     call = mode.cpp_name
     if mode.cpp_template:  # explicit template arguments: operand types, attribute enumerators, C++ text
         by_name = {o.name: o for o in operands}
