@@ -201,3 +201,44 @@ def test_enum_codes_must_name_values(tmp_path):
     path.write_text(text.replace(old, "codes: {BYTE_0: 0, BYTE_9: 1}"))
     found, _ = lint_paths(str(dest), [])
     assert any("[isa.enum]" in p.one_line() for p in found)
+
+
+def merge_model(lists, pairs_out, exhausted):
+    """Take the largest head (the lower list on ties) until the destination is full or, when exhausted, a
+    list runs out; the pairs taken per list."""
+    taken = [0] * len(lists)
+    out = []
+    while len(out) < pairs_out:
+        heads = [a for a in range(len(lists)) if taken[a] < lists[a].shape[1] // 2]
+        if not heads:
+            break
+        pick = max(heads, key=lambda a: (lists[a][0, 2 * taken[a]], -a))
+        out.append(lists[pick][0, 2 * taken[pick]:2 * taken[pick] + 2])
+        taken[pick] += 1
+        if exhausted and any(taken[a] == lists[a].shape[1] // 2 for a in range(len(lists))):
+            break
+    return np.concatenate(out), taken + [0] * (4 - len(lists))
+
+
+@pytest.mark.parametrize("exhausted", [False, True])
+@pytest.mark.parametrize(("count", "mode"), [(2, "two"), (3, "three"), (4, "four")])
+def test_tmrgsort_merges_stably_and_counts(db, tiles, count, mode, exhausted):
+    rng = np.random.default_rng(count)
+    lengths = [32, 20, 12, 32][:count]
+    lists = []
+    for n in lengths:
+        pairs = np.zeros(2 * n, np.float32)
+        pairs[0::2] = np.sort(rng.integers(-3, 3, n).astype(np.float32))[::-1]  # sorted, with ties across lists
+        pairs[1::2] = np.arange(n, dtype=np.uint32).view(np.float32)
+        lists.append(pairs[None, :])
+    total = sum(lengths)
+    t = {"dst": f"vec, 1x{2 * total}xf32, valid=1x{2 * (total - 3)}", "executedNumList": "vec, 1x16xu16, valid=1x4",
+         "tmp": f"vec, 1x{2 * total}xf32"}
+    data = {}
+    for b, pairs in enumerate(lists):
+        t[f"src{b}"] = f"vec, 1x64xf32, valid=1x{pairs.shape[1]}"
+        data[f"src{b}"] = np.pad(pairs, ((0, 0), (0, 64 - pairs.shape[1])))
+    out = execute(db, "tmrgsort", mode + ("_exhausted" if exhausted else ""), "cpu", tiles(**t), data)
+    want, taken = merge_model(lists, total - 3, exhausted)
+    np.testing.assert_array_equal(out["dst"][0, :want.size].view(np.uint32), want.view(np.uint32))
+    assert out["executedNumList"][0, :4].tolist() == taken
