@@ -93,3 +93,34 @@ def test_tmrgsort_lists(db, tiles, tmp_path, case, dtype, cols, topk):
     out = execute(db, "tmrgsort", mode, "a5", tiles(**t), data)["dst"]
     golden = np.fromfile(d / "golden.bin", dtype)[:kept * per]
     np.testing.assert_array_equal(bits(out[0, :kept * per]), bits(golden))
+
+
+def test_thistogram(db, tiles, tmp_path):
+    base = goldens(tmp_path, "thistogram")
+    ran = 0
+    for d in sorted(base.glob("THISTOGRAMTest.case_*")):
+        parts = d.name.split("_")[1:]  # [u32,] RxC, bN[, kK]
+        wide = parts[0] == "u32"
+        rows, cols = map(int, parts[1 if wide else 0].split("x"))
+        byte = int(parts[2 if wide else 1][1:])
+        dtype, name = (np.uint32, "u32") if wide else (np.uint16, "u16")
+        pcols = -(-cols // 32) * 32  # whole 32-byte rows for the source and for a u8 filter tile of its columns
+        src = np.pad(np.fromfile(d / "input.bin", dtype).reshape(rows, cols), ((0, 0), (0, pcols - cols)))
+        raw = np.fromfile(d / "idx.bin", np.uint8)
+        if wide:
+            filters = max(3 - byte, 1)
+            idx_rows = raw.reshape(filters, -1)[:, :1]
+            idx_desc = f"vec, {filters}x{pcols}xu8, valid={filters}x{cols}" if byte < 3 else "vec, 1x32xu8"
+            idx = np.zeros((filters, pcols) if byte < 3 else (1, 32), np.uint8)
+            idx[:, :1] = idx_rows[:idx.shape[0]]
+        else:
+            padded = -(-rows // 32) * 32
+            idx_desc = f"vec, {padded}x1xu8, blayout=col_major, valid={rows}x1"
+            idx = np.zeros((padded, 1), np.uint8)
+            idx[:rows, 0] = raw[:rows]
+        t = tiles(dst=f"vec, {rows}x256xu32", src=f"vec, {rows}x{pcols}x{name}, valid={rows}x{cols}", idx=idx_desc,
+                  byte=f"BYTE_{byte}")
+        out = execute(db, "thistogram", None, "a5", t, {"src": src, "idx": idx})["dst"]
+        np.testing.assert_array_equal(out, np.fromfile(d / "golden.bin", np.uint32).reshape(rows, 256), d.name)
+        ran += 1
+    assert ran >= 20
