@@ -79,7 +79,7 @@ def test_tgather_index_mask_and_compare(db, tiles):
     res = execute(db, "tgather", "compare", "a5", t, {"src0": scores, "kValue": k, "offset": 7,
                                                       "dst": np.full((4, 64), -1, np.int32)})
     for i in range(4):
-        found = np.flatnonzero(scores[i] > k[0, i]) + 7
+        found = np.flatnonzero(scores[i] > k[0, i]) + 7 + i * 64  # storage positions in src0, plus offset
         assert res["cdst"][0, i] == found.size
         np.testing.assert_array_equal(res["dst"][i, :found.size], found)
         assert (res["dst"][i, found.size:] == -1).all()  # the count decides how much is written

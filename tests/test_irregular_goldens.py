@@ -1,5 +1,6 @@
-"""Upstream's A5 NumPy goldens for TSORT32, TSCATTER and TMRGSORT, run on the shapes their scripts use (the
-golden benchmark's adapter maps these destinations onto the source's valid region, see README).  Needs a
+"""Upstream's A5 NumPy goldens for TSORT32, TSCATTER, TMRGSORT, THISTOGRAM and TGATHER's compare form, run on
+the shapes their scripts use (the golden benchmark's adapter maps several of these destinations onto the
+source's valid region, see README).  Needs a
 checkout of hw-native-sys/pto-isa in PTO_ISA_ROOT; the scripts run in a scratch directory."""
 
 from __future__ import annotations
@@ -124,3 +125,29 @@ def test_thistogram(db, tiles, tmp_path):
         np.testing.assert_array_equal(out, np.fromfile(d / "golden.bin", np.uint32).reshape(rows, 256), d.name)
         ran += 1
     assert ran >= 20
+
+
+@pytest.mark.parametrize(("case", "dtype", "ktype", "rows", "cols", "k", "relation"), [
+    ("case1_float_topk", np.float32, np.uint32, 16, 64, 32, "GT"),
+    ("case2_u32_topk", np.uint32, np.uint32, 8, 128, 64, "GT"),
+    ("case3_float_topk", np.float32, np.uint32, 4, 256, 64, "EQ"),
+    ("case4_s16_topk", np.int16, np.uint16, 16, 128, 32, "GT"),
+    ("case5_s16_topk", np.int16, np.uint16, 4, 64, 32, "EQ"),
+    ("case6_half_topk", np.float16, np.uint16, 2, 256, 32, "GT"),
+    ("case7_half_topk", np.float16, np.uint16, 8, 128, 32, "EQ")])
+def test_tgather_compare(db, tiles, tmp_path, case, dtype, ktype, rows, cols, k, relation):
+    d = goldens(tmp_path, "tgather") / f"TGATHERTest.{case}"
+    src = np.fromfile(d / "src.bin", dtype).reshape(rows, cols)
+    kv = np.zeros((1, 32), ktype)
+    kv[0, :rows] = np.fromfile(d / "src1.bin", ktype)[:rows]
+    golden = np.fromfile(d / "golden.bin", np.uint32).reshape(rows, k)
+    t = tiles(dst=f"vec, {rows}x{cols}xu32", src0=f"vec, {rows}x{cols}x{NAMES[dtype]}",
+              kValue=f"vec, 1x32x{NAMES[ktype]}, valid=1x{rows}", cdst="vec, 1x32xu32, valid=1x16",
+              tmp="vec, 1x32xu8", cmpMode=relation, offset="i32")
+    out = execute(db, "tgather", "compare", "a5", t, {"src0": src, "kValue": kv, "offset": 0,
+                                                      "dst": np.zeros((rows, cols), np.uint32)})
+    for i in range(rows):  # the golden keeps k results per row, zero after the last match
+        count = int(out["cdst"][0, i])
+        width = min(count, k)
+        np.testing.assert_array_equal(out["dst"][i, :width], golden[i, :width])
+        assert not golden[i, width:].any()
