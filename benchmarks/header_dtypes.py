@@ -81,10 +81,10 @@ def main() -> int:
                 continue
             # a type variable only scalar parameters use (TADDDEQRELU's float deqScale) is fixed by the
             # C++ signature, not by a static_assert
-            scalar_only = {v for v in table.rows[0].types
+            scalar_only = {v for r in table.rows for v in r.types
                            if all(o.role == "scalar" for m in op.modes for o in m.operands if o.dtype == v)}
-            for var in table.rows[0].types:
-                allowed = set().union(*(set(r.types[var]) for r in table.rows))
+            for var in dict.fromkeys(v for r in table.rows for v in r.types):  # rows of several modes
+                allowed = set().union(*(set(r.types.get(var, ())) for r in table.rows))
                 if len(allowed) == len(widths) or var in scalar_only:  # an unconstrained scratch variable
                     continue
                 loose = sorted(allowed - header)
@@ -92,8 +92,8 @@ def main() -> int:
                     looser += len(loose)
                     print(f"{op.name:16} {profile:5} LOOSER   {var}: {', '.join(loose)} (header admits "
                           f"{', '.join(sorted(header))})")
-            if shared[source.ref] == 1 and "T" in table.rows[0].types:
-                main_types = set().union(*(set(r.types["T"]) for r in table.rows))
+            if shared[source.ref] == 1 and any("T" in r.types for r in table.rows):
+                main_types = set().union(*(set(r.types.get("T", ())) for r in table.rows))
                 extra = sorted(header - main_types)
                 if extra:
                     stricter += len(extra)

@@ -197,6 +197,12 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
             if p not in profiles:
                 issues.add(src, ("dtypes", name), f"dtype {name} names unknown profile {p!r}", "isa.profile")
     families = {n: Family(n, v["title"], v["description"]) for n, v in d["families"].items()}
+    for n, v in d.get("enums", {}).items():
+        for value in v.get("codes", {}):
+            if value not in v["values"]:
+                issues.add(src, ("enums", n, "codes", value), f"code for {value!r}, which is not a value of {n}",
+                           "isa.enum")
+
     def well_formedness(section: str, var: str) -> tuple[Rule, ...]:
         rules = []
         for i, r in enumerate(d[section]):
@@ -264,7 +270,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         raw=d,
         enums={n: Enum(n, v["cpp"], v["asm"], tuple(v["values"]), v["text"], dict(v["values"]),
                        v.get("asm_case") == "lower", v.get("dialect", {}).get("asm", ""),
-                       dict(v.get("dialect", {}).get("values", {})))
+                       dict(v.get("dialect", {}).get("values", {})), dict(v.get("codes", {})))
                for n, v in d.get("enums", {}).items()},
     )
 
@@ -406,9 +412,17 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     o.get("type", ""), tuple(o.get("values", ())),
                     tuple(o["range"]) if "range" in o else None,
                     *_alias(src, (*mp, "operands", i), o, m["operands"], let_names, isa, issues),
-                    o.get("asm_type", ""))
+                    o.get("asm_type", ""),
+                    _parse(src, (*mp, "operands", i, "sorted"), o["sorted"]["stride"], issues) if "sorted" in o
+                    else None,
+                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""))
             for i, o in enumerate(m["operands"])
         )
+        for i, o in enumerate(operands):
+            if o.sorted_stride is not None and (o.role != "in" or o.is_global):
+                issues.add(src, (*mp, "operands", i), "sorted: applies to input tiles", "op.operands")
+            if o.cpp_struct and (o.role != "out" or o.is_global):
+                issues.add(src, (*mp, "operands", i), "cpp_struct: applies to output tiles", "op.operands")
         names = [o.name for o in operands]
         if len(set(names)) != len(names):
             issues.add(src, (*mp, "operands"), "operand names must be unique", "op.operands")
@@ -497,9 +511,20 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 if "where" in item:
                     extra.update(where=_parse(src, (*mp, "semantics", i), item["where"], issues),
                                  where_text=item["where"])
+                stmt_lets = []
+                for let_name, let_text in item.get("let", {}).items():
+                    node = _parse(src, (*mp, "semantics", i, "let", let_name), let_text, issues)
+                    if let_name in roles or let_name in let_names:
+                        issues.add(src, (*mp, "semantics", i, "let", let_name), f"statement name {let_name!r} "
+                                   "hides an operand or an op-level let name", "op.semantics")
+                    elif node is not None:
+                        stmt_lets.append((let_name, node, let_text))
+                if stmt_lets:
+                    extra.update(lets=tuple(stmt_lets))
             stmt = replace(stmt, **extra) if extra else stmt
             type_vars = {o.dtype for o in operands if o.dtype}
-            _check_statement(src, (*mp, "semantics", i), stmt, roles, kinds, let_names | type_vars, isa, issues)
+            _check_statement(src, (*mp, "semantics", i), stmt.expanded(), roles, kinds, let_names | type_vars, isa,
+                             issues)
             semantics.append(stmt)
         for key in ("scaled_valid", "fixed_shape"):
             for n in m.get(key, ()):
@@ -531,6 +556,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 example=examples[0], bases=tuple(examples[1:]), scaled_valid=tuple(m.get("scaled_valid", ())),
                 fixed_shape=tuple(m.get("fixed_shape", ())),
                 valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
+                case_shapes=m.get("case_shapes", "shared"),
             )
         )
     mode_names = [m.name for m in modes]
@@ -856,13 +882,17 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
                        "'for v < N'", "op.semantics")
     if stmt.writes == "tile" and kinds.get(stmt.target.base) == "global":
         issues.add(src, path, "writes: tile applies to tile targets only", "op.semantics")
-    reduce_vars = [n.var for n in walk(stmt.value) if isinstance(n, Reduce)]
-    if len(reduce_vars) != len(set(reduce_vars)) or set(reduce_vars) & {
-        i.id for i in stmt.target.indices if isinstance(i, Name)
-    }:
+    reductions = [n for part in (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where else []))
+                  for n in walk(part) if isinstance(n, Reduce)]
+    nested = any(inner is not outer and inner.var == outer.var
+                 for outer in reductions for inner in walk(outer.body) if isinstance(inner, Reduce))
+    # side-by-side reductions may share a variable (one axis, the same range); a nested one may not
+    if nested or {r.var for r in reductions} & ({i.id for i in stmt.target.indices if isinstance(i, Name)}
+                                                | {v for v, _ in stmt.domain}):
         issues.add(src, path, "a reduction variable must not reuse another index variable", "op.semantics")
+    parts = (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where is not None else []))
     tile_names: set[int] = set()  # Name nodes standing for a tile operand (inside(src1, i, j))
-    for n in (*walk(stmt.value), *(walk(stmt.where) if stmt.where is not None else ())):
+    for n in (node for part in parts for node in walk(part)):
         if isinstance(n, Call) and n.func in FUNCTIONS:
             for k in FUNCTIONS[n.func].tile_args:
                 arg = n.args[k] if k < len(n.args) else None
@@ -872,7 +902,7 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
                     tile_names.add(id(arg))
                 else:
                     issues.add(src, path, f"argument {k + 1} of {n.func}() must name a tile operand", "op.semantics")
-    for n in (*walk(stmt.value), *(walk(stmt.where) if stmt.where is not None else ())):
+    for n in (node for part in parts for node in walk(part)):
         if id(n) in tile_names:
             continue
         if isinstance(n, Index):

@@ -167,6 +167,9 @@ class Operand:
     alias_in_place: bool = False  # the caller gives this tile on the alias's storage (else the instruction
     # itself re-points it there)
     asm_type: str = ""  # scalar operands: the type assembly spells instead of the dtype (``index`` for an offset)
+    sorted_stride: Node | None = None  # in tiles: each valid row holds, every this many elements, a descending run
+    sorted_text: str = ""
+    cpp_struct: str = ""  # out tiles: the C++ call takes this struct, whose fields are the tile's first elements
 
     @property
     def is_typed_attr(self) -> bool:
@@ -236,6 +239,7 @@ class Mode:
     valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
     cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
     effect: Effect | None = None  # set for an instruction without data semantics (then no statements)
+    case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
 
     @property
     def has_data_semantics(self) -> bool:
@@ -389,6 +393,7 @@ class Enum:
     asm_lower: bool = False  # the assembly spells values in lower case (#pto<gather_oob zero>)
     dialect_asm: str = ""  # the PTO assembler's spelling with {} for its value word (#pto<round_mode {}>)
     dialect_values: dict[str, str] = field(default_factory=dict)  # its value word -> our enumerator
+    codes: dict[str, int] = field(default_factory=dict)  # enumerator -> the integer semantics read (code(e))
 
     def spell(self, value: str) -> str:
         """The assembly attribute for ``value``."""

@@ -284,7 +284,7 @@ def test_upstream_tadd_and_trowexpandadd_goldens_agree(db):
 
 def test_scripts_and_variant_directories(db, tmp_path):
     base = tmp_path / ug.PLATFORMS["cpu"]
-    for name in ("tadd", "tload_mix", "trowexpandadd", "trowexpand_tdiv", "thistogram"):
+    for name in ("tadd", "tload_mix", "trowexpandadd", "trowexpand_tdiv", "tnosuchop"):
         (base / name).mkdir(parents=True)
         (base / name / "gen_data.py").write_text("")
     assert [(op, p) for op, p, _ in ug.scripts_of(db, tmp_path)] == [("tadd", "cpu"), ("trowexpandadd", "cpu")]

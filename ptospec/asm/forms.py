@@ -108,7 +108,7 @@ def attr_dict(db: Database | None, mode: Mode, tiles: dict | None) -> str:
     return " {" + ", ".join(items) + "}"
 
 
-_ATTRS = re.compile(r"\{([^{}]*)\}")
+_ATTRS = re.compile(r",?\s*\{([^{}]*)\}")  # the assembler also writes ins(%src, {attrs} : ...)
 
 
 def _take_attrs(text: str, line: str) -> tuple[str, dict[str, str]]:

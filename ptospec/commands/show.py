@@ -41,6 +41,12 @@ def run(args) -> int:
             guard = (f"   (where {s.where_text})" if s.where is not None else "") + (
                 f"   (when {s.when_text})" if s.when is not None else "")
             print(f"    {s.text}{guard}")
+            for name, _node, let_text in s.lets:
+                print(f"        {name} = {let_text}")
+            if s.where is not None:
+                print(f"        only where {s.where_text}")
+            if s.combine:
+                print(f"        combine: {s.combine}")
         print("  assembly:")
         for form in FORMS:
             print(f"    {form:<5} {print_template(op, mode, form)}")

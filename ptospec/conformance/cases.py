@@ -193,7 +193,11 @@ def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
 
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
             scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
-            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target") -> Tiles:
+            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
+            ratios: bool = False) -> Tiles:
+    """``base`` mapped onto ``target`` (see ``reshape``); ``ratios``: every valid dimension keeps its ratio to
+    the example's largest (a mode's ``case_shapes: proportional``: a destination twice as wide as its source
+    stays so, rounded down, at least 1)."""
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base, fixed)
     proportional = valid == "proportional"
@@ -220,6 +224,11 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
         if name in scaled:  # a region smaller than the example's keeps its proportion (rounded up)
             vr = -(-t.valid_row * rows_t // ex_rows) if t.valid_row != ex_rows else rows_t
             vc = -(-t.valid_col * cols_t // ex_cols) if t.valid_col != ex_cols else cols_t
+        if ratios:
+            if vr != 1 and t.valid_row:
+                vr = max(1, t.valid_row * rows_t // ex_rows)
+            if vc != 1 and t.valid_col:
+                vc = max(1, t.valid_col * cols_t // ex_cols)
         extra = 1 if partial else 0
         tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr), cols=roundup(max(vc, 1) + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)
@@ -234,7 +243,8 @@ def reshape(
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
     A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
-    dimension becomes the target's, divided by the mode's ``valid_divisors`` for that operand.  Physical
+    dimension becomes the target's, divided by the mode's ``valid_divisors`` for that operand (keeps its ratio to the
+    example's, for a mode with ``case_shapes: proportional``).  Physical
     dimensions are the valid ones rounded up to a power of two (strictly larger when ``partial``); the
     smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
@@ -248,7 +258,7 @@ def reshape(
         if kr in bad_rows or kc in bad_cols:
             continue
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors, valid or mode.example.valid)
+                         mode.valid_divisors, valid or mode.example.valid, mode.case_shapes == "proportional")
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:
@@ -554,7 +564,7 @@ def positive_cases(db: Database, op: OpSpec) -> list[Case]:
     """Every mode x profile x legal dtype binding, over a rotating spread of shapes, layouts and patterns."""
     cases: list[Case] = []
     seen: set[str] = set()
-    patterns = ["random", "edge"] + (["ties"] if op.numerics.ties == "first" else [])
+    patterns = ["random", "edge"] + (["ties"] if op.numerics.ties in ("first", "stable") else [])
 
     def add(mode: Mode, profile: str, binding: dict[str, str], variant_index: int, pattern: str) -> bool:
         space = variant_space(db, op, mode)

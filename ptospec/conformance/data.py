@@ -22,7 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from ..executor import numpy_dtype, view_offsets
-from ..expr.evaluate import Scope
+from ..expr.evaluate import Scope, evaluate
 from ..expr.vectorize import element_mask
 from ..model import Database, Mode, OpSpec
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
@@ -144,9 +144,23 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         elif o.role == "in":
             arr = poison(dt, desc.shape)
             vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
-            arr[:vr, :vc] = _in_domain(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan))
+            arr[:vr, :vc] = _in_order(db, mode, o, tiles,
+                                      _in_domain(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan)))
             data[o.name] = arr
     return data
+
+
+def _in_order(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray) -> np.ndarray:
+    """``values`` with the sort keys of each row (every ``sorted.stride``-th element) put in descending order."""
+    if operand.sorted_stride is None or values.size == 0:
+        return values
+    type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands if not o.is_attr}
+    stride = evaluate(operand.sorted_stride, Scope(db.isa, tiles={n: t for n, t in tiles.items()
+                                                                   if isinstance(t, TileDesc | GlobalDesc)},
+                                                   type_vars=type_vars))
+    out = values.copy()
+    out[:, ::stride] = np.sort(values[:, ::stride], axis=1)[:, ::-1]
+    return out
 
 
 def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray,

@@ -56,13 +56,14 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
                        if isinstance(tiles[n], GlobalDesc))
     lines = ["#include <pto/pto-inst.hpp>", "using namespace pto;", f"void example_{suffix}_{mode.name}({params}) {{"]
     body: list[str] = []
+    structs = {o.name: o.cpp_struct for o in mode.operands if o.cpp_struct}
     for name in order:
         tile = tiles[name]
         if isinstance(tile, GlobalDesc):
             lines.append(f"    using {_type_name(name)} = {global_type(db.isa, tile)};")
         if isinstance(tile, ScalarDesc) and name in mode.cpp_template:  # a template argument names its type
             lines.append(f"    using {_type_name(name)} = {db.isa.dtypes[tile.dtype].cpp};")
-        if not isinstance(tile, TileDesc):
+        if not isinstance(tile, TileDesc) or name in structs:
             continue
         spelled, _ = tile_type(db, tile)
         lines.append(f"    using {_type_name(name)} = {spelled};")
@@ -76,6 +77,9 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
         if isinstance(tile, GlobalDesc):
             body.append(f"    {_type_name(name)} {name}({name}_gm);")
             continue
+        if name in structs:  # a result the call returns in a struct, not a tile
+            body.append(f"    {structs[name]} {name}{{}};")
+            continue
         _, args = tile_type(db, tile)
         ctor = f"({', '.join(args)})" if args else ""
         body.append(f"    {_type_name(name)} {name}{ctor};")
@@ -87,7 +91,7 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
         address = 0
         for name in order:
             tile = tiles[name]
-            if not isinstance(tile, TileDesc):
+            if not isinstance(tile, TileDesc) or name in structs:
                 continue
             lines.append(f"    TASSIGN({name}, {address:#x});")
             address += -(-_tile_bytes(db, tile) // _ALIGN) * _ALIGN

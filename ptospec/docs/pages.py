@@ -97,6 +97,19 @@ def _dtype_section(db: Database, op: OpSpec, lang: str) -> list[str]:
     return out
 
 
+def _as_written(stmt) -> str:
+    """A statement as its YAML gives it: the text, then its keys."""
+    parts = [stmt.text + (f"    when {stmt.when_text}" if stmt.when is not None else "")]
+    parts += [f"    let {name} = {text}" for name, _node, text in stmt.lets]
+    if stmt.where is not None:
+        parts.append(f"    where {stmt.where_text}")
+    if stmt.combine:
+        parts.append(f"    combine: {stmt.combine}")
+    if stmt.writes != "valid":
+        parts.append(f"    writes: {stmt.writes}")
+    return "\n".join(parts)
+
+
 def _scope(rule: Rule, db: Database, op: OpSpec) -> tuple[str, str]:
     profiles = ", ".join(code(p) for p in rule.profiles) if set(rule.profiles) != set(db.isa.profiles) else ""
     modes = ", ".join(code(m) for m in rule.modes) if set(rule.modes) != {m.name for m in op.modes} else ""
@@ -237,6 +250,9 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
         out.append(label("semantics_intro", lang) + "\n")
         for stmt in mode.semantics:
             out.append(math_block(statement_latex(stmt)) + "\n")
+            if stmt.lets:
+                defs = ", ".join(_math(binding_latex(n, node)) for n, node, _ in stmt.lets)
+                out.append(f"{label('where', lang)} {defs}\n")
         out.append(f'<details class="ptospec-source" markdown="1">\n<summary>{label("as_written", lang)}</summary>\n')
         out.append(fence(written, "text"))
         out.append("</details>\n")

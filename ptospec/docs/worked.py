@@ -15,7 +15,7 @@ from html import escape
 import numpy as np
 
 from .. import attrs
-from ..conformance.cases import _shaped, example_tiles, legal, with_dtypes
+from ..conformance.cases import _shaped, example_target, example_tiles, legal, reshape, with_dtypes
 from ..conformance.data import make_inputs
 from ..errors import PtospecError
 from ..executor import execute, view_elements
@@ -75,14 +75,15 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors, mode.example.valid)
+                         mode.valid_divisors, mode.example.valid, mode.case_shapes == "proportional")
         if legal(validate(db, op.name, mode.name, profile, tiles)):
             return tiles
     return None
 
 
 def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
-    """The first small legal case (partial valid region preferred) the executor runs without error."""
+    """The first small legal case (partial valid region preferred) the executor runs without error, else
+    one at the example's valid region."""
     mode = mode or op.modes[0]
     seed = zlib.crc32(f"worked:{op.name}:{mode.name}".encode())
     for partial in (True, False):
@@ -99,6 +100,20 @@ def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
                     except PtospecError:
                         continue
                     return Worked(op.name, mode.name, profile, tiles, data, before, after)
+    # no small target fits (256 histogram bins, a sort's whole blocks): the example's own valid region,
+    # in a larger tile if it can be
+    profile, base = mode.example.profile, example_tiles(db, mode)
+    for partial in (True, False):
+        tiles = reshape(db, op, mode, profile, base, example_target(base), partial, legal)
+        if tiles is None:
+            continue
+        data = make_inputs(db, op, mode, tiles, seed, "ties")
+        before = {o.name: np.array(data[o.name]) for o in mode.operands if o.role == "out"}
+        try:
+            return Worked(op.name, mode.name, profile, tiles, data, before,
+                          execute(db, op.name, mode.name, profile, tiles, data))
+        except PtospecError:
+            continue
     raise PtospecError(f"{op.name}: no small legal case for a worked example", rule="docs.worked-example")
 
 

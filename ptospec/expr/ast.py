@@ -88,9 +88,24 @@ class Statement:
     when_text: str = ""
     writes: str = "valid"  # "valid": inside the target's valid region only; "tile": anywhere in the tile
     reads: str = "valid"  # "valid": sources only inside their valid regions; "tile": anywhere in their tiles
-    combine: str = ""  # "", "add", "max", "min": merge with the target's current value (duplicates in order)
+    combine: str = ""  # "", "add", "max", "min", "first", "last": how repeated targets merge, in index order
     where: Node | None = None  # element-wise: only the points where this holds are written
     where_text: str = ""
+    lets: tuple[tuple[str, Node, str], ...] = ()  # element-wise names (name, expression, text), in order
+
+    def expanded(self) -> Statement:
+        """The statement with its ``lets`` substituted (later names may use earlier ones)."""
+        if not self.lets:
+            return self
+        bound: dict[str, Node] = {}
+        for name, node, _text in self.lets:
+            bound[name] = substitute(node, bound)
+        target = substitute(self.target, bound)
+        assert isinstance(target, Index)
+        return Statement(target, substitute(self.value, bound),
+                         tuple((v, substitute(b, bound)) for v, b in self.domain), self.text,
+                         None if self.when is None else self.when, self.when_text, self.writes, self.combine,
+                         None if self.where is None else substitute(self.where, bound), self.where_text)
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -118,3 +133,26 @@ def walk(node: Node):
         n = stack.pop()
         yield n
         stack.extend(reversed(children(n)))
+
+
+def substitute(node: Node, bound: dict[str, Node]) -> Node:
+    """``node`` with every ``Name`` in ``bound`` replaced by its expression."""
+    if not bound:
+        return node
+    match node:
+        case Name(id=name) if name in bound:
+            return bound[name]
+        case Index(base=base, indices=idx, view=view):
+            return Index(base, tuple(substitute(i, bound) for i in idx), view)
+        case Call(func=func, args=args):
+            return Call(func, tuple(substitute(a, bound) for a in args))
+        case Reduce(func=func, var=var, bound=b, body=body):
+            inner = {k: v for k, v in bound.items() if k != var}
+            return Reduce(func, var, substitute(b, bound), substitute(body, inner))
+        case Unary(op=op, operand=o):
+            return Unary(op, substitute(o, bound))
+        case Binary(op=op, left=a, right=b):
+            return Binary(op, substitute(a, bound), substitute(b, bound))
+        case In(value=v, items=items):
+            return In(substitute(v, bound), tuple(substitute(i, bound) for i in items))
+    return node

@@ -240,6 +240,8 @@ def _compile_call(node: Call) -> Evaluator:
         vals = [a(scope) for a in arguments]
         if func == "pad_value":
             return _pad_value(scope, vals[0], vals[1])
+        if func == "code":
+            return _code(scope, vals[0])
         if fn.type_level:
             dt = _dtype(scope, vals[0], func)
             if func in ("highest", "lowest", "max_finite"):
@@ -273,6 +275,14 @@ def _extreme(scope: Scope, dt, high: bool, finite: bool = False) -> int | float:
         return float("inf") if high else float("-inf")
     info = ml_dtypes.finfo(npdt)
     return float(info.max if high else info.min)
+
+
+def _code(scope: Scope, value: Any) -> int:
+    """The integer an enumerator stands for (``codes`` of its enum in isa.yaml)."""
+    enum = scope.isa.enum_of_value(value) if isinstance(value, str) else None
+    if enum is None or value not in enum.codes:
+        raise ExprError(f"code() needs an enumerator of an enum with codes, got {value!r}", rule="expr.type")
+    return enum.codes[value]
 
 
 def _pad_value(scope: Scope, pad: Any, dtype: Any) -> int | float:

@@ -86,6 +86,17 @@ def _exp(x):
         return np.exp(x)
 
 
+def bitcast(x, dtype):
+    """The bits of ``x`` read as ``dtype``: an integer keeps its low ``bits(dtype)`` bits (two's complement), a
+    value of ``dtype``'s width is reinterpreted as it is."""
+    arr, target = np.asarray(x), np.dtype(dtype)
+    if arr.dtype.kind in "iub":
+        return arr.astype(np.dtype(f"u{target.itemsize}")).view(target)
+    if arr.dtype.itemsize == target.itemsize:
+        return arr.view(target)
+    raise TypeError(f"cannot reinterpret {arr.dtype} as {target}")
+
+
 def floor_mod(a, b):
     """Remainder with the sign of the divisor (Python/NumPy ``%``); x % 0 is NaN for floats, 0 for integers."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -312,6 +323,8 @@ FUNCTIONS: dict[str, Function] = {
         Function("e4m3_code", 2, e4m3_code, r"\operatorname{{e4m3}}({0})",
                  "e4m3_code(x, nv): the float8 e4m3fn code of x as u8, clamped to +-448, ties to even, a zero "
                  "as +0 (nv: below 2^-10 the zero keeps x's sign)"),
+        Function("bitcast", 2, bitcast, r"\operatorname{{bitcast}}_{{{1}}}({0})",
+                 "bitcast(x, U): the bits of x read as type U (an integer keeps its low bits(U) bits)"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up"),
         Function("wide", 1,
@@ -340,6 +353,9 @@ FUNCTIONS: dict[str, Function] = {
         Function("max_finite", 1, lambda t: t, r"\operatorname{{maxfinite}}({0})",
                  "the largest finite value of a dtype (65504 for f16; the largest value for integer types): "
                  "the bound a saturating conversion clamps to", type_level=True),
+        Function("code", 1, lambda v: v, r"\operatorname{{code}}({0})",
+                 "code(e): the integer an enumerator stands for (the enum's codes in specs/isa.yaml)",
+                 type_level=True),
         Function("pad_value", 2, lambda p, t: (p, t), r"\operatorname{{pad}}_{{{0}}}({1})",
                  "pad_value(p, T): the element of type T that PadValue p stands for (specs/isa.yaml pad_fill)",
                  type_level=True),

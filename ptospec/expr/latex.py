@@ -102,6 +102,10 @@ def statement_latex(stmt: Statement) -> str:
         text += f", \\quad {ranges}"
     if stmt.where is not None:  # element-wise filter: only these points are written
         text += rf" \quad \text{{where }} {to_latex(stmt.where)}"
+    if stmt.combine in ("first", "last"):
+        text += rf" \quad \text{{({stmt.combine} write in index order wins)}}"
+    elif stmt.combine:
+        text += rf" \quad \text{{(combined by {stmt.combine}, in index order)}}"
     if stmt.when is not None:
         text += rf" \quad \text{{if }} {to_latex(stmt.when)}"
     if stmt.where is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import ExprError
-from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, children, walk
+from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, children
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 60  # nesting of the grammar (brackets, calls, unary signs) while parsing
@@ -338,34 +338,4 @@ def _parse_statement(text: str) -> Statement:
     _check_depth(value, text)
     for _, bound in domain:
         _check_depth(bound, text)
-    if len(target.indices) == 2 and not target.view:  # a tile element; a global view's may be computed
-        check_tile_target(target, text, {v for v, _ in domain})
     return Statement(target, value, tuple(domain), text)
-
-
-def check_tile_target(target: Index, text: str, bound: set[str] = frozenset()) -> None:
-    """A tile target's indices are index variables, constants, or an index variable plus an offset
-    (``indexRow + i``: TINSERT's window; ``n0[i, 0] + j``: a row-dependent start) where the variable appears
-    nowhere else in the target: each element is written once."""
-    variables = set(bound) | {i.id for i in target.indices if isinstance(i, Name)}
-
-    def names(node: Node) -> set[str]:
-        return {n.id for n in walk(node) if isinstance(n, Name)}
-
-    def shifted(pos: int, node: Node) -> bool:
-        if not (isinstance(node, Binary) and node.op == "+"):
-            return False
-        others = set().union(*(names(i) for k, i in enumerate(target.indices) if k != pos))
-        for v, offset in ((node.left, node.right), (node.right, node.left)):
-            used = names(offset) & variables  # index variables in the offset must be pinned by another index
-            if (isinstance(v, Name) and v.id in variables and v.id not in others and v.id not in used
-                    and used <= others and not any(isinstance(n, Reduce) for n in walk(offset))):
-                return True
-        return False
-
-    for pos, idx in enumerate(target.indices):
-        if not (isinstance(idx, Name | Num) or shifted(pos, idx)):
-            raise ExprError(
-                f"target indices must be index variables, constants or an index variable plus an offset, "
-                f"in {text!r}", rule="expr.statement"
-            )

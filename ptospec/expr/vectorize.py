@@ -36,9 +36,11 @@ def statement_vars(stmt: Statement) -> list[str]:
     for var, _ in stmt.domain:
         if var not in names:
             names.append(var)
-    for node in walk(stmt.value):
-        if isinstance(node, Reduce) and node.var not in names:
-            names.append(node.var)
+    parts = [stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where is not None else [])]
+    for part in parts:
+        for node in walk(part):
+            if isinstance(node, Reduce) and node.var not in names:
+                names.append(node.var)
     return names
 
 
@@ -60,6 +62,33 @@ class _Grid:
 _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
 
+@cache
+def _expanded(stmt: Statement) -> Statement:
+    return stmt.expanded()
+
+
+def _injective(stmt: Statement, grid: _Grid) -> bool:
+    """Whether the target's indices are distinct grid variables covering every non-reduction axis (then no
+    two points of the grid write the same element)."""
+    names = [i.id for i in stmt.target.indices if isinstance(i, Name)]
+    if len(names) != len(stmt.target.indices) or len(set(names)) != len(names):
+        return False
+    parts = (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where is not None else []))
+    reduced = {n.var for part in parts for n in walk(part) if isinstance(n, Reduce)}
+    return set(grid.axes) - reduced <= set(names)
+
+
+def _survivors(flat: np.ndarray, combine: str) -> np.ndarray:
+    """Positions (in index order) of the writes that survive: all of them when no two share a target, else
+    the first or the last write of each target (``combine: first|last``); a plain statement whose writes
+    collide is a spec error (the order would be NumPy's, not the spec's)."""
+    if combine not in ("first", "last"):
+        return np.arange(flat.size)
+    order = flat[::-1] if combine == "last" else flat
+    _, first = np.unique(order, return_index=True)
+    return np.sort(flat.size - 1 - first if combine == "last" else first)
+
+
 def execute_statement(
     stmt: Statement,
     scope: Scope,
@@ -69,6 +98,7 @@ def execute_statement(
 ) -> None:
     """Run ``stmt`` reading ``data`` (all operand arrays) and writing into ``out``; ``written`` (optional)
     collects, per output, a mask of the elements the statement wrote."""
+    stmt = _expanded(stmt)
     variables = statement_vars(stmt)
     target = stmt.target
     if target.base not in out:
@@ -89,9 +119,13 @@ def execute_statement(
             extents[idx.id] = bounds[pos]
     for var, bound in stmt.domain:
         extents[var] = _extent(bound, scope, var)
-    for node in walk(stmt.value):
-        if isinstance(node, Reduce):
-            extents[node.var] = _extent(node.bound, scope, node.var)
+    for part in (stmt.value, *target.indices, *([stmt.where] if stmt.where is not None else [])):
+        for node in walk(part):
+            if isinstance(node, Reduce):
+                extent = _extent(node.bound, scope, node.var)
+                if extents.setdefault(node.var, extent) != extent:
+                    raise ExprError(f"{stmt.text!r}: reductions over {node.var!r} have different ranges "
+                                    f"({extents[node.var]} and {extent})", rule="exec.range")
     grid = _Grid(variables, extents, stmt.reads == "tile")
     cells = 1
     for var in variables:
@@ -137,6 +171,15 @@ def _run(stmt: Statement, grid: _Grid, scope: Scope, data, dest: np.ndarray, bou
             raise ExprError(f"{stmt.text!r} writes outside the {region} of {target.base}",
                             rule="exec.write-outside-valid")
         where = (rows, cols)
+    if stmt.combine in ("first", "last") or (not stmt.combine and not _injective(stmt, grid)):
+        shape = (dest.shape[0], dest.shape[1] * dest.dtype.itemsize * 8) if target.view == "bit" else dest.shape
+        flat = where[0].ravel() if is_global else np.ravel_multi_index(tuple(w.ravel() for w in where), shape)
+        if not stmt.combine and np.unique(flat).size != flat.size:
+            raise ExprError(f"{stmt.text!r} writes some element of {target.base} twice; say which write "
+                            "survives (combine: first or last)", rule="exec.duplicate-target")
+        keep_at = _survivors(flat, stmt.combine)
+        where = tuple(w.ravel()[keep_at] for w in where)
+        value = value.ravel()[keep_at]
     if written is not None and target.view != "bit":
         mask = written.setdefault(target.base, np.zeros(dest.shape, dtype=bool))
         mask[where] = True
@@ -150,7 +193,7 @@ def _run(stmt: Statement, grid: _Grid, scope: Scope, data, dest: np.ndarray, bou
         return
     with np.errstate(all="ignore"):
         values = value.astype(dest.dtype)
-        if stmt.combine:
+        if stmt.combine in _COMBINE:
             # in index order, so that repeated targets accumulate as the hardware's sequence of writes does
             variant = scope.variants.get(stmt.combine, "ieee")
             if stmt.combine in ("max", "min") and variant != "ieee":  # the profile's max/min (e.g. std::max)

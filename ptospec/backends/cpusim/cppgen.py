@@ -175,8 +175,12 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
     missing = [a for a in written if a.removeprefix("&") not in idents and not CPP_LITERAL.fullmatch(a)]
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
-    # operands by identifier (&x: by address), literals verbatim
-    args = tuple(f"&{idents[a[1:]]}" if a.startswith("&") else idents.get(a, a) for a in written)
+    structs = {o.name: o.cpp_struct for o in mode.operands if o.cpp_struct}
+    # operands by identifier (&x: by address; a struct result as a view of its tile's first elements), literals
+    # verbatim
+    args = tuple(f"&{idents[a[1:]]}" if a.startswith("&") else
+                 f"*reinterpret_cast<{structs[a]}*>({idents[a]}.data())" if a in structs else idents.get(a, a)
+                 for a in written)
     call = mode.cpp_name
     if mode.cpp_template:  # explicit template arguments: operand types, attribute enumerators, C++ text
         by_name = {o.name: o for o in operands}
