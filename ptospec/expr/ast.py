@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -102,10 +102,9 @@ class Statement:
             bound[name] = substitute(node, bound)
         target = substitute(self.target, bound)
         assert isinstance(target, Index)
-        return Statement(target, substitute(self.value, bound),
-                         tuple((v, substitute(b, bound)) for v, b in self.domain), self.text,
-                         None if self.when is None else self.when, self.when_text, self.writes, self.combine,
-                         None if self.where is None else substitute(self.where, bound), self.where_text)
+        return replace(self, target=target, value=substitute(self.value, bound),
+                       domain=tuple((v, substitute(b, bound)) for v, b in self.domain),
+                       where=None if self.where is None else substitute(self.where, bound), lets=())
 
 
 def children(node: Node) -> tuple[Node, ...]:
