@@ -126,15 +126,25 @@ def test_cube_paths_are_rejected_on_every_profile_by_rule(db, tiles):
     ("dst[i, n[i, 0] + j] = src[i, j] for i < 2, j < 2", True),
     ("dst[i + j, j] = src[i, j] for i < 2, j < 2", True),
     ("dst[i + j, 0] = src[i, j] for i < 2, j < 2", False),  # (0, 1) and (1, 0) would write one element
-    ("dst[i + i, j] = src[i, j] for i < 2, j < 2", False),
-    ("dst[i * 2, j] = src[i, j] for i < 2, j < 2", False),
+    ("dst[i + i, j] = src[i, j] for i < 2, j < 2", True),  # rows 0 and 2: each element once
+    ("dst[i // 2, j] = src[i, j] for i < 2, j < 2", False),
 ])
-def test_target_offsets_keep_every_element_written_once(text, ok):
+def test_target_offsets_keep_every_element_written_once(db, tiles, text, ok):
+    """Computed targets parse; a statement without ``combine`` that writes one element twice is refused when
+    it runs (``exec.duplicate-target``), so the order of writes is never NumPy's."""
+    from ptospec.expr.evaluate import Scope
+    from ptospec.expr.vectorize import execute_statement
+
+    stmt = parse_statement(text)
+    t = tiles(dst="vec, 4x8xf32", src="vec, 2x8xf32", n="vec, 2x8xi32")
+    scope = Scope(db.isa, tiles=t, values={"indexRow": 1, "indexCol": 2})
+    data = {"src": np.arange(16, dtype=np.float32).reshape(2, 8), "n": np.ones((2, 8), np.int32)}
     if ok:
-        parse_statement(text)
+        execute_statement(stmt, scope, data, {"dst": np.zeros((4, 8), np.float32)})
     else:
-        with pytest.raises(ExprError):
-            parse_statement(text)
+        with pytest.raises(ExprError) as err:
+            execute_statement(stmt, scope, data, {"dst": np.zeros((4, 8), np.float32)})
+        assert err.value.rule == "exec.duplicate-target"
 
 
 def test_offsets_drawn_over_their_domain(db):
