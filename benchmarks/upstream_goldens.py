@@ -35,6 +35,16 @@ cannot tell apart (TDIVS tile/scalar and scalar/tile) are each tried, and two un
 (``input1``/``input2``) also the other way round (files and tiles exchanged): a disagreement stands
 unless one of these agrees; files in NZ fractal order are read only while one fractal wide.
 
+Shapes the case gives single operands (``named_shapes``): ``<operand>_vr``/``_vc`` set its valid shape and
+``<operand>_tr``/``_tc`` its tile shape (``<operand>_row``/``_col`` too when the case names a valid region
+apart from them), ``<operand>_RxC`` in the name its valid shape, and an operand named after another plus a
+word (``src1Idx``) follows that one; the first configuration takes them when the validator accepts. A
+transposing mode's outputs are read with the case's shapes mirrored; files named by a number and a word
+(``input0_idx``) go to the operand of that number ending in the word (``src0Idx``), or to the plain one
+(``input0_val`` -> ``src0``); a case's ordinal (``case2``) is no extent; only integer files hold packed bits;
+when every configuration leaves a file over, the operands as wide as their files at the case's rows are
+tried first, and kept only if they agree.
+
 Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
 its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
 profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no
@@ -654,12 +664,13 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
                     return result
                 unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
     if later and first is None:
-        # every configuration leaves a file over: each operand as wide as its file at the case's rows
+        # every configuration leaves a file over: each operand as wide as its file at the case's rows, taken
+        # only when it agrees as it stands (no exchange of sources), else the configurations below judge
         for a, attrs, binding in candidates:
             tiles = file_shaped(db, op, a, profile, binding, attrs, case, target)
             if tiles is None or a.mode.name in done_modes:
                 continue
-            result = _run(db, op, a, profile, case, tiles, script)
+            result = _run_once(db, op, a, profile, case, tiles, script)
             if result is not None and result[0] == "agree":
                 return result
     for _, a, tiles in sorted(later, key=lambda c: c[0]):
