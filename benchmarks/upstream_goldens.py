@@ -35,6 +35,16 @@ cannot tell apart (TDIVS tile/scalar and scalar/tile) are each tried, and two un
 (``input1``/``input2``) also the other way round (files and tiles exchanged): a disagreement stands
 unless one of these agrees; files in NZ fractal order are read only while one fractal wide.
 
+Shapes the case gives single operands (``named_shapes``): ``<operand>_vr``/``_vc`` set its valid shape and
+``<operand>_tr``/``_tc`` its tile shape (``<operand>_row``/``_col`` too when the case names a valid region
+apart from them), ``<operand>_RxC`` in the name its valid shape, and an operand named after another plus a
+word (``src1Idx``) follows that one; the first configuration takes them when the validator accepts. A
+transposing mode's outputs are read with the case's shapes mirrored; files named by a number and a word
+(``input0_idx``) go to the operand of that number ending in the word (``src0Idx``), or to the plain one
+(``input0_val`` -> ``src0``); a case's ordinal (``case2``) is no extent; only integer files hold packed bits;
+when every configuration leaves a file over, the operands as wide as their files at the case's rows are
+tried first, and kept only if they agree.
+
 Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
 its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
 profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no
@@ -117,9 +127,11 @@ class Case:
     params: dict[str, object] = field(default_factory=dict)
 
     def numbers(self) -> list[int]:
-        """Every positive integer of the case: parameter values, then the numbers in its name."""
+        """Every positive integer of the case: parameter values, then the numbers in its name (a case's
+        ordinal, ``case2`` or ``test0``, is no extent)."""
         found = [v for v in self.params.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0]
-        found += [int(x) for x in re.findall(r"\d+", self.name.split(".", 1)[-1])]
+        stem = re.sub(r"(?:^|(?<=_))(?:case|test)\d+(?=_|$)", "", self.name.split(".", 1)[-1], flags=re.I)
+        found += [int(x) for x in re.findall(r"\d+", stem)]
         return [n for n in dict.fromkeys(found) if n > 0]
 
     def shapes(self) -> tuple[tuple[int, int], ...]:
@@ -267,9 +279,9 @@ def file_matrix(values: np.ndarray, region: tuple[int, int], numbers: list[int],
     ``numbers`` (or the region's own) that fits; None if none does."""
     rows, cols = region
     named = [c for r, c in shapes if r * c == values.size and r >= rows and c >= cols]
-    bits = values.itemsize * 8  # a named shape's bits packed into the file (np.packbits of a mask)
-    named += [c // bits for r, c in shapes if r * c == values.size * bits and c % bits == 0
-              and r >= rows and c // bits >= cols]
+    bits = values.itemsize * 8  # a named shape's bits packed into the file (np.packbits of a mask): integers only
+    named += [c // bits for r, c in shapes if values.dtype.kind in "iu" and r * c == values.size * bits
+              and c % bits == 0 and r >= rows and c // bits >= cols]
     for width in [*named, *sorted({*numbers, cols}, reverse=True)]:
         if width >= cols and values.size % width == 0 and values.size // width >= rows:
             return values.reshape(values.size // width, width)
@@ -311,7 +323,7 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
         if (len(outs), len(ins), len(scalars)) != (len(goldens), len(tile_files), len(scalar_files)):
             continue
         numbered = {**_numbered_pairs(outs, goldens, "dst", "golden"),
-                    **_numbered_pairs(ins, tile_files, "src", "input")}
+                    **_numbered_pairs(ins, tile_files, "src", "input"), **_worded_pairs(ins, tile_files)}
         outputs = _match(outs, goldens,
                          lambda o, f: (f != "golden" and o.lower().endswith(f.lower().removeprefix("golden_")))
                          or numbered.get(o) == f)  # noqa: B023 (called here, in this iteration)
@@ -336,6 +348,29 @@ def _numbered_pairs(operands: list[str], files: list[str], op_prefix: str, file_
     if len(srcs) < 2 or len(srcs) != len(inputs):
         return {}
     return {o: f for (_, o), (_, f) in zip(srcs, inputs, strict=True)}
+
+
+def _worded_pairs(operands: list[str], files: list[str]) -> dict[str, str]:
+    """Files named by a number and a word (``input0_idx``, ``input1_val``) to the operands of that number
+    whose name ends in the word (``src0Idx``), or, for a word no operand ends in (``val``), to the plain
+    operand of that number (``src0``); only when every file finds exactly one operand of its own."""
+    def parts(name: str) -> tuple[str, str] | None:
+        m = re.fullmatch(r"[a-z]+?(\d+)_?([a-z]*)", name.lower())
+        return (m[1], m[2]) if m else None
+
+    ops = {o: p for o in operands if (p := parts(o))}
+    words = {w for _, w in ops.values() if w}
+    out: dict[str, str] = {}
+    for f in files:
+        m = re.fullmatch(r"[a-z]+_?(\d+)_([a-z]+)", f.lower())
+        if not m:
+            return {}
+        number, word = m[1], m[2]
+        hits = [o for o, (n, w) in ops.items() if n == number and (w == word or (not w and word not in words))]
+        if len(hits) != 1 or hits[0] in out:
+            return {}
+        out[hits[0]] = f
+    return out
 
 
 def _match(operands: list[str], files: list[str], same) -> dict[str, str]:
@@ -446,13 +481,15 @@ def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str
 def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
               attrs: dict[str, str], target: tuple[int, int],
               globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool | str = False,
-              named: dict[str, dict[int, int]] | None = None) -> tuple[list[dict], Report]:
+              named: dict[str, dict[int, int]] | None = None,
+              shapes: dict[str, dict[str, tuple[int, int]]] | None = None) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
     variants give (smallest physical rounding first); when ``derived == "plain"``, the plainest one
     (``_plain``) if legal; when ``derived``, the first for each set of
     derived extents (``derived_extents``) of the example's own layouts; and the report on the plainest
     one. ``globals_`` gives the shapes a global operand may take (those its file can hold); ``named``, the
-    extents the case's parameters give operands (``operand_extents``)."""
+    extents the case's parameters give operands (``operand_extents``); ``shapes``, the valid and tile shapes
+    it gives single operands (``named_shapes``), which the first configuration takes when they are legal."""
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
     variants = list(layout_variants(db, base))
@@ -470,6 +507,10 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
             else:
                 tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok, valid="target")
             if tiles is not None:
+                # the shapes the case gives single operands (a smaller source, upstream's tile shapes) win
+                named_tiles = with_named_shapes(db, tiles, shapes, target) if shapes else None
+                if named_tiles is not None and validate(db, op.name, mode.name, profile, named_tiles).ok:
+                    tiles = named_tiles
                 found.append(tiles)
                 break
         return found, plain
@@ -604,7 +645,7 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
                 continue
             globals_ = global_shapes(db, a, case, binding, target)
             configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived,
-                                        operand_extents(a.mode, case))
+                                        operand_extents(a.mode, case), named_shapes(a.mode, case))
             if report.violations and not report.ok:
                 rejected.setdefault((a.mode.name, tuple(binding.items())),
                                     f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))
@@ -622,6 +663,16 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
                 if result is not None:
                     return result
                 unread.append(f"{a.mode.name}: the files hold no {target[0]}x{target[1]} region")
+    if later and first is None:
+        # every configuration leaves a file over: each operand as wide as its file at the case's rows, taken
+        # only when it agrees as it stands (no exchange of sources), else the configurations below judge
+        for a, attrs, binding in candidates:
+            tiles = file_shaped(db, op, a, profile, binding, attrs, case, target)
+            if tiles is None or a.mode.name in done_modes:
+                continue
+            result = _run_once(db, op, a, profile, case, tiles, script)
+            if result is not None and result[0] == "agree":
+                return result
     for _, a, tiles in sorted(later, key=lambda c: c[0]):
         if a.mode.name in done_modes:
             continue
@@ -637,6 +688,29 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     if rejected and not any_legal:
         return "spec-rejects", next(iter(rejected.values()))
     return "not-mapped", "; ".join(dict.fromkeys(unread)) or "no binding of the op's types fits the files"
+
+
+def file_shaped(db: Database, op: OpSpec, a: Assignment, profile: str, binding: dict[str, str],
+                attrs: dict[str, str], case: Case, target: tuple[int, int]) -> dict | None:
+    """The mode's plain configuration at ``target`` with every tile operand that has a file as wide as the
+    file is at the case's row count (TDEINTERLEAVE's single source, twice its destinations' width, when
+    the case's ``col`` names the destinations'); None unless every file divides and the validator accepts."""
+    base = with_dtypes(db, a.mode, example_tiles(db, a.mode), binding)
+    base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
+    tiles = _plain(db, base, target)
+    files = {**a.sources, **a.outputs}
+    for name, stem in files.items():
+        t = tiles[name]
+        if not isinstance(t, TileDesc):
+            return None
+        count = len(case.files[stem]) // db.isa.dtypes[t.dtype].bytes
+        rows = t.valid_row
+        if count % rows:
+            return None
+        unit = max(1, 32 // max(1, db.isa.dtypes[t.dtype].bytes))
+        cols = count // rows
+        tiles[name] = t.with_(rows=rows, cols=-(-cols // unit) * unit, valid_row=rows, valid_col=cols)
+    return tiles if validate(db, op.name, a.mode.name, profile, tiles).ok else None
 
 
 def global_shapes(db: Database, a: Assignment, case: Case, binding: dict[str, str],
@@ -663,6 +737,71 @@ def operand_extents(mode: Mode, case: Case) -> dict[str, dict[int, int]]:
                 if isinstance(value, int) and not isinstance(value, bool) and value > 0 and any(
                         key.lower() == o.name.lower() + s for s in suffixes):
                     out.setdefault(o.name, {})[axis] = value
+    return out
+
+
+VALID_SUFFIXES = (("_vr", "_valid_row", "_valid_rows"), ("_vc", "_valid_col", "_valid_cols"))
+TILE_SUFFIXES = (("_tr", "_tile_row", "_tile_rows"), ("_tc", "_tile_col", "_tile_cols"))
+
+
+def named_shapes(mode: Mode, case: Case) -> dict[str, dict[str, tuple[int, int]]]:
+    """The valid and tile shapes the case gives single operands (operand -> {"valid": .., "tile": ..}):
+    parameters ``<operand>_vr``/``_vc`` (or ``_valid_row``/``_valid_col``) give its valid shape,
+    ``<operand>_tr``/``_tc`` (or ``_tile_row``/``_tile_col``) its tile shape, and so do ``<operand>_row``/
+    ``_col`` when the case names a valid region apart from them (``valid_row``: TTRANS's ``src_row`` is the
+    source tile's rows); a ``<operand>_RxC`` in the case's name (``src1_32x32``) is its valid shape. An
+    operand named after another plus a word (``src1Idx`` after ``src1``) takes that one's shapes unless it
+    has its own."""
+    params = {k.lower(): v for k, v in case.params.items()
+              if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+    names = [o.name for o in mode.operands if o.role in ("in", "out", "tmp")]
+    valid_apart = any(k.startswith("valid") for k in params) or any(
+        k.endswith(sfx) for k in params for pair in VALID_SUFFIXES for sfx in pair)
+    tile_suffixes = [(*TILE_SUFFIXES[0], "_row", "_rows"), (*TILE_SUFFIXES[1], "_col", "_cols")] if valid_apart \
+        else list(TILE_SUFFIXES)
+    stem = case.name.split(".", 1)[-1].lower()
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for name in names:
+        n = name.lower()
+        for kind, suffixes in (("valid", VALID_SUFFIXES), ("tile", tile_suffixes)):
+            axes = [next((params[n + s] for s in sfx if n + s in params), None) for sfx in suffixes]
+            if None not in axes:
+                out.setdefault(name, {})[kind] = (axes[0], axes[1])
+        match = re.search(rf"(?:^|_){re.escape(n)}_(\d+)x(\d+)(?:_|$)", stem)
+        if match and "valid" not in out.get(name, {}):
+            out.setdefault(name, {})["valid"] = (int(match[1]), int(match[2]))
+    for name in names:  # companions: src1Idx after src1
+        owner = max((m for m in out if name != m and name.lower().startswith(m.lower())
+                     and name[len(m):].isalpha()), key=len, default=None)
+        if owner is not None:
+            out[name] = {**out[owner], **out.get(name, {})}
+    return out
+
+
+def with_named_shapes(db: Database, tiles: dict, shapes: dict[str, dict[str, tuple[int, int]]],
+                      target: tuple[int, int]) -> dict | None:
+    """``tiles`` with the valid and tile shapes the case names (``named_shapes``); a tile shape not named
+    is as large as the case's valid region (upstream allocates a smaller source at the destination's
+    shape) and holds the named valid shape, rounded up along the layout to 32 bytes. None when a named
+    extent is 0 (an empty source, which a descriptor does not describe)."""
+    out = dict(tiles)
+    for name, given in shapes.items():
+        t = tiles.get(name)
+        if not isinstance(t, TileDesc):
+            continue
+        if 0 in (*given.get("valid", ()), *given.get("tile", ())):
+            return None
+        vr, vc = given.get("valid", (t.valid_row, t.valid_col))
+        if "tile" in given:
+            rows, cols = given["tile"]
+        else:
+            unit = max(1, 32 // max(1, db.isa.dtypes[t.dtype].bytes))
+            rows, cols = max(t.rows, vr, target[0]), max(t.cols, vc, target[1])
+            if t.blayout == "ColMajor":
+                rows = rows if rows == t.rows else -(-rows // unit) * unit
+            else:
+                cols = cols if cols == t.cols else -(-cols // unit) * unit
+        out[name] = t.with_(rows=rows, cols=cols, valid_row=vr, valid_col=vc)
     return out
 
 
@@ -708,6 +847,14 @@ def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "
         if wide:
             return ("not-mapped", f"the case's files are in NZ fractal order, which this adapter reads only when "
                                   f"one fractal (32 bytes) wide; {wide[0]} has {cols[wide[0]]} columns")
+    given = named_shapes(a.mode, case)
+    mirrored = tuple((c, r) for r, c in case.shapes()) if a.mode.example.valid == "transposed" else ()
+
+    def shapes(name: str, output: bool) -> tuple[tuple[int, int], ...]:
+        # the operand's own tile shape first; a transposing mode's outputs hold the case's shapes mirrored
+        own = (given[name]["tile"],) if "tile" in given.get(name, {}) else ()
+        return (*own, *(mirrored if output else ()), *case.shapes())
+
     data: dict[str, object] = {}
     for name, t in tiles.items():  # a global output without an input file starts as zeros, as upstream's do
         if isinstance(t, GlobalDesc) and name in a.outputs and name not in a.sources:
@@ -720,7 +867,7 @@ def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "
                 return None
             data[name] = values.copy()
             continue
-        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, case.shapes())
+        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, shapes(name, False))
         if matrix is None:
             return None
         arr = np.zeros((t.rows, t.cols), values.dtype)
@@ -737,7 +884,7 @@ def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "
                 return None
             wants[name] = values.reshape(1, -1)
             continue
-        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, case.shapes())
+        matrix = file_matrix(values, (t.valid_row, t.valid_col), numbers, shapes(name, True))
         if matrix is None:
             return None
         wants[name] = matrix[:t.valid_row, :t.valid_col]

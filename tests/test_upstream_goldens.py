@@ -225,6 +225,87 @@ def test_a_disagreement_a_difference_observes_for_the_script_is_recorded(db):
     assert ug.compare_case(db, db.ops["tcvt"], "cpu", case, script)[0] == "value"  # not observed on cpu
 
 
+def test_operands_shapes_from_parameters_and_name(db):
+    mode = db.ops["tpartargmax"].modes[0]
+    params = _case("T.case_fp32_8x512_3x211_8x512", {"dst_vr": 8, "dst_vc": 512, "src0_vr": 3, "src0_vc": 211,
+                                                      "src0_tr": 3, "src0_tc": 512})
+    shapes = ug.named_shapes(mode, params)
+    assert shapes["src0"] == {"valid": (3, 211), "tile": (3, 512)}
+    assert shapes["src0Idx"] == shapes["src0"] and shapes["dstIdx"] == {"valid": (8, 512)}  # companions
+    named = ug.named_shapes(mode, _case("T.case_float_64x64_src1_32x32", {}))
+    assert named == {"src1": {"valid": (32, 32)}, "src1Idx": {"valid": (32, 32)}}
+    # <operand>_row/_col are tile shapes when the case names a valid region apart from them
+    ttrans = db.ops["ttrans"].modes[0]
+    case = _case("T.c", {"dst_row": 16, "dst_col": 32, "src_row": 32, "src_col": 16, "valid_row": 31, "valid_col": 15})
+    assert ug.named_shapes(ttrans, case) == {"dst": {"tile": (16, 32)}, "src": {"tile": (32, 16)}}
+    assert ug.named_shapes(ttrans, _case("T.c", {"src_row": 32, "src_col": 16})) == {}
+
+
+def test_a_smaller_source_the_name_gives_is_configured(db):
+    rng = np.random.default_rng(5)
+    src0, src1 = rng.standard_normal((16, 16)).astype(np.float32), rng.standard_normal((16, 16)).astype(np.float32)
+    golden = src0.copy()
+    golden[:8, :8] += src1[:8, :8]  # src1 valid 8x8 in a 16x16 tile; its file holds the whole tile
+    case = _case("T.case_float_16x16_src1_8x8", {}, input1=src0, input2=src1, golden=golden)
+    assert ug.compare_case(db, db.ops["tpartadd"], "cpu", case) == ("agree", "default")
+    # per-operand valid parameters, the smaller source's file holding only its valid region
+    small = rng.standard_normal((16, 8)).astype(np.float32)
+    golden = src0.copy()
+    golden[:, :8] += small
+    params = {"dtype": np.float32, "dst_vr": 16, "dst_vc": 16, "src0_vr": 16, "src0_vc": 16, "src1_vr": 16,
+              "src1_vc": 8}
+    case = _case("T.case_float_16x16_16x16_16x8", params, input1=src0, input2=small, golden=golden)
+    assert ug.compare_case(db, db.ops["tpartadd"], "a5", case) == ("agree", "default")
+
+
+def test_worded_files_pair_with_numbered_operands(db):
+    sizes = {"golden_val": 64, "golden_idx": 64, "input0_val": 64, "input1_val": 64, "input0_idx": 64,
+             "input1_idx": 64}
+    (a,) = ug.assign_files(db.ops["tpartargmax"], sizes, [1, 2, 4, 8])
+    assert a.sources == {"src0": "input0_val", "src1": "input1_val", "src0Idx": "input0_idx",
+                         "src1Idx": "input1_idx"}
+    assert a.outputs == {"dst": "golden_val", "dstIdx": "golden_idx"}
+
+
+def test_a_tie_keeps_src0_on_hardware_and_src1_on_the_simulator(db):
+    src0 = np.array([[1, 5, 3, 3, 0, 0, 0, 0]], np.float32)
+    src1 = np.array([[2, 4, 3, 3, 0, 0, 0, 0]], np.float32)
+    idx0, idx1 = np.full((1, 8), 10, np.uint32), np.full((1, 8), 20, np.uint32)
+    params = {"dst_vr": 1, "dst_vc": 8}
+    for profile, tie in (("a5", 10), ("a2a3", 10), ("cpu", 20)):
+        want = np.array([[20, 10, tie, tie, tie, tie, tie, tie]], np.uint32)
+        case = _case("T.case_fp32_uint32_1x8", params, input0_val=src0, input1_val=src1, input0_idx=idx0,
+                     input1_idx=idx1, golden_val=np.maximum(src0, src1), golden_idx=want)
+        assert ug.compare_case(db, db.ops["tpartargmax"], profile, case)[0] == "agree", profile
+
+
+def test_a_transposing_modes_output_reads_the_case_shape_mirrored(db):
+    rng = np.random.default_rng(6)
+    src = rng.integers(1, 9, (40, 16)).astype(np.float16)  # a 40x16 source tile, valid 16x16
+    golden = np.zeros((16, 40), np.float16)
+    golden[:, :16] = src[:16].T
+    case = _case("T.case9_half_40_16_16_16", {"dtype": np.float16, "tile_row": 40, "tile_col": 16, "valid_row": 16,
+                                                "valid_col": 16}, input=src, golden=golden)
+    assert ug.compare_case(db, db.ops["ttrans"], "a2a3", case) == ("agree", "default")
+
+
+def test_ordinals_are_no_extents_and_float_files_are_not_bit_packed():
+    case = _case("TDEQUANTTest.case2", {"row": 128, "col": 128, "valid_row": 64, "valid_col": 64})
+    assert case.numbers() == [128, 64]
+    assert _case("T.test0_int16_8", {}).numbers() == [16, 8]
+    per_row = np.zeros(128, np.float32)  # one value per row: not 64 rows of 2 (the bits of a 64x64 mask)
+    assert ug.file_matrix(per_row, (64, 1), case.numbers(), case.shapes()).shape == (128, 1)
+    mask = np.zeros(128, np.uint32)
+    assert ug.file_matrix(mask, (64, 1), case.numbers(), case.shapes()).shape == (64, 2)
+
+
+def test_operands_as_wide_as_their_files_when_every_configuration_leaves_one_over(db):
+    src = np.arange(4 * 32, dtype=np.int32).reshape(4, 32)
+    case = _case("TDEINTERLEAVETest.case_5", {"dtype": np.int32, "row": 4, "col": 16, "mode": 1},
+                 src=src, dst0=src[:, 0::2].copy(), dst1=src[:, 1::2].copy())
+    assert ug.compare_case(db, db.ops["tdeinterleave"], "cpu", case) == ("agree", "single")
+
+
 def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
     script = tmp_path / "gen_data.py"
     script.write_text(
