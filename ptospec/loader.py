@@ -496,6 +496,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             tiles = {n: attrs.spell_value(t) for n, t in ex["tiles"].items()}  # a typed attribute: true, 1
             examples.append(Example(ex["profile"], tiles, src.line(where), src.file_of(where),
                                     ex.get("valid", "target")))
+        for axed in m.get("valid_axes", {}):
+            if axed not in names:
+                issues.add(src, (*mp, "valid_axes", axed), f"{axed!r} is no operand of the mode", "op.operand")
         for divided in m.get("valid_divisors", {}):
             if divided not in names:
                 issues.add(src, (*mp, "valid_divisors", divided), f"{divided!r} is no operand of the mode",
@@ -511,6 +514,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 example=examples[0], bases=tuple(examples[1:]), scaled_valid=tuple(m.get("scaled_valid", ())),
                 fixed_shape=tuple(m.get("fixed_shape", ())),
                 valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
+                valid_axes={k: (v[0], v[1]) for k, v in m.get("valid_axes", {}).items()},
             )
         )
     mode_names = [m.name for m in modes]

@@ -216,6 +216,8 @@ class Mode:
     fixed_shape: tuple[str, ...] = ()  # operands generated cases take as the example gives them (scratch by bytes)
     # operand -> (row, column) factors: the generator gives it the varied valid region divided by them
     valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # operand -> (row axis, column axis) among rows, cols and inner (a third extent: a matmul's K)
+    valid_axes: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def examples(self) -> tuple[Example, ...]:
@@ -330,7 +332,8 @@ class OpSpec:
 
     @property
     def mnemonic(self) -> str:
-        return self.name
+        """The name assembly spells it with: ``mnemonic`` of the op file (tmatmul.acc), else the op name."""
+        return str(self.raw.get("mnemonic", self.name))
 
     def scalar_dtype(self, mode: Mode, operand: Operand) -> str:
         """The one dtype of a scalar operand with an ``asm_type`` (lint makes it unique)."""
@@ -430,3 +433,10 @@ class Database:
 
     def op(self, name: str) -> OpSpec:
         return self.ops[name.lower()]
+
+    def by_mnemonic(self, mnemonic: str) -> OpSpec | None:
+        """The op assembly names ``mnemonic`` (its op name or its file's ``mnemonic``), or None."""
+        found = self.ops.get(mnemonic)
+        if found is not None and found.mnemonic == mnemonic:
+            return found
+        return next((op for op in self.ops.values() if op.mnemonic == mnemonic), None)

@@ -193,7 +193,8 @@ def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
 
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
             scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
-            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target") -> Tiles:
+            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
+            axes: dict[str, tuple[str, str]] | None = None) -> Tiles:
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base, fixed)
     proportional = valid == "proportional"
@@ -221,6 +222,13 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             vr = -(-t.valid_row * rows_t // ex_rows) if t.valid_row != ex_rows else rows_t
             vc = -(-t.valid_col * cols_t // ex_cols) if t.valid_col != ex_cols else cols_t
         extra = 1 if partial else 0
+        if name in (axes or {}):  # valid extents along other axes of the region (a matmul's M x K and K x N)
+            extents = {"rows": (rows_t, kr, extra), "cols": (cols_t, kc, extra),
+                       "inner": (rows_t + cols_t - 1, max(kr, kc), extra), "one": (1, 0, 0)}
+            (vr, kr_t, xr), (vc, kc_t, xc) = (extents[a] for a in axes[name])
+            tiles[name] = t.with_(rows=roundup(vr + xr, 1 << kr_t), cols=roundup(vc + xc, 1 << kc_t),
+                                  valid_row=vr, valid_col=vc)
+            continue
         tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr), cols=roundup(max(vc, 1) + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)
     return tiles
@@ -248,7 +256,7 @@ def reshape(
         if kr in bad_rows or kc in bad_cols:
             continue
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors, valid or mode.example.valid)
+                         mode.valid_divisors, valid or mode.example.valid, mode.valid_axes)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:

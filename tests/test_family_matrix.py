@@ -1,0 +1,131 @@
+"""Matrix multiply (TMATMUL, TMATMUL_ACC, TMATMUL_BIAS): results against NumPy's own matmul, the cube's
+layout and shape rules, the dotted mnemonics of the assembler's dialect, and the generated cases' M x K /
+K x N valid regions (``valid_axes``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ptospec.asm.forms import parse_line, print_form
+from ptospec.conformance import cases as C
+from ptospec.executor import execute
+from ptospec.validator import validate
+
+ACC = "acc, {r}x{c}x{t}, valid={vr}x{vc}, blayout=col_major, slayout=row_major, fractal=1024"
+LEFT = "left, {r}x{c}x{t}, valid={vr}x{vc}, blayout=col_major, slayout=row_major"
+RIGHT = "right, {r}x{c}x{t}, valid={vr}x{vc}, slayout=col_major"
+
+
+def _mm_tiles(tiles, m, k, n, a="f16", c="f32", rows=32, inner=32, cols=32, **extra):
+    return tiles(dst=ACC.format(r=rows, c=cols, t=c, vr=m, vc=n),
+                 src0=LEFT.format(r=rows, c=inner, t=a, vr=m, vc=k),
+                 src1=RIGHT.format(r=inner, c=cols, t=a, vr=k, vc=n), **extra)
+
+
+NP = {"f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}
+
+
+def _data(rng, shape, dtype):
+    dtype = NP[dtype]
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-128, 128, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("a, c, m, k, n", [("f16", "f32", 16, 16, 16), ("f16", "f32", 5, 19, 7),
+                                            ("i8", "i32", 13, 30, 3), ("f32", "f32", 1, 9, 32)])
+def test_tmatmul_against_numpy(db, tiles, a, c, m, k, n):
+    rng = np.random.default_rng(7)
+    ops = _mm_tiles(tiles, m, k, n, a=a, c=c)
+    x, y = _data(rng, (32, 32), a), _data(rng, (32, 32), a)
+    init = np.full((32, 32), -3, dtype=NP[c])
+    out = execute(db, "tmatmul", None, "a5", ops,
+                  {"src0": x, "src1": y, "dst": init})["dst"]
+    want = np.matmul(x[:m, :k].astype(np.float64), y[:k, :n].astype(np.float64))
+    if c == "i32":
+        np.testing.assert_array_equal(out[:m, :n], want.astype(np.int64).astype(np.int32))
+    else:
+        np.testing.assert_allclose(out[:m, :n], want, rtol=1e-5, atol=1e-5)
+    assert (out[m:, :] == -3).all() and (out[:, n:] == -3).all()  # outside M x N: untouched
+
+
+def test_tmatmul_acc_adds_the_input_accumulator(db, tiles):
+    rng = np.random.default_rng(3)
+    ops = _mm_tiles(tiles, 9, 20, 11, acc=ACC.format(r=32, c=32, t="f32", vr=9, vc=11))
+    x, y = _data(rng, (32, 32), "f16"), _data(rng, (32, 32), "f16")
+    acc = rng.standard_normal((32, 32)).astype(np.float32)
+    out = execute(db, "tmatmul_acc", None, "cpu", ops, {"src0": x, "src1": y, "acc": acc})["dst"]
+    want = acc[:9, :11] + np.matmul(x[:9, :20].astype(np.float32), y[:20, :11].astype(np.float32))
+    np.testing.assert_allclose(out[:9, :11], want, rtol=1e-5, atol=1e-5)
+
+
+def test_tmatmul_bias_adds_the_bias_row_to_every_row(db, tiles):
+    rng = np.random.default_rng(5)
+    ops = _mm_tiles(tiles, 16, 16, 16, a="i8", c="i32", bias="bias, 1x32xi32, valid=1x16")
+    x, y = _data(rng, (32, 32), "i8"), _data(rng, (32, 32), "i8")
+    bias = rng.integers(-1000, 1000, size=(1, 32)).astype(np.int32)
+    out = execute(db, "tmatmul_bias", None, "a2a3", {**ops, "src0": ops["src0"].with_(blayout="RowMajor")},
+                  {"src0": x, "src1": y, "bias": bias})["dst"]
+    want = np.matmul(x[:16, :16].astype(np.int32), y[:16, :16].astype(np.int32)) + bias[:, :16]
+    np.testing.assert_array_equal(out[:16, :16], want)
+
+
+def test_f32_products_accumulate_in_k_order_in_f32(db, tiles):
+    """The spec's order: each product rounded to f32, then added in k order with a rounding per step."""
+    ops = _mm_tiles(tiles, 1, 3, 1, a="f32", rows=16, inner=16, cols=16)
+    x = np.zeros((16, 16), np.float32)
+    y = np.zeros((16, 16), np.float32)
+    x[0, :3] = [1e8, 1.0, -1e8]
+    y[:3, 0] = 1.0
+    out = execute(db, "tmatmul", None, "cpu", ops, {"src0": x, "src1": y})["dst"]
+    assert out[0, 0] == np.float32(0.0)  # 1e8 + 1 rounds back to 1e8 in f32; a pairwise or exact sum gives 1
+
+
+@pytest.mark.parametrize("profile, left, rule", [
+    ("a5", "left, 16x16xf16, slayout=row_major", "layout.left-a5"),  # ZZ: the A2/A3 layout
+    ("a2a3", "left, 16x16xf16, blayout=col_major, slayout=row_major", "layout.left-a2a3"),
+    ("cpu", "left, 16x16xf16, slayout=col_major", "layout.left-cpu"),
+])
+def test_left_layout_per_profile(db, tiles, profile, left, rule):
+    ops = tiles(dst=ACC.format(r=16, c=16, t="f32", vr=16, vc=16), src0=left,
+                src1=RIGHT.format(r=16, c=16, t="f16", vr=16, vc=16))
+    assert rule in {v.rule for v in validate(db, "tmatmul", None, profile, ops).violations}
+
+
+def test_shapes_must_chain(db, tiles):
+    ops = _mm_tiles(tiles, 16, 16, 16)
+    bad = {**ops, "src1": ops["src1"].with_(rows=64, valid_row=16)}
+    assert "shape.static" in {v.rule for v in validate(db, "tmatmul", None, "a5", bad).violations}
+    bad = {**ops, "src1": ops["src1"].with_(valid_row=15)}
+    assert "runtime.mkn" in {v.rule for v in validate(db, "tmatmul", None, "a5", bad).violations}
+
+
+def test_int8_into_f32_is_rejected(db, tiles):
+    ops = _mm_tiles(tiles, 16, 32, 16, a="i8", c="f32")
+    assert not validate(db, "tmatmul", None, "a5", ops).ok
+
+
+@pytest.mark.parametrize("op, mnemonic", [("tmatmul", "tmatmul"), ("tmatmul_acc", "tmatmul.acc"),
+                                          ("tmatmul_bias", "tmatmul.bias")])
+def test_dotted_mnemonics_round_trip(db, op, mnemonic):
+    spec = db.op(op)
+    mode = spec.modes[0]
+    tiles = C.example_tiles(db, mode)
+    for form in ("sync", "ssa", "dps"):
+        line = print_form(db, spec, mode, form, tiles)
+        assert f"{mnemonic} " in line
+        parsed = parse_line(db, line)
+        assert parsed.op == op
+        assert parsed.operands == tiles
+
+
+def test_generated_cases_cover_k_apart_from_m_and_n(db):
+    cases = C.positive_cases(db, db.op("tmatmul"))
+    shapes = {(c.parsed(db)["src0"].valid_row, c.parsed(db)["src0"].valid_col, c.parsed(db)["src1"].valid_col)
+              for c in cases}
+    assert any(m != k != n for m, k, n in shapes)
+    assert any(k % 16 for _m, k, _n in shapes)  # a K that is no multiple of the fractal size
+    for c in cases:
+        t = c.parsed(db)
+        assert t["src0"].valid_col == t["src1"].valid_row and t["src0"].cols == t["src1"].rows
