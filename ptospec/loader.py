@@ -944,13 +944,27 @@ def check_unimplemented(isa: Isa, ops: list[OpSpec]) -> list[SpecError]:
             for entry in isa.unimplemented_pages if entry.page in by_page]
 
 
+def check_mnemonics(ops: list[OpSpec]) -> list[SpecError]:
+    """Assembly names one instruction per mnemonic: none repeats another op's name or mnemonic."""
+    seen: dict[str, str] = {op.name: op.name for op in ops}
+    problems = []
+    for op in ops:
+        if op.mnemonic == op.name:
+            continue
+        if op.mnemonic in seen:
+            problems.append(SpecError(f"mnemonic {op.mnemonic!r} of {op.name} is already {seen[op.mnemonic]}'s",
+                                      where=op.file, rule="op.mnemonic"))
+        seen[op.mnemonic] = op.name
+    return problems
+
+
 def load_database(root: str | os.PathLike | None = None) -> Database:
     """Load every spec; raise ``DatabaseErrors`` with every problem found."""
     root_path = find_specs_root(root)
     isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
     kinds = load_kinds(root_path)
     ops, errors = load_each(op_files(root_path), lambda path: load_op(path, isa, display_path(path), kinds))
-    errors = [*errors, *check_unimplemented(isa, ops)]
+    errors = [*errors, *check_unimplemented(isa, ops), *check_mnemonics(ops)]
     if errors:
         raise DatabaseErrors(errors)
     return Database(isa=isa, ops={op.name: op for op in ops}, root=str(root_path), kinds=kinds)

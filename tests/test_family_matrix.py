@@ -129,3 +129,18 @@ def test_generated_cases_cover_k_apart_from_m_and_n(db):
     for c in cases:
         t = c.parsed(db)
         assert t["src0"].valid_col == t["src1"].valid_row and t["src0"].cols == t["src1"].rows
+
+
+def test_a_mnemonic_names_one_instruction(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from ptospec.loader import DatabaseErrors, load_database
+
+    specs = tmp_path / "specs"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "specs", specs)
+    acc = specs / "ops" / "tmatmul_acc.yaml"
+    acc.write_text(acc.read_text().replace("mnemonic: tmatmul.acc", "mnemonic: tmatmul.bias"))
+    with pytest.raises(DatabaseErrors) as err:
+        load_database(specs)
+    assert any(e.rule == "op.mnemonic" for e in err.value.errors)
