@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cpusim_env import cpusim_unavailable
 
 from ptospec.asm.forms import parse_line, print_form
 from ptospec.conformance import cases as C
 from ptospec.executor import execute
+from ptospec.program.api import check_program, choose_profile, read_program, run_program
+from ptospec.program.compare import compare, report_lines
+from ptospec.program.cpusim import build_and_run
+from ptospec.program.trace import Recorder
 from ptospec.validator import validate
 
 ACC = "acc, {r}x{c}x{t}, valid={vr}x{vc}, blayout=col_major, slayout=row_major, fractal=1024"
@@ -84,7 +89,7 @@ def test_f32_products_accumulate_in_k_order_in_f32(db, tiles):
 
 @pytest.mark.parametrize("profile, left, rule", [
     ("a5", "left, 16x16xf16, slayout=row_major", "layout.left-a5"),  # ZZ: the A2/A3 layout
-    ("a2a3", "left, 16x16xf16, blayout=col_major, slayout=row_major", "layout.left-a2a3"),
+    ("a2a3", "left, 16x16xf16, slayout=col_major", "layout.left-a2a3"),
     ("cpu", "left, 16x16xf16, slayout=col_major", "layout.left-cpu"),
 ])
 def test_left_layout_per_profile(db, tiles, profile, left, rule):
@@ -144,3 +149,86 @@ def test_a_mnemonic_names_one_instruction(tmp_path):
     with pytest.raises(DatabaseErrors) as err:
         load_database(specs)
     assert any(e.rule == "op.mnemonic" for e in err.value.errors)
+
+
+def _buf(loc, dtype, rows, cols, blayout, slayout, fractal=512):
+    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={rows}, v_col={cols}, "
+            f"blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>")
+
+
+M, K, N = 16, 32, 16
+MAT_A = _buf("mat", "f16", M, K, "col_major", "row_major")
+MAT_B = _buf("mat", "f16", K, N, "row_major", "col_major")
+LEFT_T = _buf("left", "f16", M, K, "col_major", "row_major")
+RIGHT_T = _buf("right", "f16", K, N, "row_major", "col_major")
+ACC_T = _buf("acc", "f32", M, N, "col_major", "row_major", 1024)
+VEC_T = _buf("vec", "f32", M, N, "row_major", "none_box")
+TV16, TV32 = "!pto.tensor_view<?x?xf16>", "!pto.tensor_view<?x?xf32>"
+PA, PB, PC = (f"!pto.partition_tensor_view<{M}x{K}xf16>", f"!pto.partition_tensor_view<{K}x{N}xf16>",
+              f"!pto.partition_tensor_view<{M}x{N}xf32>")
+# load -> move -> matmul -> move -> store, as the assembler's samples write it (B comes column-major, DN).
+MATMUL_KERNEL = f"""
+module attributes {{pto.target_arch = "a5"}} {{
+  func.func @matmul(%arg0: !pto.ptr<f16>, %arg1: !pto.ptr<f16>, %arg2: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %cm = arith.constant {M} : index
+    %ck = arith.constant {K} : index
+    %cn = arith.constant {N} : index
+    %ta = pto.make_tensor_view %arg0, shape = [%cm, %ck], strides = [%ck, %c1] : {TV16}
+    %tb = pto.make_tensor_view %arg1, shape = [%ck, %cn], strides = [%c1, %ck] {{layout = #pto.layout<dn>}} : {TV16}
+    %tc = pto.make_tensor_view %arg2, shape = [%cm, %cn], strides = [%cn, %c1] : {TV32}
+    %pa = pto.partition_view %ta, offsets = [%c0, %c0], sizes = [%cm, %ck] : {TV16} -> {PA}
+    %pb = pto.partition_view %tb, offsets = [%c0, %c0], sizes = [%ck, %cn] : {TV16} -> {PB}
+    %pc = pto.partition_view %tc, offsets = [%c0, %c0], sizes = [%cm, %cn] : {TV32} -> {PC}
+    %ma = pto.alloc_tile : {MAT_A}
+    %mb = pto.alloc_tile : {MAT_B}
+    %l = pto.alloc_tile : {LEFT_T}
+    %r = pto.alloc_tile : {RIGHT_T}
+    %acc = pto.alloc_tile : {ACC_T}
+    %v = pto.alloc_tile : {VEC_T}
+    pto.tload ins(%pa : {PA}) outs(%ma : {MAT_A})
+    pto.tload ins(%pb : {PB}) outs(%mb : {MAT_B})
+    pto.tmov ins(%ma : {MAT_A}) outs(%l : {LEFT_T})
+    pto.tmov ins(%mb : {MAT_B}) outs(%r : {RIGHT_T})
+    pto.tmatmul ins(%l, %r : {LEFT_T}, {RIGHT_T}) outs(%acc : {ACC_T})
+    pto.tmov ins(%acc : {ACC_T}) outs(%v : {VEC_T})
+    pto.tstore ins(%v : {VEC_T}) outs(%pc : {PC})
+    return
+  }}
+}}
+"""
+
+
+@pytest.fixture
+def matmul_kernel(tmp_path):
+    path = tmp_path / "matmul.pto"
+    path.write_text(MATMUL_KERNEL)
+    rng = np.random.default_rng(11)
+    a = (rng.integers(-8, 9, (M, K)) * 0.25).astype(np.float16)
+    b = (rng.integers(-8, 9, (K, N)) * 0.25).astype(np.float16)
+    args = {"arg0": a, "arg1": np.ascontiguousarray(b.T), "arg2": np.zeros((M, N), np.float32)}  # DN: B^T's rows
+    return read_program(path), args, a.astype(np.float32) @ b.astype(np.float32)
+
+
+def test_load_move_matmul_move_store_kernel_by_the_reference(db, matmul_kernel):
+    program, args, want = matmul_kernel
+    assert not check_program(db, program).violations
+    out = run_program(db, program, args).outputs["arg2"]
+    np.testing.assert_array_equal(out, want)
+
+
+WHY_NOT = cpusim_unavailable("run the matmul kernel on the simulator")
+
+
+@pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+def test_load_move_matmul_move_store_kernel_on_the_simulator(db, matmul_kernel, tmp_path):
+    program, args, want = matmul_kernel
+    rec = Recorder(choose_profile(db, program, None))
+    result = run_program(db, program, args, tracer=rec)
+    sim = build_and_run(db, rec.trace, None, str(tmp_path / "cache"))
+    assert sim.stopped is None, sim.log
+    c = compare(db, rec.trace, sim)
+    assert c.same, report_lines(c)
+    np.testing.assert_array_equal(sim.buffers[-1].reshape(M, N), want)
+    np.testing.assert_array_equal(result.outputs["arg2"], want)
