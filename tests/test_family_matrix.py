@@ -232,3 +232,29 @@ def test_load_move_matmul_move_store_kernel_on_the_simulator(db, matmul_kernel, 
     assert c.same, report_lines(c)
     np.testing.assert_array_equal(sim.buffers[-1].reshape(M, N), want)
     np.testing.assert_array_equal(result.outputs["arg2"], want)
+
+
+def test_textract_takes_a_box_aligned_window_of_a_mat_tile(db, tiles):
+    ops = tiles(src="mat, 32x64xf16, blayout=col_major, slayout=row_major", indexRow="u16", indexCol="u16",
+                dst="left, 16x32xf16, blayout=col_major, slayout=row_major")
+    src = np.arange(32 * 64, dtype=np.float32).reshape(32, 64).astype(np.float16)
+    report = validate(db, "textract", None, "a5", ops)
+    assert report.ok and report.mode == "mat_to_cube"
+    out = execute(db, "textract", None, "a5", ops, {"src": src, "indexRow": 16, "indexCol": 32})["dst"]
+    np.testing.assert_array_equal(out, src[16:32, 32:64])
+
+
+def test_tmov_moves_an_accumulator_out_converting_to_the_destination_type(db, tiles):
+    ops = tiles(src=ACC.format(r=16, c=16, t="f32", vr=16, vc=16), dst="mat, 16x16xf16, blayout=col_major, "
+                "slayout=row_major")
+    acc = np.linspace(-70000, 70000, 256, dtype=np.float32).reshape(16, 16)
+    report = validate(db, "tmov", None, "a2a3", ops)
+    assert report.ok and report.mode == "acc_to_out"
+    out = execute(db, "tmov", None, "a2a3", ops, {"src": acc})["dst"]
+    with np.errstate(over="ignore"):
+        want = acc.astype(np.float16)  # to nearest even; beyond 65504: infinity
+    np.testing.assert_array_equal(out, want)
+    to_vec = {**ops, "dst": tiles(d="vec, 16x16xf32")["d"]}
+    assert "loc.acc-destination-a2a3" in validate(db, "tmov", None, "a2a3", to_vec).rule_ids or \
+        not validate(db, "tmov", None, "a2a3", to_vec).ok
+    assert validate(db, "tmov", None, "a5", to_vec).ok
