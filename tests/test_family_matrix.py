@@ -258,3 +258,25 @@ def test_tmov_moves_an_accumulator_out_converting_to_the_destination_type(db, ti
     assert "loc.acc-destination-a2a3" in validate(db, "tmov", None, "a2a3", to_vec).rule_ids or \
         not validate(db, "tmov", None, "a2a3", to_vec).ok
     assert validate(db, "tmov", None, "a5", to_vec).ok
+
+
+@pytest.mark.parametrize("op", ["tgemv", "tgemv_acc", "tgemv_bias"])
+def test_tgemv_forms_against_numpy(db, tiles, op):
+    rng = np.random.default_rng(2)
+    extra = {"acc": "acc, 1x32xf32, valid=1x21, blayout=col_major, slayout=row_major, fractal=1024"} \
+        if op == "tgemv_acc" else {"bias": "bias, 1x32xf32, valid=1x21"} if op == "tgemv_bias" else {}
+    ops = tiles(dst="acc, 1x32xf32, valid=1x21, blayout=col_major, slayout=row_major, fractal=1024",
+                src0="left, 1x48xbf16, valid=1x37, blayout=col_major, slayout=row_major",
+                src1="right, 48x32xbf16, valid=37x21, slayout=col_major", **extra)
+    import ml_dtypes
+    x = rng.standard_normal((1, 48)).astype(ml_dtypes.bfloat16)
+    y = rng.standard_normal((48, 32)).astype(ml_dtypes.bfloat16)
+    add = rng.standard_normal((1, 32)).astype(np.float32)
+    data = {"src0": x, "src1": y, **({next(iter(extra)): add} if extra else {})}
+    out = execute(db, op, None, "a5", ops, data)["dst"]
+    want = x[:, :37].astype(np.float32) @ y[:37, :21].astype(np.float32) + (add[:, :21] if extra else 0)
+    np.testing.assert_allclose(out[:, :21], want, rtol=1e-5, atol=1e-5)
+    more_rows = {**ops, "src0": ops["src0"].with_(rows=16, valid_row=2), "dst": ops["dst"].with_(rows=16, valid_row=2)}
+    if extra:
+        more_rows = {**more_rows, **({"acc": ops["acc"].with_(rows=16, valid_row=2)} if op == "tgemv_acc" else {})}
+    assert "runtime.one-row" in validate(db, op, None, "a5", more_rows).rule_ids
