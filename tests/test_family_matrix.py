@@ -246,7 +246,7 @@ def test_textract_takes_a_box_aligned_window_of_a_mat_tile(db, tiles):
 
 def test_tmov_moves_an_accumulator_out_converting_to_the_destination_type(db, tiles):
     ops = tiles(src=ACC.format(r=16, c=16, t="f32", vr=16, vc=16), dst="mat, 16x16xf16, blayout=col_major, "
-                "slayout=row_major")
+                "slayout=row_major", reluMode="NoRelu")
     acc = np.linspace(-70000, 70000, 256, dtype=np.float32).reshape(16, 16)
     report = validate(db, "tmov", None, "a2a3", ops)
     assert report.ok and report.mode == "acc_to_out"
@@ -280,3 +280,13 @@ def test_tgemv_forms_against_numpy(db, tiles, op):
     if extra:
         more_rows = {**more_rows, **({"acc": ops["acc"].with_(rows=16, valid_row=2)} if op == "tgemv_acc" else {})}
     assert "runtime.one-row" in validate(db, op, None, "a5", more_rows).rule_ids
+
+
+def test_tmov_relu_on_the_way_out_of_the_accumulator(db, tiles):
+    ops = tiles(src=ACC.format(r=16, c=16, t="f32", vr=16, vc=16), dst="vec, 16x16xf32", reluMode="NormalRelu")
+    acc = np.linspace(-5, 5, 256, dtype=np.float32).reshape(16, 16)
+    out = execute(db, "tmov", None, "a5", ops, {"src": acc})["dst"]
+    np.testing.assert_array_equal(out, np.where(acc < 0, np.float32(0), acc))
+    line = print_form(db, db.op("tmov"), db.op("tmov").mode("acc_to_out"), "dps", ops)
+    assert "relu_pre_mode" in line or "reluPreMode" in line
+    assert parse_line(db, line, profile="a5").operands["reluMode"].value == "NormalRelu"

@@ -415,7 +415,7 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
     from ..validator import validate
 
     def shape_fits(m: Mode) -> bool:
-        if {o.asm_key for o in m.attrs} != set(attrs):
+        if not _attrs_fit(op, m, attrs):  # the line's attributes are the mode's (those left out have defaults)
             return False
         names = [*m.asm[form].ins, *m.asm[form].outs]
         for name, desc in zip(names, types, strict=True):
@@ -437,8 +437,12 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
         except AsmError:
             return False
         for o in m.attrs:
+            key = next((k for k in (o.asm_key, o.dialect_key) if k and k in attrs), None)
+            if key is None and o.dialect_default is not None:
+                operands[o.name] = AttrDesc(o.dialect_default)
+                continue
             try:
-                operands[o.name] = AttrDesc(_attr_value(db, o, attrs[o.asm_key], line))
+                operands[o.name] = AttrDesc(_attr_value(db, o, attrs[key], line))
             except (KeyError, AsmError):
                 return False
         implied = implied_by(m, form)
