@@ -151,23 +151,28 @@ def test_a_mnemonic_names_one_instruction(tmp_path):
     assert any(e.rule == "op.mnemonic" for e in err.value.errors)
 
 
-def _buf(loc, dtype, rows, cols, blayout, slayout, fractal=512):
-    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={rows}, v_col={cols}, "
+def _buf(loc, dtype, rows, cols, blayout, slayout, fractal=512, valid=None):
+    vr, vc = valid or (rows, cols)
+    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={vr}, v_col={vc}, "
             f"blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>")
 
 
 M, K, N = 16, 32, 16
-MAT_A = _buf("mat", "f16", M, K, "col_major", "row_major")
-MAT_B = _buf("mat", "f16", K, N, "row_major", "col_major")
-LEFT_T = _buf("left", "f16", M, K, "col_major", "row_major")
-RIGHT_T = _buf("right", "f16", K, N, "row_major", "col_major")
-ACC_T = _buf("acc", "f32", M, N, "col_major", "row_major", 1024)
-VEC_T = _buf("vec", "f32", M, N, "row_major", "none_box")
 TV16, TV32 = "!pto.tensor_view<?x?xf16>", "!pto.tensor_view<?x?xf32>"
-PA, PB, PC = (f"!pto.partition_tensor_view<{M}x{K}xf16>", f"!pto.partition_tensor_view<{K}x{N}xf16>",
-              f"!pto.partition_tensor_view<{M}x{N}xf32>")
-# load -> move -> matmul -> move -> store, as the assembler's samples write it (B comes column-major, DN).
-MATMUL_KERNEL = f"""
+
+
+def matmul_kernel_text(vm: int, vk: int, vn: int) -> str:
+    """load -> move -> matmul -> move -> store over M x K and K x N tiles whose valid parts are vm x vk and
+    vk x vn, as the assembler's samples write it (B comes column-major, DN)."""
+    mat_a = _buf("mat", "f16", M, K, "col_major", "row_major", valid=(vm, vk))
+    mat_b = _buf("mat", "f16", K, N, "row_major", "col_major", valid=(vk, vn))
+    left = _buf("left", "f16", M, K, "col_major", "row_major", valid=(vm, vk))
+    right = _buf("right", "f16", K, N, "row_major", "col_major", valid=(vk, vn))
+    acc = _buf("acc", "f32", M, N, "col_major", "row_major", 1024, valid=(vm, vn))
+    vec = _buf("vec", "f32", M, N, "row_major", "none_box", valid=(vm, vn))
+    pa, pb, pc = (f"!pto.partition_tensor_view<{vm}x{vk}xf16>", f"!pto.partition_tensor_view<{vk}x{vn}xf16>",
+                  f"!pto.partition_tensor_view<{vm}x{vn}xf32>")
+    return f"""
 module attributes {{pto.target_arch = "a5"}} {{
   func.func @matmul(%arg0: !pto.ptr<f16>, %arg1: !pto.ptr<f16>, %arg2: !pto.ptr<f32>) {{
     %c0 = arith.constant 0 : index
@@ -175,40 +180,49 @@ module attributes {{pto.target_arch = "a5"}} {{
     %cm = arith.constant {M} : index
     %ck = arith.constant {K} : index
     %cn = arith.constant {N} : index
+    %vm = arith.constant {vm} : index
+    %vk = arith.constant {vk} : index
+    %vn = arith.constant {vn} : index
     %ta = pto.make_tensor_view %arg0, shape = [%cm, %ck], strides = [%ck, %c1] : {TV16}
     %tb = pto.make_tensor_view %arg1, shape = [%ck, %cn], strides = [%c1, %ck] {{layout = #pto.layout<dn>}} : {TV16}
     %tc = pto.make_tensor_view %arg2, shape = [%cm, %cn], strides = [%cn, %c1] : {TV32}
-    %pa = pto.partition_view %ta, offsets = [%c0, %c0], sizes = [%cm, %ck] : {TV16} -> {PA}
-    %pb = pto.partition_view %tb, offsets = [%c0, %c0], sizes = [%ck, %cn] : {TV16} -> {PB}
-    %pc = pto.partition_view %tc, offsets = [%c0, %c0], sizes = [%cm, %cn] : {TV32} -> {PC}
-    %ma = pto.alloc_tile : {MAT_A}
-    %mb = pto.alloc_tile : {MAT_B}
-    %l = pto.alloc_tile : {LEFT_T}
-    %r = pto.alloc_tile : {RIGHT_T}
-    %acc = pto.alloc_tile : {ACC_T}
-    %v = pto.alloc_tile : {VEC_T}
-    pto.tload ins(%pa : {PA}) outs(%ma : {MAT_A})
-    pto.tload ins(%pb : {PB}) outs(%mb : {MAT_B})
-    pto.tmov ins(%ma : {MAT_A}) outs(%l : {LEFT_T})
-    pto.tmov ins(%mb : {MAT_B}) outs(%r : {RIGHT_T})
-    pto.tmatmul ins(%l, %r : {LEFT_T}, {RIGHT_T}) outs(%acc : {ACC_T})
-    pto.tmov ins(%acc : {ACC_T}) outs(%v : {VEC_T})
-    pto.tstore ins(%v : {VEC_T}) outs(%pc : {PC})
+    %pa = pto.partition_view %ta, offsets = [%c0, %c0], sizes = [%vm, %vk] : {TV16} -> {pa}
+    %pb = pto.partition_view %tb, offsets = [%c0, %c0], sizes = [%vk, %vn] : {TV16} -> {pb}
+    %pc = pto.partition_view %tc, offsets = [%c0, %c0], sizes = [%vm, %vn] : {TV32} -> {pc}
+    %ma = pto.alloc_tile : {mat_a}
+    %mb = pto.alloc_tile : {mat_b}
+    %l = pto.alloc_tile : {left}
+    %r = pto.alloc_tile : {right}
+    %acc = pto.alloc_tile : {acc}
+    %v = pto.alloc_tile : {vec}
+    pto.tload ins(%pa : {pa}) outs(%ma : {mat_a})
+    pto.tload ins(%pb : {pb}) outs(%mb : {mat_b})
+    pto.tmov ins(%ma : {mat_a}) outs(%l : {left})
+    pto.tmov ins(%mb : {mat_b}) outs(%r : {right})
+    pto.tmatmul ins(%l, %r : {left}, {right}) outs(%acc : {acc})
+    pto.tmov ins(%acc : {acc}) outs(%v : {vec})
+    pto.tstore ins(%v : {vec}) outs(%pc : {pc})
     return
   }}
 }}
 """
 
 
-@pytest.fixture
-def matmul_kernel(tmp_path):
+SHAPES = [(M, K, N), (5, 20, 7)]  # whole tiles; valid parts that are no multiple of the box sizes
+
+
+@pytest.fixture(params=SHAPES, ids=lambda s: "x".join(map(str, s)))
+def matmul_kernel(request, tmp_path):
+    vm, vk, vn = request.param
     path = tmp_path / "matmul.pto"
-    path.write_text(MATMUL_KERNEL)
+    path.write_text(matmul_kernel_text(vm, vk, vn))
     rng = np.random.default_rng(11)
     a = (rng.integers(-8, 9, (M, K)) * 0.25).astype(np.float16)
     b = (rng.integers(-8, 9, (K, N)) * 0.25).astype(np.float16)
     args = {"arg0": a, "arg1": np.ascontiguousarray(b.T), "arg2": np.zeros((M, N), np.float32)}  # DN: B^T's rows
-    return read_program(path), args, a.astype(np.float32) @ b.astype(np.float32)
+    want = np.zeros((M, N), np.float32)
+    want[:vm, :vn] = a[:vm, :vk].astype(np.float32) @ b[:vk, :vn].astype(np.float32)
+    return read_program(path), args, want
 
 
 def test_load_move_matmul_move_store_kernel_by_the_reference(db, matmul_kernel):
