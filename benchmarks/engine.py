@@ -1,5 +1,6 @@
 """Figures for the spec engine: database load + lint time, and executor time per call
-against the bare NumPy operation on the same data (16x16 and 256x256 tiles).
+against the bare NumPy operation on the same data (16x16 and 256x256 tiles; a 128x128x128 f16 TMATMUL
+against numpy.matmul on the same f16 data and on its f32 copy).
 
 Run: python benchmarks/engine.py
 """
@@ -62,6 +63,18 @@ def main() -> None:
             ours = best_of(lambda: execute(db, op, mode, "a5", tiles, data))  # noqa: B023
             ref = best_of(lambda: bare(data))  # noqa: B023
             print(f"{op:<12}{f'{n}x{n}':>9}{ours * 1e6:>14.1f}{ref * 1e6:>11.1f}{ours / ref:>8.0f}x")
+
+    n = 128  # the cube: f16 inputs, f32 accumulator, boxed layouts
+    tiles = {"dst": parse_descriptor(f"acc,{n}x{n}xf32,blayout=col_major,slayout=row_major,fractal=1024", db.isa),
+             "src0": parse_descriptor(f"left,{n}x{n}xf16,blayout=col_major,slayout=row_major", db.isa),
+             "src1": parse_descriptor(f"right,{n}x{n}xf16,slayout=col_major", db.isa)}
+    a, b = (rng.standard_normal((n, n)).astype(np.float16) for _ in range(2))
+    data = {"src0": a, "src1": b}
+    ours = best_of(lambda: execute(db, "tmatmul", None, "a5", tiles, data), number=3)
+    ref16 = best_of(lambda: np.matmul(a, b), number=3)
+    ref32 = best_of(lambda: np.matmul(a.astype(np.float32), b.astype(np.float32)), number=3)
+    print(f"tmatmul {n}x{n}x{n} f16: executor {ours * 1e3:.1f} ms, numpy.matmul f16 {ref16 * 1e3:.1f} ms, "
+          f"f32 {ref32 * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

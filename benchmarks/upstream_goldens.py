@@ -257,6 +257,12 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
     return out
 
 
+def inner_extent(case: Case) -> int | None:
+    """The contraction extent K a matrix multiply's case names (its ``k`` parameter), for ``valid_axes``."""
+    k = case.params.get("k")
+    return int(k) if isinstance(k, int) and not isinstance(k, bool) else None
+
+
 def valid_region(case: Case) -> tuple[int, int] | None:
     """The case's iteration domain: its first row and column parameters (valid ones first), else the
     first ``RxC`` of its name, else one row of the first number standing alone in its name."""
@@ -482,7 +488,8 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
               attrs: dict[str, str], target: tuple[int, int],
               globals_: dict[str, list[tuple[int, int]]] | None = None, derived: bool | str = False,
               named: dict[str, dict[int, int]] | None = None,
-              shapes: dict[str, dict[str, tuple[int, int]]] | None = None) -> tuple[list[dict], Report]:
+              shapes: dict[str, dict[str, tuple[int, int]]] | None = None,
+              inner: int | None = None) -> tuple[list[dict], Report]:
     """The legal configurations of the mode at valid region ``target``: the first the example's layout
     variants give (smallest physical rounding first); when ``derived == "plain"``, the plainest one
     (``_plain``) if legal; when ``derived``, the first for each set of
@@ -505,7 +512,8 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
             if mode.example.valid == "transposed":
                 tiles = reshape(db, op, mode, profile, variant, target[::-1], False, lambda r: r.ok)
             else:
-                tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok, valid="target")
+                tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok, valid="target",
+                                inner=inner)
             if tiles is not None:
                 # the shapes the case gives single operands (a smaller source, upstream's tile shapes) win
                 named_tiles = with_named_shapes(db, tiles, shapes, target) if shapes else None
@@ -645,7 +653,8 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
                 continue
             globals_ = global_shapes(db, a, case, binding, target)
             configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived,
-                                        operand_extents(a.mode, case), named_shapes(a.mode, case))
+                                        operand_extents(a.mode, case), named_shapes(a.mode, case),
+                                        inner_extent(case))
             if report.violations and not report.ok:
                 rejected.setdefault((a.mode.name, tuple(binding.items())),
                                     f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))

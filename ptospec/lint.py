@@ -8,6 +8,7 @@ from .asm.types import parse_descriptor
 from .errors import PtospecError, SpecError
 from .loader import (
     DatabaseErrors,
+    check_mnemonics,
     check_unimplemented,
     display_path,
     find_specs_root,
@@ -76,6 +77,7 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)
     problems.extend(check_unimplemented(isa, ops))
+    problems.extend(check_mnemonics(ops))
     for op in ops:
         problems.extend(check_examples(op, isa))
     checked = len(files) + 1 + len(kind_paths)

@@ -540,6 +540,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             tiles = {n: attrs.spell_value(t) for n, t in ex["tiles"].items()}  # a typed attribute: true, 1
             examples.append(Example(ex["profile"], tiles, src.line(where), src.file_of(where),
                                     ex.get("valid", "target")))
+        for axed in m.get("valid_axes", {}):
+            if axed not in names:
+                issues.add(src, (*mp, "valid_axes", axed), f"{axed!r} is no operand of the mode", "op.operand")
         for divided in m.get("valid_divisors", {}):
             if divided not in names:
                 issues.add(src, (*mp, "valid_divisors", divided), f"{divided!r} is no operand of the mode",
@@ -557,6 +560,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 fixed_shape=tuple(m.get("fixed_shape", ())),
                 valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
                 case_shapes=m.get("case_shapes", "shared"),
+                valid_axes={k: (v[0], v[1]) for k, v in m.get("valid_axes", {}).items()},
             )
         )
     mode_names = [m.name for m in modes]
@@ -990,13 +994,27 @@ def check_unimplemented(isa: Isa, ops: list[OpSpec]) -> list[SpecError]:
             for entry in isa.unimplemented_pages if entry.page in by_page]
 
 
+def check_mnemonics(ops: list[OpSpec]) -> list[SpecError]:
+    """Assembly names one instruction per mnemonic: none repeats another op's name or mnemonic."""
+    seen: dict[str, str] = {op.name: op.name for op in ops}
+    problems = []
+    for op in ops:
+        if op.mnemonic == op.name:
+            continue
+        if op.mnemonic in seen:
+            problems.append(SpecError(f"mnemonic {op.mnemonic!r} of {op.name} is already {seen[op.mnemonic]}'s",
+                                      where=op.file, rule="op.mnemonic"))
+        seen[op.mnemonic] = op.name
+    return problems
+
+
 def load_database(root: str | os.PathLike | None = None) -> Database:
     """Load every spec; raise ``DatabaseErrors`` with every problem found."""
     root_path = find_specs_root(root)
     isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
     kinds = load_kinds(root_path)
     ops, errors = load_each(op_files(root_path), lambda path: load_op(path, isa, display_path(path), kinds))
-    errors = [*errors, *check_unimplemented(isa, ops)]
+    errors = [*errors, *check_unimplemented(isa, ops), *check_mnemonics(ops)]
     if errors:
         raise DatabaseErrors(errors)
     return Database(isa=isa, ops={op.name: op for op in ops}, root=str(root_path), kinds=kinds)

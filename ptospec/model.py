@@ -240,6 +240,8 @@ class Mode:
     cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
     effect: Effect | None = None  # set for an instruction without data semantics (then no statements)
     case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
+    # operand -> (row axis, column axis) among rows, cols and inner (a third extent: a matmul's K)
+    valid_axes: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def has_data_semantics(self) -> bool:
@@ -361,7 +363,8 @@ class OpSpec:
 
     @property
     def mnemonic(self) -> str:
-        return self.name
+        """The name assembly spells it with: ``mnemonic`` of the op file (tmatmul.acc), else the op name."""
+        return str(self.raw.get("mnemonic", self.name))
 
     def scalar_dtype(self, mode: Mode, operand: Operand) -> str:
         """The one dtype of a scalar operand with an ``asm_type`` (lint makes it unique)."""
@@ -463,3 +466,10 @@ class Database:
 
     def op(self, name: str) -> OpSpec:
         return self.ops[name.lower()]
+
+    def by_mnemonic(self, mnemonic: str) -> OpSpec | None:
+        """The op assembly names ``mnemonic`` (its op name or its file's ``mnemonic``), or None."""
+        found = self.ops.get(mnemonic)
+        if found is not None and found.mnemonic == mnemonic:
+            return found
+        return next((op for op in self.ops.values() if op.mnemonic == mnemonic), None)

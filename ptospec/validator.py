@@ -70,6 +70,9 @@ def resolve(db: Database, op_name: str, mode: str | None, profile: str, operands
             return op, op.modes[0]
         if operands is not None:
             matches = [m for m in op.modes if {o.name for o in m.operands} == set(operands)]
+            if len(matches) > 1:  # modes with the same operands (TMOV's paths): the tile locations tell;
+                # where none fits, the first is taken, so that its location rules report why
+                matches = [m for m in matches if _locations_fit(op, m, profile, operands)] or matches[:1]
             if len(matches) == 1:
                 return op, matches[0]
         raise InvocationError(
@@ -82,6 +85,18 @@ def resolve(db: Database, op_name: str, mode: str | None, profile: str, operands
         raise InvocationError(
             f"{op.name} has no mode {mode!r} (modes: {', '.join(m.name for m in op.modes)})", rule="invocation.mode"
         ) from None
+
+
+def _locations_fit(op: OpSpec, mode: Mode, profile: str, operands) -> bool:
+    """Whether every operand given with a location is one the mode's loc rules allow on the profile."""
+    for rule in rules_for(op, mode.name, profile):
+        if rule.kind != "loc":
+            continue
+        for name in rule.operands:
+            loc = getattr(operands.get(name), "loc", None)
+            if loc is not None and loc not in rule.allow:
+                return False
+    return True
 
 
 def rules_for(op: OpSpec, mode: str, profile: str) -> list[Rule]:

@@ -113,12 +113,17 @@ def test_offsets_are_index_values_in_assembly(db, tiles):
     assert err.value.rule == "asm.type"
 
 
-def test_cube_paths_are_rejected_on_every_profile_by_rule(db, tiles):
-    ops = tiles(src="mat, 16x16xf32, blayout=col_major, slayout=row_major",
-                dst="left, 16x16xf32, blayout=row_major, slayout=row_major")
-    for profile in ("cpu", "a2a3", "a5"):
+def test_cube_paths_choose_their_modes_and_unspecified_ones_are_rejected(db, tiles):
+    """Mat to Left/Right, Mat to Bias and Acc out are TMOV's mat_to_cube, mat_to_bias and acc_to_out modes
+    (tests/test_family_matrix.py); an unboxed Mat source of a Left tile and Mat to Scaling are not specified."""
+    ops = tiles(src="mat, 16x16xf32", dst="left, 16x16xf32, blayout=row_major, slayout=row_major")
+    for profile in ("a2a3", "a5"):
         report = validate(db, "tmov", None, profile, ops)
-        assert report.rule_ids == ("loc.vec-path",) or set(report.rule_ids) == {"loc.vec-path"}, report.rule_ids
+        assert report.mode == "mat_to_cube" and "layout.cube-copy" in report.rule_ids, report.rule_ids
+    assert validate(db, "tmov", None, "a5", tiles(src="mat, 1x32xf16", dst="bias, 1x32xf32")).mode == "mat_to_bias"
+    scaling = tiles(src="mat, 1x16xu64", dst="scaling, 1x16xu64")
+    for profile in ("cpu", "a2a3", "a5"):
+        assert "loc.vec-path" in validate(db, "tmov", None, profile, scaling).rule_ids
 
 
 @pytest.mark.parametrize("text, ok", [

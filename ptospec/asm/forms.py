@@ -59,7 +59,7 @@ def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, nam
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
         ins_part = f"ins({ins} : {in_types})" if spec.ins else "ins()"
-        return f"pto.{op.name} {ins_part}" + (f" outs({outs} : {out_types})" if spec.outs else "")
+        return f"pto.{op.mnemonic} {ins_part}" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
@@ -67,12 +67,12 @@ def _line(op: OpSpec, form: str, ins: str, in_types: str, outs: str, out_types: 
     """A sync or ssa line; an instruction without results (a store) prints no ``%r =``."""
     if form == "sync":
         if not n_outs:
-            return f"{op.name} {ins} : {in_types}"
-        return f"{outs} = {op.name} {ins} : {in_types} -> {out_types}"
+            return f"{op.mnemonic} {ins} : {in_types}"
+        return f"{outs} = {op.mnemonic} {ins} : {in_types} -> {out_types}"
     if not n_outs:
-        return f"pto.{op.name} {ins} : ({in_types}) -> ()"
+        return f"pto.{op.mnemonic} {ins} : ({in_types}) -> ()"
     results = f"({out_types})" if n_outs > 1 else out_types
-    return f"{outs} = pto.{op.name} {ins} : ({in_types}) -> {results}"
+    return f"{outs} = pto.{op.mnemonic} {ins} : ({in_types}) -> {results}"
 
 
 def print_template(op: OpSpec, mode: Mode, form: str) -> str:
@@ -91,7 +91,7 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
     in_types = ", ".join(ty(n) for n in spec.ins)
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
-        return f"pto.{op.name} ins({ins} : {in_types})" + (f" outs({outs} : {out_types})" if spec.outs else "")
+        return f"pto.{op.mnemonic} ins({ins} : {in_types})" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
@@ -173,15 +173,15 @@ def _strip_parens(text: str) -> str:
 
 
 def _find_op(db: Database, mnemonic: str, line: str) -> OpSpec:
-    name = mnemonic.removeprefix("pto.")
-    if name not in db.ops:
+    op = db.by_mnemonic(mnemonic.removeprefix("pto."))
+    if op is None:
         raise AsmError(f"unknown instruction {mnemonic!r} in {line!r}", rule="asm.op")
-    return db.ops[name]
+    return op
 
 
 MAX_LINE = 1 << 16  # characters; real lines are a few hundred
 _MNEMONIC = re.compile(r"[a-z][a-z0-9_.]*")
-_DPS_MNEMONIC = re.compile(r"pto\.[a-z0-9_]+")
+_DPS_MNEMONIC = re.compile(r"pto\.[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 
 
 def parse_line(db: Database, line: str, mode_name: str | None = None, profile: str | None = None) -> ParsedLine:
@@ -426,7 +426,7 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
     from ..validator import validate
 
     def shape_fits(m: Mode) -> bool:
-        if not _attrs_fit(op, m, attrs):
+        if not _attrs_fit(op, m, attrs):  # the line's attributes are the mode's (those left out have defaults)
             return False
         names = [*m.asm[form].ins, *m.asm[form].outs]
         for name, desc in zip(names, types, strict=True):
@@ -450,8 +450,12 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
         except AsmError:
             return False
         for o in m.attrs:
+            key = next((k for k in (o.asm_key, o.dialect_key) if k and k in attrs), None)
+            if key is None and o.dialect_default is not None:
+                operands[o.name] = AttrDesc(o.dialect_default)
+                continue
             try:
-                operands[o.name] = AttrDesc(_attr_value(db, o, attrs[o.asm_key], line))
+                operands[o.name] = AttrDesc(_attr_value(db, o, attrs[key], line))
             except (KeyError, AsmError):
                 return False
         implied = implied_by(m, form)

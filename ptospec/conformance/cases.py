@@ -194,7 +194,8 @@ def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
             scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
             divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
-            ratios: bool = False) -> Tiles:
+            ratios: bool = False, axes: dict[str, tuple[str, str]] | None = None,
+            inner: int | None = None) -> Tiles:
     """``base`` mapped onto ``target`` (see ``reshape``); ``ratios``: every valid dimension keeps its ratio to
     the example's largest (a mode's ``case_shapes: proportional``: a destination twice as wide as its source
     stays so, rounded down, at least 1)."""
@@ -230,6 +231,13 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             if vc != 1 and t.valid_col:
                 vc = max(1, t.valid_col * cols_t // ex_cols)
         extra = 1 if partial else 0
+        if name in (axes or {}):  # valid extents along other axes of the region (a matmul's M x K and K x N)
+            extents = {"rows": (rows_t, kr, extra), "cols": (cols_t, kc, extra),
+                       "inner": (inner or rows_t + cols_t - 1, max(kr, kc), extra), "one": (1, 0, 0)}
+            (vr, kr_t, xr), (vc, kc_t, xc) = (extents[a] for a in axes[name])
+            tiles[name] = t.with_(rows=roundup(vr + xr, 1 << kr_t), cols=roundup(vc + xc, 1 << kc_t),
+                                  valid_row=vr, valid_col=vc)
+            continue
         tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr), cols=roundup(max(vc, 1) + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)
     return tiles
@@ -239,6 +247,7 @@ def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
     blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None, valid: str | None = None,
+    inner: int | None = None,
 ) -> Tiles | None:
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
@@ -250,7 +259,8 @@ def reshape(
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
     can be accepted; the search skips those (it finds the same rounding, with fewer checks). ``valid``
-    overrides the example's mapping of valid regions (``target``, ``proportional``, ``transposed``).
+    overrides the example's mapping of valid regions (``target``, ``proportional``, ``transposed``);
+    ``inner``, the third extent of operands with ``valid_axes`` (a matmul's K; default rows + cols - 1).
     """
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
@@ -258,7 +268,8 @@ def reshape(
         if kr in bad_rows or kc in bad_cols:
             continue
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors, valid or mode.example.valid, mode.case_shapes == "proportional")
+                         mode.valid_divisors, valid or mode.example.valid, mode.case_shapes == "proportional",
+                         mode.valid_axes, inner)
         report = check(db, op, mode, profile, tiles)
         if accept(report):
             if hint is not None:

@@ -75,7 +75,8 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors, mode.example.valid, mode.case_shapes == "proportional")
+                         mode.valid_divisors, mode.example.valid, mode.case_shapes == "proportional",
+                         mode.valid_axes)
         if legal(validate(db, op.name, mode.name, profile, tiles)):
             return tiles
     return None

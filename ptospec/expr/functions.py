@@ -306,6 +306,9 @@ FUNCTIONS: dict[str, Function] = {
                  "compare(a, b, mode): a EQ|NE|LT|LE|GT|GE b for a CmpMode value"),
         Function("convert", 4, convert, r"\operatorname{{cvt}}_{{{2}}}({0} \to {1})",
                  "convert(x, U, rmode, saturate): x as type U, rounded by rmode, clamped when saturate holds"),
+        Function("cast", 2, lambda x, t: np.asarray(x).astype(np.dtype(t)), r"\operatorname{{{1}}}({0})",
+                 "cast(x, T): x as type T (NumPy's conversion; the products of a matrix multiply, exact in the "
+                 "accumulator's type)"),
         Function("inside", 3, inside, r"({1}, {2}) \in \operatorname{{valid}}({0})",
                  "inside(t, i, j): position (i, j) lies in tile operand t's valid region (the partial operations)",
                  tile_args=(0,)),

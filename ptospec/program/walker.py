@@ -343,8 +343,9 @@ class Walker:
             handler(self, op)
             return
         short = name[4:] if name.startswith("pto.") else None
-        if short is not None and short in self.db.ops:
-            self.instruction(op, short)
+        spec_op = self.db.by_mnemonic(short) if short is not None else None
+        if spec_op is not None:
+            self.instruction(op, spec_op.name)
             return
         instr = self.spec.instructions.get(short) if short is not None else None
         if instr is not None and instr.result is not None:
