@@ -43,7 +43,11 @@ transposing mode's outputs are read with the case's shapes mirrored; files named
 (``input0_idx``) go to the operand of that number ending in the word (``src0Idx``), or to the plain one
 (``input0_val`` -> ``src0``); a case's ordinal (``case2``) is no extent; only integer files hold packed bits;
 when every configuration leaves a file over, the operands as wide as their files at the case's rows are
-tried first, and kept only if they agree.
+tried first, and kept only if they agree. A mode with ``case_shapes: proportional`` (TSORT32: 8 bytes of
+destination per source element, a ratio its types decide) is first configured with its sources on the case's
+region and each output as wide as its golden file (``domain_shaped``). A file named after a scratch operand
+(``input_tmp``) is set aside; a case naming one type per type variable that no row of the table pairs
+(``case_float_uint16``) is judged with those types; a mode without data semantics (``effect``) is not mapped.
 
 Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
 its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
@@ -108,7 +112,7 @@ TYPE_WORDS = {
 # Upstream element types the database has no dtype for: a case naming one is not mapped.
 FOREIGN_TYPE_WORDS = ("fp4", "s4", "int4", "hif8", "e2m1", "e1m2")
 # Upstream's file names for operands whose names differ (file stem -> operand name, lower case).
-FILE_ALIASES = {"indices": "idx", "mask": "selmask"}
+FILE_ALIASES = {"indices": "idx", "indexes": "idx", "mask": "selmask"}
 # Parameter names of a case's valid region (iteration domain), most specific first; then its shape.
 ROW_KEYS = ("valid_row", "valid_rows", "validrows", "h_valid", "valid_m", "src_valid_row", "dst_valid_row",
             "row", "rows", "m", "src_row", "src0_row", "dst_row", "tile_row", "src_tile_row", "src0_tile_row",
@@ -312,9 +316,14 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
     tile file than sources is the initial contents of the output (operands in C++ order take the files
     in order)."""
     found = []
+    every = sizes
     for mode in op.modes:
         outs = [o.name for o in mode.operands if o.role == "out"]
         ins = [o.name for o in mode.operands if o.role == "in"]
+        # a file named after a scratch operand (input_tmp.bin: upstream's zeros for tmp) is set aside: no
+        # result depends on a scratch tile's contents
+        scratch = {o.name.lower() for o in mode.operands if o.role == "tmp"}
+        sizes = {s: n for s, n in every.items() if s.lower().removeprefix("input_") not in scratch}
         # besides golden*, a file named after the end of an output's name and of no input's (idx.bin for
         # dstIdx) is an expected output
         named_out = {s for s in sizes if not s.startswith("golden") and any(o.lower().endswith(s.lower()) for o in outs)
@@ -446,6 +455,22 @@ def bindings(db: Database, op: OpSpec, a: Assignment, profile: str, case: Case) 
 
 
     out.sort(key=rank)
+    # a case that names one type per variable (``case_float_uint16``: data, then index) while no binding of
+    # the table has them all is those types, for the validator to judge: the variables parameters name
+    # take theirs (``idx_type``), the others the remaining named types in order; not when a parameter gives
+    # the type of an operand of another mode only (``src_type`` for TGATHER's index form: not its case)
+    data_vars = [v for v in a.mode.type_vars if v not in scratch]
+    others = {o.name.lower() for m in op.modes for o in m.operands} - {o.name.lower() for o in a.mode.operands}
+    elsewhere = any(re.fullmatch(r"(.+?)_?d?type", k) and re.fullmatch(r"(.+?)_?d?type", k)[1] in others
+                    for k, v in case.params.items() if _numpy_name(v))
+    if len(named) == len(data_vars) > 1 and not elsewhere \
+            and not any(set(named) <= {c[v] for v in data_vars} for c in out):
+        own = {o.dtype: d for o in a.mode.operands if o.name in by_operand
+               for d, s in db.isa.dtypes.items() if np.dtype(s.numpy).name == by_operand[o.name]}
+        rest = [d for d in named if d not in own.values()]
+        if len(own) + len(rest) == len(data_vars):
+            choice = {v: own[v] if v in own else rest.pop(0) for v in data_vars}
+            return [{**choice, **{v: choice[data_vars[0]] for v in scratch}}]
     # a binding that contradicts a type the parameters give an operand by name is not this case
     exact = [c for c in out if rank(c)[0] == -sum(o.name in by_operand for o in a.mode.operands if o.dtype in c)]
     if exact or not by_operand:
@@ -623,6 +648,11 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     assignments = assign_files(op, sizes, itemsizes)
     if not assignments:
         return "not-mapped", f"no mode of {op.name} takes the files {sorted(sizes)}"
+    effects = [a.mode for a in assignments if a.mode.effect is not None]
+    assignments = [a for a in assignments if a.mode.effect is None]
+    if not assignments:  # the executor returns such a mode's outputs as they were: it predicts no value
+        return "not-mapped", (f"{effects[0].name} has no data semantics (effect: {effects[0].effect.kind}): "
+                              "the executor computes no value a golden could be compared with")
     unread: list[str] = []
     has_globals = any(isinstance(t, GlobalDesc) for a in assignments for t in example_tiles(db, a.mode).values())
     named_modes = [a for a in assignments if a.mode.name in {w.lower() for w in case.words()}]
@@ -647,14 +677,18 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     ambiguous = not named_modes and len({a.mode.name for a, _, _ in candidates}) > 1
     first: tuple[str, str] | None = None
     done_modes: set[str] = set()
-    for derived in (False, True, "plain"):
+    for derived in ("domain", False, True, "plain"):
         for a, attrs, binding in candidates:
             if a.mode.name in done_modes:
                 continue
-            globals_ = global_shapes(db, a, case, binding, target)
-            configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived,
-                                        operand_extents(a.mode, case), named_shapes(a.mode, case),
-                                        inner_extent(case))
+            if derived == "domain":  # a proportional mode: sources on the case's region, outputs from files
+                tiles = domain_shaped(db, op, a, profile, binding, attrs, case, target)
+                configs, report = ([tiles] if tiles is not None else []), Report(op.name, a.mode.name, profile, (), ())
+            else:
+                globals_ = global_shapes(db, a, case, binding, target)
+                configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived,
+                                            operand_extents(a.mode, case), named_shapes(a.mode, case),
+                                            inner_extent(case))
             if report.violations and not report.ok:
                 rejected.setdefault((a.mode.name, tuple(binding.items())),
                                     f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))
@@ -697,6 +731,37 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     if rejected and not any_legal:
         return "spec-rejects", next(iter(rejected.values()))
     return "not-mapped", "; ".join(dict.fromkeys(unread)) or "no binding of the op's types fits the files"
+
+
+def domain_shaped(db: Database, op: OpSpec, a: Assignment, profile: str, binding: dict[str, str],
+                  attrs: dict[str, str], case: Case, target: tuple[int, int]) -> dict | None:
+    """For a mode whose operands keep proportions its types decide (``case_shapes: proportional``: TSORT32's
+    destination holds 8 bytes per source element), the case's region is its sources' valid region and each
+    output is as wide as its golden file at the case's rows; the smallest rounding of the tiles' columns the
+    validator accepts. None for any other mode, or when a golden does not divide or nothing is legal."""
+    example = example_tiles(db, a.mode)
+    if a.mode.case_shapes != "proportional" or any(isinstance(t, GlobalDesc) for t in example.values()):
+        return None
+    base = with_dtypes(db, a.mode, example, binding)
+    base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
+    tiles = _plain(db, base, target)
+    for name, stem in a.outputs.items():
+        t = tiles[name]
+        count = len(case.files[stem]) // db.isa.dtypes[t.dtype].bytes
+        if not isinstance(t, TileDesc) or count % t.valid_row:
+            return None
+        tiles[name] = t.with_(valid_col=count // t.valid_row)
+    for k in range(8):
+        shaped = {}
+        for name, t in tiles.items():
+            if isinstance(t, TileDesc):
+                unit = max(1 << k, 32 // max(1, db.isa.dtypes[t.dtype].bytes))
+                t = t.with_(rows=t.valid_row, cols=roundup(t.valid_col, unit)) if t.blayout != "ColMajor" \
+                    else t.with_(rows=roundup(t.valid_row, unit), cols=t.valid_col)
+            shaped[name] = t
+        if validate(db, op.name, a.mode.name, profile, shaped).ok:
+            return shaped
+    return None
 
 
 def file_shaped(db: Database, op: OpSpec, a: Assignment, profile: str, binding: dict[str, str],

@@ -1,6 +1,6 @@
 """Upstream's A5 NumPy goldens for TSORT32, TSCATTER, TMRGSORT, THISTOGRAM and TGATHER's compare form, run on
-the shapes their scripts use (the golden benchmark's adapter maps several of these destinations onto the
-source's valid region, see README).  Needs a
+the shapes their scripts use, spelled out per script (benchmarks/upstream_goldens.py reaches TSORT32's and
+TSCATTER's index-form cases through its generic rules; this checks them independently of the adapter).  Needs a
 checkout of hw-native-sys/pto-isa in PTO_ISA_ROOT; the scripts run in a scratch directory."""
 
 from __future__ import annotations

@@ -306,6 +306,93 @@ def test_operands_as_wide_as_their_files_when_every_configuration_leaves_one_ove
     assert ug.compare_case(db, db.ops["tdeinterleave"], "cpu", case) == ("agree", "single")
 
 
+def test_an_index_file_named_indexes_goes_to_idx(db):
+    # upstream's TSCATTER writes indexes.bin: without the alias, files in order would put it into src
+    rng = np.random.default_rng(7)
+    src = rng.uniform(0, 100, (4, 16)).astype(np.float32)
+    idx = (rng.integers(0, 2, (4, 16)) * 16 + np.arange(16)).astype(np.int32)
+    golden = np.zeros(64, np.float32)
+    for (i, j), k in np.ndenumerate(idx):
+        golden[k] = src[i, j]
+    case = _case("TSCATTERTest.case_float_int32_4x16_4x16", {"data_type": np.float32, "idx_type": np.int32,
+                                                              "row": 4, "col": 16},
+                 input=src, indexes=idx, golden=golden)
+    (a, *_) = ug.assign_files(db.ops["tscatter"], {k: len(v) for k, v in case.files.items()}, [1, 2, 4, 8])
+    assert a.sources == {"src": "input", "idx": "indexes"}
+    assert ug.compare_case(db, db.ops["tscatter"], "a5", case) == ("agree", "index")
+
+
+def test_an_instruction_without_data_semantics_is_not_compared(db):
+    # the simulator's TGET_SCALE_ADDR re-points dst at src: its golden is src, a placement the executor does
+    # not model (it returns dst as it was), so no value is compared
+    src = np.arange(16 * 32, dtype=np.uint8).reshape(16, 32)
+    case = _case("TGET_SCALE_ADDRTest.case_uint8_16x32_16x32", {"dtype": np.uint8, "src_row": 16, "src_col": 32},
+                 input=src, golden=src)
+    outcome, detail = ug.compare_case(db, db.ops["tget_scale_addr"], "cpu", case)
+    assert outcome == "not-mapped" and "no data semantics (effect: placement)" in detail
+
+
+def test_a_case_naming_one_type_per_variable_is_judged_with_those_types(db):
+    # f32 data with u16 indices: no row of the cpu table pairs them, so the case is not run as u16 data
+    src = np.arange(64, dtype=np.float32).reshape(2, 32)
+    idx = np.arange(32, dtype=np.uint16).reshape(1, 32)
+    golden = np.zeros(64, np.float32)
+    golden[:32] = src[0]
+    case = _case("TSCATTERTest.case_float_uint16_2x32_1x32", {}, input1=src, input2=idx, golden=golden)
+    (a, *_) = ug.assign_files(db.ops["tscatter"], {k: len(v) for k, v in case.files.items()}, [1, 2, 4, 8])
+    assert ug.bindings(db, db.ops["tscatter"], a, "cpu", case) == [{"T": "f32", "I": "u16"}]
+    outcome, detail = ug.compare_case(db, db.ops["tscatter"], "cpu", case)
+    assert outcome == "spec-rejects" and "[dtype.i]" in detail
+    # a parameter naming an operand keeps its type; the other variable takes the remaining named type
+    case = _case("TGATHERTest.case9_int64_u32_4x16_4x16", {"src0type": np.int64, "src1type": np.uint32},
+                 src0=np.zeros(64, np.int64), src1=np.zeros(64, np.uint32), golden=np.zeros(64, np.int64))
+    index = next(a for a in ug.assign_files(db.ops["tgather"], {k: len(v) for k, v in case.files.items()},
+                                            [1, 2, 4, 8]) if a.mode.name == "index")
+    assert ug.bindings(db, db.ops["tgather"], index, "a5", case) == [{"T": "i64", "I": "u32"}]
+    # a parameter typing another mode's operand (src_type: TGATHER's mask form) leaves the bindings alone
+    other = _case("TGATHERTest.case8_i8_topk", {"src_type": np.int8, "dst_type": np.uint32},
+                  src0=np.zeros(64, np.int64), src1=np.zeros(64, np.uint32), golden=np.zeros(64, np.int64))
+    assert all(b["I"] != "i8" for b in ug.bindings(db, db.ops["tgather"], index, "a5", other))
+
+
+def _sorted_pairs(src: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Upstream's TSORT32 golden: per block of 32, (value, index) pairs by value, largest first."""
+    rows, cols = src.shape
+    out = []
+    for i in range(rows):
+        for b in range(0, cols, 32):
+            order = np.argsort(-src[i, b:b + 32], kind="stable")
+            out += [(src[i, b + k], idx[i, b + k]) for k in order]
+    return np.array([v for pair in out for v in (pair[0], np.uint32(pair[1]).view(np.float32))], np.float32)
+
+
+def test_a_proportional_modes_sources_take_the_case_region_and_outputs_their_files(db):
+    # TSORT32's destination holds 8 bytes per source element: at a case's 2x32 region the source is 2x32
+    # and the destination 2x64 (its golden's width), not both mapped onto the region by the example's ratio
+    rng = np.random.default_rng(8)
+    for cols, mode in ((32, "aligned"), (13, "tail")):
+        src = rng.permutation(np.arange(2 * cols)).astype(np.float32).reshape(2, cols)
+        idx = np.arange(2 * cols, dtype=np.uint32).reshape(2, cols)
+        case = _case("TSort32Test.case1", {"test_type": np.float32, "rows": 2, "cols": cols},
+                     input_arr=src, input_idx=idx, golden_output=_sorted_pairs(src, idx))
+        a = next(a for a in ug.assign_files(db.ops["tsort32"], {k: len(v) for k, v in case.files.items()},
+                                            [1, 2, 4, 8]) if a.mode.name == mode)
+        tiles = ug.domain_shaped(db, db.ops["tsort32"], a, "a5", {"T": "f32", "I": "u32"}, {}, case, (2, cols))
+        assert (tiles["src"].valid_shape, tiles["dst"].valid_shape) == ((2, cols), (2, 2 * cols))
+        assert ug.compare_case(db, db.ops["tsort32"], "a5", case)[0] == "agree"
+    # a mode that keeps no proportions is left to the other configurations
+    (tadd,) = ug.assign_files(db.ops["tadd"], {"golden": 128, "input1": 128, "input2": 128}, [1, 2, 4, 8])
+    assert ug.domain_shaped(db, db.ops["tadd"], tadd, "a5", {"T": "f32"}, {}, case, (2, 16)) is None
+
+
+def test_a_file_named_after_a_scratch_operand_is_set_aside(db):
+    # upstream's A2/A3 TSORT32 writes zeros to input_tmp.bin; tmp's contents change no result
+    modes = ug.assign_files(db.ops["tsort32"], {"golden_output": 512, "input_arr": 256, "input_idx": 256,
+                                                "input_tmp": 128}, [1, 2, 4, 8])
+    tail = next(a for a in modes if a.mode.name == "tail")
+    assert tail.sources == {"src": "input_arr", "idx": "input_idx"} and tail.outputs == {"dst": "golden_output"}
+
+
 def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
     script = tmp_path / "gen_data.py"
     script.write_text(
