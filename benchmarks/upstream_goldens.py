@@ -49,6 +49,9 @@ region and each output as wide as its golden file (``domain_shaped``). A file na
 (``input_tmp``) is set aside; a case naming one type per type variable that no row of the table pairs
 (``case_float_uint16``) is judged with those types; a mode without data semantics (``effect``) is not mapped.
 
+A case naming a variant of its directory's op (``TMATMULBIASTest``, ``case_bias_gemm`` in ``tmatmul/``) runs as
+that variant (``tmatmul_bias``).
+
 Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
 its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
 profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no
@@ -634,6 +637,17 @@ def _plain(db: Database, base: dict, target: tuple[int, int]) -> dict:
     return out
 
 
+def variant_op(db: Database, op: OpSpec, case: Case) -> OpSpec:
+    """The op a case of ``op``'s directory is about: a variant the case names (``TMATMULBIASTest.case8``,
+    ``TMATMULTest.case_bias_gemm``: ``tmatmul_bias``), when the database has one, else ``op`` itself."""
+    test_class = case.name.split(".", 1)[0].lower().removesuffix("_test").removesuffix("test")
+    for other in db.ops.values():
+        if other.name.startswith(op.name + "_") and (
+                test_class == other.name.replace("_", "") or other.name[len(op.name) + 1:].upper() in case.words()):
+            return other
+    return op
+
+
 def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str = "") -> tuple[str, str]:
     """(outcome, detail) of one case: agree | recorded | spec-rejects | nan | tolerance | value | not-mapped.
     ``script`` is the gen_data.py's path in the checkout, which a recorded difference names."""
@@ -1095,14 +1109,16 @@ def main() -> int:
         params = case_params(found, [name for name, _ in found_cases])
         for (name, files), p in zip(found_cases, params, strict=True):
             case = Case(name, files, p)
+            case_op = variant_op(db, op, case)
             try:
-                outcome, detail = compare_case(db, op, profile, case, script.relative_to(args.pto_isa_root).as_posix())
+                outcome, detail = compare_case(db, case_op, profile, case,
+                                               script.relative_to(args.pto_isa_root).as_posix())
             except PtospecError as exc:
                 outcome, detail = "not-mapped", exc.message
             except ValueError as exc:  # a file this adapter cannot read
                 outcome, detail = "not-mapped", str(exc)
             totals[outcome] += 1
-            rows.append({"op": op_name, "profile": profile, "case": name, "outcome": outcome, "detail": detail})
+            rows.append({"op": case_op.name, "profile": profile, "case": name, "outcome": outcome, "detail": detail})
     variants = [v for v in variant_dirs(db, args.pto_isa_root) if not args.ops or v[0] in args.ops]
     compared = sum(v for k, v in totals.items() if k not in ("not-mapped", "script-error"))
     print(f"{scripts} gen_data.py scripts for database ops; {compared} golden cases compared: "

@@ -457,3 +457,11 @@ def test_scripts_and_variant_directories(db, tmp_path):
         (base / name / "gen_data.py").write_text("")
     assert [(op, p) for op, p, _ in ug.scripts_of(db, tmp_path)] == [("tadd", "cpu"), ("trowexpandadd", "cpu")]
     assert ug.variant_dirs(db, tmp_path) == [("tload", "cpu", "tload_mix"), ("trowexpand", "cpu", "trowexpand_tdiv")]
+
+
+def test_a_case_naming_a_variant_of_its_directory_op_runs_as_that_variant(db):
+    tmatmul = db.ops["tmatmul"]
+    assert ug.variant_op(db, tmatmul, _case("TMATMULBIASTest.case8", {})).name == "tmatmul_bias"
+    assert ug.variant_op(db, tmatmul, _case("TMATMULTest.case_bias_gemm", {})).name == "tmatmul_bias"
+    assert ug.variant_op(db, tmatmul, _case("TMATMULTest.case_gemm", {})).name == "tmatmul"
+    assert ug.variant_op(db, db.ops["tadd"], _case("TADDTest.case_bias", {})).name == "tadd"
