@@ -14,6 +14,7 @@ import numpy as np
 
 from . import storage
 from .errors import InvocationError, TileError
+from .expr.ast import Index, walk
 from .expr.evaluate import evaluate
 from .expr.vectorize import execute_statement, numpy_dtype_of
 from .model import Database, Operand
@@ -128,6 +129,24 @@ def _share_storage(db: Database, o: Operand, operands, arrays: dict[str, np.ndar
         mask |= inside
 
 
+_READS: dict[int, tuple[object, frozenset[str]]] = {}  # id(mode) -> (mode, operands its semantics read)
+
+
+def read_operands(mode) -> frozenset[str]:
+    """The operands whose elements a mode's statements read (values, filters, computed targets; remembered)."""
+    known = _READS.get(id(mode))
+    if known is not None and known[0] is mode:
+        return known[1]
+    names = set()
+    for stmt in mode.semantics:
+        stmt = stmt.expanded()
+        for part in (stmt.value, stmt.where, *stmt.target.indices):
+            if part is not None:
+                names |= {n.base for n in walk(part) if isinstance(n, Index)}
+    _READS[id(mode)] = (mode, frozenset(names))
+    return _READS[id(mode)][1]
+
+
 def execute(
     db: Database,
     op_name: str,
@@ -179,8 +198,10 @@ def execute(
             initial = data.get(o.name)
             if initial is None and o.role != "out":
                 raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
-            arr = (np.zeros(desc.size, numpy_dtype(db, desc.dtype)) if initial is None
-                   else coerce_buffer(db, o.name, desc, initial, cast).copy())
+            arr = np.zeros(desc.size, numpy_dtype(db, desc.dtype)) if initial is None \
+                else coerce_buffer(db, o.name, desc, initial, cast)
+            if o.role == "out" and initial is not None:
+                arr = arr.copy()  # the caller's buffer stays as it was; an input buffer is only read
             arrays[o.name] = arr
             if o.role == "out":
                 outputs[o.name] = arr
@@ -200,8 +221,10 @@ def execute(
     for o in mode.operands:
         if o.alias_of:
             _share_storage(db, o, operands, arrays, scope, written)
-    # Semantics read the inputs as they were before any output is written.
-    snapshot = {n: (a.copy() if n in outputs else a) for n, a in arrays.items()}
+    # Semantics read the inputs as they were before any output is written (an output no statement reads
+    # needs no copy: a large global buffer a store writes is not copied twice).
+    read = read_operands(mode)
+    snapshot = {n: (a.copy() if n in outputs and n in read else a) for n, a in arrays.items()}
     for stmt in mode.semantics:
         if stmt.when is not None and not evaluate(stmt.when, scope):
             continue
