@@ -20,9 +20,16 @@ def box_shape(isa: Isa, desc: TileDesc) -> tuple[int, int]:
     """Rows and columns of the inner box of a boxed tile ((1, 1) for a tile without boxes)."""
     if desc.slayout == "NoneBox":
         return 1, 1
+    w = isa.dtypes[desc.dtype].bytes
+    key = (id(isa), "box", desc.fractal, desc.slayout, w)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is isa:
+        return hit[1]
     ts = _storage(isa)
-    scope = Scope(isa, values={"f": desc.fractal, "s": desc.slayout, "w": isa.dtypes[desc.dtype].bytes})
-    return int(evaluate(ts.box_rows, scope)), int(evaluate(ts.box_cols, scope))
+    scope = Scope(isa, values={"f": desc.fractal, "s": desc.slayout, "w": w})
+    shape = int(evaluate(ts.box_rows, scope)), int(evaluate(ts.box_cols, scope))
+    _remember(key, isa, shape)
+    return shape
 
 
 def element_offsets(isa: Isa, desc: TileDesc) -> np.ndarray:
@@ -39,7 +46,8 @@ def storage_order_name(isa: Isa, desc: TileDesc) -> str:
 
 def storage_elements(isa: Isa, desc: TileDesc) -> int:
     """Elements of storage the tile spans: rows x cols, or more where a partial box leaves gaps."""
-    return max(desc.rows * desc.cols, int(element_offsets(isa, desc).max()) + 1)
+    offsets = element_offsets(isa, desc)
+    return max(desc.rows * desc.cols, int(offsets.max()) + 1 if offsets.size else 0)
 
 
 def storage_bytes(isa: Isa, desc: TileDesc) -> int:
@@ -74,7 +82,7 @@ def _storage(isa: Isa):
     return isa.tile_storage
 
 
-_CACHE: dict[tuple, tuple[Isa, np.ndarray]] = {}
+_CACHE: dict[tuple, tuple[Isa, object]] = {}  # offsets and box shapes, per ISA
 _CACHE_LIMIT = 512
 
 
@@ -83,11 +91,15 @@ def _offsets(isa: Isa, blayout: str, slayout: str, rows: int, cols: int, br: int
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is isa:
         return hit[1]
+    out = _compute(isa, blayout, slayout, rows, cols, br, bc, w)
+    _remember(key, isa, out)
+    return out
+
+
+def _remember(key: tuple, isa: Isa, value) -> None:
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
-    out = _compute(isa, blayout, slayout, rows, cols, br, bc, w)
-    _CACHE[key] = (isa, out)
-    return out
+    _CACHE[key] = (isa, value)
 
 
 def _compute(isa: Isa, blayout: str, slayout: str, rows: int, cols: int, br: int, bc: int, w: int) -> np.ndarray:
