@@ -166,7 +166,8 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         raise DatabaseErrors(issues.items)
     d = src.data
     dtypes = {
-        name: DType(name, v["cpp"], v["bits"], v["kind"], v["numpy"], tuple(v["profiles"]) if "profiles" in v else None)
+        name: DType(name, v["cpp"], v["bits"], v["kind"], v["numpy"], tuple(v["profiles"]) if "profiles" in v else None,
+                    tuple(v.get("emulated", ())))
         for name, v in d["dtypes"].items()
     }
     for name, dt in dtypes.items():
@@ -193,7 +194,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
                 issues.add(src, ("profiles", n, "numerics", "functions", func),
                            f"no numerics variant {variant!r} of {func!r} (known: {known})", "isa.numerics")
     for name, dt in dtypes.items():
-        for p in dt.profiles or ():
+        for p in (*(dt.profiles or ()), *dt.emulated):
             if p not in profiles:
                 issues.add(src, ("dtypes", name), f"dtype {name} names unknown profile {p!r}", "isa.profile")
     families = {n: Family(n, v["title"], v["description"]) for n, v in d["families"].items()}
@@ -591,7 +592,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     dt = isa.dtypes.get(dt_name)
                     if dt is None:
                         issues.add(src, rp, f"unknown dtype {dt_name!r}", "op.dtype")
-                    elif dt.profiles is not None and prof not in dt.profiles:
+                    elif not dt.exists_on(prof):
                         issues.add(src, rp, f"dtype {dt_name} does not exist on profile {prof}", "op.dtype")
                 types[var] = tuple(allowed)
             for mn in rmodes:

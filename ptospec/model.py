@@ -23,6 +23,11 @@ class DType:
     kind: str  # float | signed | unsigned
     numpy: str  # numpy / ml_dtypes dtype name
     profiles: tuple[str, ...] | None = None  # None: every profile
+    emulated: tuple[str, ...] = ()  # profiles that have the type only as an emulated storage type (not in `any`)
+
+    def exists_on(self, profile: str) -> bool:
+        """Whether an op's dtype table may name this type on ``profile`` (natively or emulated)."""
+        return self.profiles is None or profile in self.profiles or profile in self.emulated
 
     @property
     def bytes(self) -> int:

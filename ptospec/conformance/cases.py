@@ -191,6 +191,24 @@ def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
     return target
 
 
+def _axis_extent(axis: str, rows_t: int, cols_t: int, inner: int | None, kr: int, kc: int,
+                 extra: int) -> tuple[int, int]:
+    """(valid, physical) extent of one ``valid_axes`` axis: ``rows``/``cols`` of the region, ``inner`` (K),
+    ``inner/g`` (K in groups of g: ceil(K / g) valid, the physical K over g), ``one``."""
+    k_valid = inner or rows_t + cols_t - 1
+    k_physical = roundup(k_valid + extra, 1 << max(kr, kc))
+    if axis == "rows":
+        return rows_t, roundup(rows_t + extra, 1 << kr)
+    if axis == "cols":
+        return cols_t, roundup(cols_t + extra, 1 << kc)
+    if axis == "one":
+        return 1, 1
+    if axis == "inner":
+        return k_valid, k_physical
+    group = int(axis.partition("/")[2])  # inner/g
+    return -(-k_valid // group), max(1, k_physical // group)
+
+
 def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
             scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
             divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
@@ -232,11 +250,8 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
                 vc = max(1, t.valid_col * cols_t // ex_cols)
         extra = 1 if partial else 0
         if name in (axes or {}):  # valid extents along other axes of the region (a matmul's M x K and K x N)
-            extents = {"rows": (rows_t, kr, extra), "cols": (cols_t, kc, extra),
-                       "inner": (inner or rows_t + cols_t - 1, max(kr, kc), extra), "one": (1, 0, 0)}
-            (vr, kr_t, xr), (vc, kc_t, xc) = (extents[a] for a in axes[name])
-            tiles[name] = t.with_(rows=roundup(vr + xr, 1 << kr_t), cols=roundup(vc + xc, 1 << kc_t),
-                                  valid_row=vr, valid_col=vc)
+            (vr, pr), (vc, pc) = (_axis_extent(a, rows_t, cols_t, inner, kr, kc, extra) for a in axes[name])
+            tiles[name] = t.with_(rows=pr, cols=pc, valid_row=vr, valid_col=vc)
             continue
         tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr), cols=roundup(max(vc, 1) + extra, 1 << kc),
                               valid_row=vr, valid_col=vc)

@@ -151,8 +151,7 @@ class CpuSimBackend(Backend):
     # ------------------------------------------------------------------ manifest
     def capabilities(self) -> Capabilities:
         if self._caps is None:
-            names = [d for d, spec in self.db.isa.dtypes.items()
-                     if spec.profiles is None or any(p in spec.profiles for p in self.profiles)]
+            names = [d for d, spec in self.db.isa.dtypes.items() if any(spec.exists_on(p) for p in self.profiles)]
             self.unsupported_dtypes = self._aliased(names)
             dtypes = tuple(d for d in names if d not in self.unsupported_dtypes)
             self._caps = Capabilities(profiles=self.profiles, dtypes=dtypes)
