@@ -112,6 +112,8 @@ TYPE_WORDS = {
     "s8": "int8", "u8": "uint8", "s16": "int16", "u16": "uint16", "s32": "int32", "u32": "uint32",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u64": "uint64",
 }
+# Files of upstream's MX matmul tests that hold scales in a global MX layout (x1_mx_gm.bin, x2_mx_gm.bin).
+MX_SCALE_FILE_SUFFIX = "_mx_gm"
 # Upstream element types the database has no dtype for: a case naming one is not mapped.
 FOREIGN_TYPE_WORDS = ("fp4", "s4", "int4", "hif8", "e2m1", "e1m2")
 # Upstream's file names for operands whose names differ (file stem -> operand name, lower case).
@@ -654,6 +656,11 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     foreign = [w for w in re.split(r"[_\W]+", case.name.lower()) if w.startswith(FOREIGN_TYPE_WORDS)]
     if foreign:
         return "not-mapped", f"element type {foreign[0]} is not in the database"
+    scale_files = sorted(k for k in case.files if k.endswith(MX_SCALE_FILE_SUFFIX))
+    if scale_files:  # upstream's MX tests write the scales as a TLOAD pipeline reads them from global memory
+        return "not-mapped", (f"{scale_files[0]} holds E8M0 scales in a global MX layout (zZ, nN or DN, padded with "
+                              "zero codes to whole 16 x 2 boxes), the input of a TLOAD + TMOV pipeline, not a scale "
+                              "tile's logical array")
     target = valid_region(case)
     if target is None:
         return "not-mapped", "no valid region in the case's parameters or name"

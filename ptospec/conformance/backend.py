@@ -25,6 +25,9 @@ class Capabilities:
     ops: tuple[str, ...] | None = None
     dtypes: tuple[str, ...] | None = None
     modes: dict[str, tuple[str, ...]] | None = None  # op -> modes, when not every mode is implemented
+    # op -> dtypes outside ``dtypes`` the backend runs for that op only: a profile's emulated types (the
+    # simulator's MX types) where the op's own table names them
+    op_dtypes: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def unsupported(self, op: str, mode: str, profile: str, tiles: dict) -> str | None:
         """Why a case is outside this manifest, or None."""
@@ -35,7 +38,8 @@ class Capabilities:
         if self.modes is not None and op in self.modes and mode not in self.modes[op]:
             return f"{op} mode {mode} not implemented"
         if self.dtypes is not None:
-            missing = sorted({t.dtype for t in tiles.values() if t.dtype} - set(self.dtypes))
+            missing = sorted({t.dtype for t in tiles.values() if t.dtype} - set(self.dtypes)
+                             - self.op_dtypes.get(op, frozenset()))
             if missing:
                 return f"dtype(s) {', '.join(missing)} not implemented"
         return None

@@ -337,7 +337,8 @@ class Runner:
         if reason:
             raise Unsupported(f"{self.backend_name}: profile {profile} not supported")
         combos = [b for b in dtype_combos(self.db, spec, mode_spec, profile)
-                  if self.caps.dtypes is None or {b[v] for v in mode_spec.type_vars} <= set(self.caps.dtypes)]
+                  if self.caps.dtypes is None
+                  or {b[v] for v in mode_spec.type_vars} <= set(self.caps.dtypes) | self.caps.op_dtypes.get(op, set())]
         if not any(feasible(self.db, spec, mode_spec, profile, b) for b in combos):
             raise Unsupported(f"{self.backend_name}: no supported dtype for {op} {mode} on {profile}")
         n_layouts = len(base_variants(self.db, mode_spec))

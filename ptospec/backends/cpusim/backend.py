@@ -153,8 +153,16 @@ class CpuSimBackend(Backend):
         if self._caps is None:
             names = [d for d, spec in self.db.isa.dtypes.items() if any(spec.exists_on(p) for p in self.profiles)]
             self.unsupported_dtypes = self._aliased(names)
-            dtypes = tuple(d for d in names if d not in self.unsupported_dtypes)
-            self._caps = Capabilities(profiles=self.profiles, dtypes=dtypes)
+            usable = [d for d in names if d not in self.unsupported_dtypes]
+            native = {d for d in usable if any(p not in self.db.isa.dtypes[d].emulated for p in self.profiles
+                                               if self.db.isa.dtypes[d].exists_on(p))}
+            emulated = set(usable) - native
+            op_dtypes = {name: frozenset(emulated & {d for p in self.profiles if p in op.dtypes
+                                                     for row in op.dtypes[p].rows for ds in row.types.values()
+                                                     for d in ds})
+                         for name, op in self.db.ops.items()}
+            self._caps = Capabilities(profiles=self.profiles, dtypes=tuple(d for d in usable if d in native),
+                                      op_dtypes={n: d for n, d in op_dtypes.items() if d})
         return self._caps
 
     def _aliased(self, names: list[str]) -> dict[str, str]:
