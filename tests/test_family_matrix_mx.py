@@ -145,3 +145,13 @@ def test_generated_scale_regions_follow_k(db):
     assert shaped["src0"].valid_col == 70 and shaped["src0"].cols % 64 == 0
     assert shaped["scale0"].valid_shape == (8, 3) and shaped["scale0"].cols * 32 == shaped["src0"].cols
     assert shaped["scale1"].valid_shape == (3, 16) and shaped["scale1"].rows * 32 == shaped["src1"].rows
+
+
+def test_emulated_dtypes_run_only_for_ops_that_name_them(tiles):
+    """A backend's per-op dtypes (the simulator's emulated MX types) admit a case of that op only."""
+    from ptospec.conformance.backend import Capabilities
+
+    caps = Capabilities(profiles=("cpu",), dtypes=("f32", "f16"), op_dtypes={"tmatmul_mx": frozenset({"e8m0"})})
+    scale = tiles(s="scale_left, 16x2xe8m0, slayout=row_major, fractal=32")
+    assert caps.unsupported("tmatmul_mx", "default", "cpu", scale) is None
+    assert "e8m0 not implemented" in caps.unsupported("tmov", "default", "cpu", scale)
