@@ -25,7 +25,8 @@ def run_suite(tmp_path: Path, backend: str, module: str, profile: str, *extra: s
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         code = pytest.main([str(SUITE / module), f"--pto-backend={backend}", f"--pto-profile={profile}",
-                            f"--pto-report={report}", "-p", "no:cacheprovider", "--capture=sys", "-q", *extra])
+                            f"--pto-report={report}", "-p", "no:cacheprovider", "--capture=sys", "-q", "-o", "addopts=",
+                            *extra])
     data = json.loads(report.read_text()) if report.exists() else {}
     return int(code), data, out.getvalue()
 
