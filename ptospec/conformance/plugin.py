@@ -92,6 +92,13 @@ class _MatrixCounter:
             self.matrix.add(tuple(cell), outcome, report.nodeid)
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (the project's default) runs a backend other than the reference in one process: such a
+    backend prepares every collected case in one batch (compiles), which each worker would repeat."""
+    return 0 if config.getoption("--pto-backend", "reference") != "reference" else None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_MATRIX] = Matrix()
     config.pluginmanager.register(_MatrixCounter(config.stash[_MATRIX]), "ptospec-matrix")
