@@ -1,8 +1,9 @@
 """The browser test's site, built in the background from the end of collection on.
 
-The test run is one process on one core; the site build (mkdocs over both languages, the run's largest
-single step) then uses a core that would otherwise sit idle.  ``conftest.py`` starts it when the browser
-test is selected; the test's ``site`` fixture waits for it.
+When the test run is one process on one core (``-n 0``), the site build (mkdocs over both languages, the
+run's largest single step) uses a core that would otherwise sit idle; with pytest-xdist workers (the
+default, ``-n auto``) every core has tests to run and the worker that gets the browser test builds it.
+``conftest.py`` starts it when the browser test is selected; the test's ``site`` fixture waits for it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ _BUILD = pytest.StashKey[tuple[subprocess.Popen, Path, Path]]()
 
 
 def start_if_needed(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # a pytest-xdist worker: every core has tests to run, and any worker may get the browser test
     if BROWSER is None or session.config.option.collectonly or not any(
             item.path.name == "test_site_browser.py" for item in session.items):
         return  # no browser test will run

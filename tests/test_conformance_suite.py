@@ -25,7 +25,8 @@ def run_suite(tmp_path: Path, backend: str, module: str, profile: str, *extra: s
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         code = pytest.main([str(SUITE / module), f"--pto-backend={backend}", f"--pto-profile={profile}",
-                            f"--pto-report={report}", "-p", "no:cacheprovider", "--capture=sys", "-q", *extra])
+                            f"--pto-report={report}", "-p", "no:cacheprovider", "--capture=sys", "-q", "-o", "addopts=",
+                            *extra])
     data = json.loads(report.read_text()) if report.exists() else {}
     return int(code), data, out.getvalue()
 
@@ -109,6 +110,26 @@ def test_unsupported_cases_are_skipped(tmp_path):
     assert code == 0, out
     assert all(c["passed"] == 0 and c["skipped"] > 0 for c in data["matrix"])
     assert "profile a2a3 not supported" in out
+
+
+@pytest.mark.parametrize(("backend", "spread"),
+                         [("reference", True), ("tests/example_backend.py:ExampleBackend", False)])
+def test_auto_workers_leave_other_backends_in_one_process(backend, spread, monkeypatch):
+    """``-n auto`` (the project's default) spreads the reference backend over workers, but runs any other
+    backend in one process: its ``prepare`` batches every collected case, which each worker would repeat."""
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "2")  # xdist's answer for -n auto on any machine
+
+    class Seen:
+        numprocesses = None
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_configure(self, config):
+            Seen.numprocesses = config.option.numprocesses
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main([str(SUITE / "test_tmax.py"), f"--pto-backend={backend}", "-n", "auto", "--collect-only",
+                     "-p", "no:cacheprovider", "-q", "-o", "addopts="], plugins=[Seen()])
+    assert Seen.numprocesses == (2 if spread else 0)
 
 
 @pytest.mark.parametrize("backend", ["nope", "no.such.module:X", "tests/example_backend.py:Missing"])

@@ -134,9 +134,8 @@ def test_generation_is_deterministic(db, files) -> None:
     assert all(GENERATED in content[:200] for content in files.values())
 
 
-def test_check_names_stale_files_and_keeps_foreign_ones(tmp_path: Path, db, capsys) -> None:
+def test_check_names_stale_files_and_keeps_foreign_ones(tmp_path: Path, files, capsys) -> None:
     site = tmp_path / "site"
-    files = generate(db)
     write(files, site)
     assert stale(files, site) == []
     (site / "docs" / "en" / "notes.md").write_text("my own notes\n", encoding="utf-8")

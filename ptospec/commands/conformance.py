@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import shlex
@@ -106,13 +107,11 @@ class Progress:
         self._printed = -1
 
     # -- hooks
-    def pytest_configure(self, config) -> None:
-        if self.db is not None:
-            from ..conformance.plugin import share_database
-
-            share_database(config, str(self.db.root), self.db)
-
     def pytest_collection_finish(self, session) -> None:
+        # The database and the collected items live until the end: keep them out of every later full garbage
+        # collection (pytest runs several at its end; each would walk them all again).
+        gc.collect()
+        gc.freeze()
         self.total = len(session.items)
         self.draw(force=True)
 
@@ -183,6 +182,21 @@ def _progress_stream() -> TextIO:
         return sys.stderr
 
 
+def _shared_database(db):
+    """A plugin handing the command's database to the session before the ptospec plugin's own configure asks
+    for it (to check --pto-profile), so that it is loaded once."""
+    import pytest
+
+    from ..conformance.plugin import share_database
+
+    class SharedDatabase:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_configure(self, config) -> None:
+            share_database(config, str(db.root), db)
+
+    return SharedDatabase()
+
+
 def run(args) -> int:
     import pytest
 
@@ -232,7 +246,7 @@ def run(args) -> int:
     start = time.perf_counter()
     try:
         with open(report_dir / "pytest.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
-            code = pytest.main(pytest_args, plugins=[progress])
+            code = pytest.main(pytest_args, plugins=[_shared_database(db), progress])
     finally:
         if stream is not sys.stderr:
             stream.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
 from .. import attrs
@@ -482,7 +482,8 @@ def _legality_blocked(db: Database, op: OpSpec, mode: Mode, report: Report) -> t
 @dataclass
 class _Search:
     """What the case search remembers about one database.  The rounding hints steer the search, so
-    ``all_cases`` starts each op with fresh hints (and what depends on them) for byte-identical output."""
+    ``unit_cases`` starts each mode and profile with fresh hints (and what depends on them) for
+    byte-identical output."""
 
     db: Database
     configs: dict[tuple, Tiles | None] = field(default_factory=dict)
@@ -586,8 +587,9 @@ def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int,
     return space
 
 
-def positive_cases(db: Database, op: OpSpec) -> list[Case]:
-    """Every mode x profile x legal dtype binding, over a rotating spread of shapes, layouts and patterns."""
+def positive_cases(db: Database, op: OpSpec, units: Collection[tuple[str, str]] | None = None) -> list[Case]:
+    """Every mode x profile x legal dtype binding, over a rotating spread of shapes, layouts and patterns
+    (only the (mode, profile) pairs of ``units``, when given)."""
     cases: list[Case] = []
     seen: set[str] = set()
     patterns = ["random", "edge"] + (["ties"] if op.numerics.ties in ("first", "stable") else [])
@@ -611,6 +613,8 @@ def positive_cases(db: Database, op: OpSpec) -> list[Case]:
     for mode in op.modes:
         space = variant_space(db, op, mode)
         for profile in db.isa.profiles:
+            if units is not None and (mode.name, profile) not in units:
+                continue
             combos = dtype_combos(db, op, mode, profile)
             counter = 0
             for binding in combos:
@@ -749,11 +753,15 @@ def reportable(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[str]:
 RESHAPE_TRIES = 2  # reshape searches per rule, mode and profile before the rule is left without a case
 
 
-def reject_cases(db: Database, op: OpSpec, positives: list[Case]) -> list[Case]:
-    """For every rule reachable from a legal configuration, one mutation that breaks exactly that rule."""
+def reject_cases(db: Database, op: OpSpec, positives: list[Case],
+                 units: Collection[tuple[str, str]] | None = None) -> list[Case]:
+    """For every rule reachable from a legal configuration, one mutation that breaks exactly that rule (only
+    for the (mode, profile) pairs of ``units``, when given)."""
     cases: list[Case] = []
     for mode in op.modes:
         for profile in db.isa.profiles:
+            if units is not None and (mode.name, profile) not in units:
+                continue
             bases = [c for c in positives if c.mode == mode.name and c.profile == profile]
             # a few legal starting points: the first case of each distinct dtype binding row, then shapes
             picked: list[Case] = []
@@ -841,7 +849,26 @@ def uncovered_rules(db: Database, op: OpSpec, rejects: list[Case]) -> list[str]:
     return sorted(rid for rid in expected_rule_ids(db, op) if rid not in covered)
 
 
-def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:
+def case_units(db: Database, op: OpSpec) -> list[tuple[str, str]]:
+    """The (mode, profile) pairs whose cases are searched apart, in the order their cases are listed."""
+    return [(mode.name, profile) for mode in op.modes for profile in db.isa.profiles]
+
+
+def unit_cases(db: Database, op: OpSpec, mode: str, profile: str) -> tuple[list[Case], list[Case]]:
+    """The positive and must-reject cases of one mode on one profile.  Every search memo is keyed by mode
+    and profile, so a unit's cases are the same whether it is searched alone (in a worker process) or
+    after others."""
     _search(db).restart()
-    positives = positive_cases(db, op)
-    return positives, reject_cases(db, op, positives)
+    unit = {(mode, profile)}
+    positives = positive_cases(db, op, unit)
+    return positives, reject_cases(db, op, positives, unit)
+
+
+def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:
+    positives: list[Case] = []
+    rejects: list[Case] = []
+    for mode, profile in case_units(db, op):
+        pos, rej = unit_cases(db, op, mode, profile)
+        positives += pos
+        rejects += rej
+    return positives, rejects

@@ -63,8 +63,9 @@ def _case_literal(case: Case, ident: str) -> str:
     return "\n".join(lines)
 
 
-def render_module(db: Database, op: OpSpec) -> str:
-    positives, rejects = all_cases(db, op)
+def render_module(db: Database, op: OpSpec, cases: tuple[list[Case], list[Case]] | None = None) -> str:
+    """The module of ``op``; ``cases``: its (positive, must-reject) cases if already searched (``all_cases``)."""
+    positives, rejects = cases if cases is not None else all_cases(db, op)
     uncovered = uncovered_rules(db, op, rejects)
     props = [(op.name, m.name, p) for m in op.modes for p in db.isa.profiles if p in op.dtypes]
     out = [

@@ -4,7 +4,8 @@
     [--pto-matrix]
 
 After the run it prints one summary line, or with ``--pto-matrix`` (or ``--pto-report``) the
-op x dtype x profile pass/fail/skip matrix.
+op x dtype x profile pass/fail/skip matrix.  With pytest-xdist (``-n N``) the controller counts the
+reports of every worker, so the line, the matrix and the report cover the whole run.
 
 Registered as the ``ptospec`` entry point in group ``pytest11``; it only acts on tests that use
 the ``pto_runner`` fixture (the generated modules), so it is inert in other projects.
@@ -76,8 +77,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pto-specs", default=None, metavar="DIR", help="spec database (default: found from the tests)")
 
 
+class _MatrixCounter:
+    """Counts each logged test report of a generated case in the session's matrix.  Reports are counted
+    where they are logged, so that with pytest-xdist the controller counts those of every worker (its
+    summary line and ``--pto-report`` cover the whole run)."""
+
+    def __init__(self, matrix: Matrix) -> None:
+        self.matrix = matrix
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        cell = getattr(report, "pto_cell", None)
+        if cell is not None:
+            outcome = "passed" if report.passed else "skipped" if report.skipped else "failed"
+            self.matrix.add(tuple(cell), outcome, report.nodeid)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (the project's default) runs a backend other than the reference in one process: such a
+    backend prepares every collected case in one batch (compiles), which each worker would repeat."""
+    return 0 if config.getoption("--pto-backend", "reference") != "reference" else None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_MATRIX] = Matrix()
+    config.pluginmanager.register(_MatrixCounter(config.stash[_MATRIX]), "ptospec-matrix")
     config.stash[_KEYS] = {}
     _check_options(config)
 
@@ -194,9 +218,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     key = item.config.stash[_KEYS].get(item.nodeid) if _KEYS in item.config.stash else None
     if key is not None and (report.when == "call" or (report.when == "setup" and not report.passed)):
-        outcome = "passed" if report.passed else "skipped" if report.skipped else "failed"
-        item.config.stash[_MATRIX].add(key, outcome, item.nodeid)
+        report.pto_cell = list(key)  # travels with the report (pytest-xdist sends it from a worker to the controller)
     return report
+
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..model import Database
 from ..outputs import remove, write_atomic
+from .cases import Case, case_units, unit_cases
 from .generate import CONFTEST, FINGERPRINT, HEADER, fingerprint, render_module
 
 
@@ -75,35 +76,55 @@ def _init_worker(db: Database) -> None:
     _WORKER_DB = db
 
 
-def _render_in_worker(name: str) -> tuple[str, str]:
+def _search_in_worker(unit: tuple[str, str, str]) -> tuple[tuple[str, str, str], tuple[list[Case], list[Case]]]:
     assert _WORKER_DB is not None
-    return name, render_module(_WORKER_DB, _WORKER_DB.ops[name])
+    name, mode, profile = unit
+    return unit, unit_cases(_WORKER_DB, _WORKER_DB.ops[name], mode, profile)
 
 
-def _size_estimate(op) -> int:
-    """How much case search a module needs, roughly: modes x their bases x dtype rows x profiles."""
-    rows = sum(len(table.rows) for table in op.dtypes.values())
-    return sum(len(m.examples) for m in op.modes) * max(rows, 1)
+def _size_estimate(db: Database, name: str, mode: str, profile: str) -> int:
+    """How much case search a unit needs, roughly: its bases x the dtype rows of its profile."""
+    op = db.ops[name]
+    table = op.dtypes.get(profile)
+    rows = len(table.rows) if table is not None else 0
+    return len(op.mode(mode).examples) * max(rows, 1) * len(op.modes)
 
 
 def render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None = None,
                    jobs: int | None = None) -> dict[str, str]:
-    """Render the modules of ``names`` (in parallel worker processes when there are several)."""
-    jobs = min(jobs or os.cpu_count() or 1, len(names))
+    """Render the modules of ``names``.  The case search of each (op, mode, profile) runs on its own, in
+    parallel worker processes when there are several (the units of one op in one order or another give
+    the same cases: see ``unit_cases``); each module is rendered once its units are in."""
+    units = [(name, mode, profile) for name in names for mode, profile in case_units(db, db.ops[name])]
+    jobs = min(jobs or os.cpu_count() or 1, len(units))
+    found: dict[tuple[str, str, str], tuple[list[Case], list[Case]]] = {}
+    left = {name: len(case_units(db, db.ops[name])) for name in names}
     out: dict[str, str] = {}
+
+    def collect(unit: tuple[str, str, str], cases: tuple[list[Case], list[Case]]) -> None:
+        found[unit] = cases
+        name = unit[0]
+        left[name] -= 1
+        if left[name]:
+            return
+        op = db.ops[name]
+        parts = [found.pop((name, mode, profile)) for mode, profile in case_units(db, op)]
+        out[name] = render_module(db, op, ([c for pos, _ in parts for c in pos], [c for _, rej in parts for c in rej]))
+        if progress:
+            progress(name, len(out), len(names))
+
+    for name in [n for n, k in left.items() if not k]:  # an op without units (no modes)
+        left[name] = 1
+        collect((name, "", ""), ([], []))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        for k, name in enumerate(names, 1):
-            out[name] = render_module(db, db.ops[name])
-            if progress:
-                progress(name, k, len(names))
+        for unit in units:
+            collect(unit, unit_cases(db, db.ops[unit[0]], unit[1], unit[2]))
         return out
-    # the largest modules first, so that no worker is left with a large one at the end
-    order = sorted(names, key=lambda n: -_size_estimate(db.ops[n]))
+    # the largest units first, so that no worker is left with a large one at the end
+    order = sorted(units, key=lambda u: -_size_estimate(db, *u))
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker, initargs=(db,)) as pool:
-        for k, (name, text) in enumerate(pool.imap_unordered(_render_in_worker, order), 1):
-            out[name] = text
-            if progress:
-                progress(name, k, len(names))
+        for unit, cases in pool.imap_unordered(_search_in_worker, order):
+            collect(unit, cases)
     return out
 
 
