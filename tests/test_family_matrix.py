@@ -257,8 +257,9 @@ def acc_store_kernel_text(vm: int, vk: int, vn: int) -> str:
     pc32, pc16 = f"!pto.partition_tensor_view<{vm}x{vn}xf32>", f"!pto.partition_tensor_view<{vm}x{vn}xf16>"
     text = text.replace(f"    %v = pto.alloc_tile : {vec}\n", "")
     text = text.replace(f"    pto.tmov ins(%acc : {acc}) outs(%v : {vec})\n", "")
+    relu = "{reluPreMode = #pto.relu_pre_mode<NormalRelu>}"
     text = text.replace(f"    pto.tstore ins(%v : {vec}) outs(%pc : {pc32})",
-                        f"    pto.tstore ins(%acc : {acc}) outs(%pc : {pc16}) {{reluPreMode = #pto.relu_pre_mode<NormalRelu>}}")
+                        f"    pto.tstore ins(%acc : {acc}) outs(%pc : {pc16}) {relu}")
     return (text.replace("%arg2: !pto.ptr<f32>", "%arg2: !pto.ptr<f16>").replace(f"{TV32}", f"{TV16}")
             .replace(pc32, pc16))
 
