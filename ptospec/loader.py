@@ -416,7 +416,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     o.get("asm_type", ""),
                     _parse(src, (*mp, "operands", i, "sorted"), o["sorted"]["stride"], issues) if "sorted" in o
                     else None,
-                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""))
+                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""),
+                    _encode(src, (*mp, "operands", i), o, m["operands"], isa, issues), o.get("encode", ""))
             for i, o in enumerate(m["operands"])
         )
         for i, o in enumerate(operands):
@@ -774,6 +775,20 @@ def _domain(src: Located, path, operand: dict, isa: Isa, issues: Issues, others:
     return node
 
 
+def _encode(src: Located, path, operand: dict, operands: list[dict], isa: Isa, issues: Issues):
+    """An input's ``encode``: the value stored for a generated value ``x``, an expression over ``x`` and the
+    mode's type variables (a Scaling tile's packed quantisation words built from small random numbers)."""
+    if "encode" not in operand:
+        return None
+    node = _parse(src, (*path, "encode"), operand["encode"], issues)
+    if node is not None:
+        if operand["role"] not in ("in", "scalar"):
+            issues.add(src, (*path, "encode"), "only in and scalar operands have an encoding", "op.encode")
+        type_vars = {o.get("dtype", "") for o in operands} - {""}
+        _check_names(src, (*path, "encode"), node, {"x", *type_vars}, isa, issues)
+    return node
+
+
 def _alias(src: Located, path, operand: dict, operands: list[dict], let_names: set[str], isa: Isa,
            issues: Issues) -> tuple[str, Node | None, str, bool]:
     """An out operand's ``alias``: the in tile whose storage it is, and the byte offset there (an expression
@@ -919,7 +934,8 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
         elif isinstance(n, Call) and n.func not in FUNCTIONS:
             issues.add(src, path, f"unknown element function {n.func!r}", "expr.unknown-function")
         elif (isinstance(n, Name) and n.id not in variables and n.id not in let_names
-              and roles.get(n.id) not in ("scalar", "attr") and isa.enum_of_value(n.id) is None):
+              and roles.get(n.id) not in ("scalar", "attr") and isa.enum_of_value(n.id) is None
+              and n.id not in isa.dtypes):
             issues.add(src, path, f"unknown name {n.id!r} in semantics", "expr.unknown-name")
         elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in roles:
             issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")

@@ -175,6 +175,8 @@ class Operand:
     sorted_stride: Node | None = None  # in tiles: each valid row holds, every this many elements, a descending run
     sorted_text: str = ""
     cpp_struct: str = ""  # out tiles: the C++ call takes this struct, whose fields are the tile's first elements
+    encode: Node | None = None  # in/scalar operands: the stored value for a generated value ``x`` (packed words)
+    encode_text: str = ""
 
     @property
     def is_typed_attr(self) -> bool:

@@ -248,6 +248,57 @@ def test_load_move_matmul_move_store_kernel_on_the_simulator(db, matmul_kernel, 
     np.testing.assert_array_equal(result.outputs["arg2"], want)
 
 
+def acc_store_kernel_text(vm: int, vk: int, vn: int) -> str:
+    """load -> move -> matmul -> store straight from the accumulator, converting f32 to f16 through ReLU
+    (TSTORE's acc mode: the fix-pipe path, no Vec tile)."""
+    text = matmul_kernel_text(vm, vk, vn)
+    acc = _buf("acc", "f32", M, N, "col_major", "row_major", 1024, valid=(vm, vn))
+    vec = _buf("vec", "f32", M, N, "row_major", "none_box", valid=(vm, vn))
+    pc32, pc16 = f"!pto.partition_tensor_view<{vm}x{vn}xf32>", f"!pto.partition_tensor_view<{vm}x{vn}xf16>"
+    text = text.replace(f"    %v = pto.alloc_tile : {vec}\n", "")
+    text = text.replace(f"    pto.tmov ins(%acc : {acc}) outs(%v : {vec})\n", "")
+    relu = "{reluPreMode = #pto.relu_pre_mode<NormalRelu>}"
+    text = text.replace(f"    pto.tstore ins(%v : {vec}) outs(%pc : {pc32})",
+                        f"    pto.tstore ins(%acc : {acc}) outs(%pc : {pc16}) {relu}")
+    return (text.replace("%arg2: !pto.ptr<f32>", "%arg2: !pto.ptr<f16>").replace(f"{TV32}", f"{TV16}")
+            .replace(pc32, pc16))
+
+
+@pytest.fixture(params=SHAPES, ids=lambda s: "x".join(map(str, s)))
+def acc_store_kernel(request, tmp_path):
+    vm, vk, vn = request.param
+    path = tmp_path / "acc_store.pto"
+    path.write_text(acc_store_kernel_text(vm, vk, vn))
+    rng = np.random.default_rng(12)
+    a = (rng.integers(-8, 9, (M, K)) * 0.25).astype(np.float16)
+    b = (rng.integers(-8, 9, (K, N)) * 0.25).astype(np.float16)
+    args = {"arg0": a, "arg1": np.ascontiguousarray(b.T), "arg2": np.zeros((M, N), np.float16)}
+    want = np.zeros((M, N), np.float16)
+    want[:vm, :vn] = np.maximum(a[:vm, :vk].astype(np.float32) @ b[:vk, :vn].astype(np.float32), 0)
+    return read_program(path), args, want
+
+
+def test_matmul_kernel_storing_the_accumulator_by_the_reference(db, acc_store_kernel):
+    program, args, want = acc_store_kernel
+    assert not check_program(db, program).violations
+    out = run_program(db, program, args).outputs["arg2"]
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+def test_matmul_kernel_storing_the_accumulator_on_the_simulator(db, acc_store_kernel, tmp_path):
+    program, args, want = acc_store_kernel
+    rec = Recorder(choose_profile(db, program, None))
+    result = run_program(db, program, args, tracer=rec)
+    assert [s.op for s in rec.trace.instructions][-2:] == ["tmatmul", "tstore"]
+    sim = build_and_run(db, rec.trace, None, str(tmp_path / "cache"))
+    assert sim.stopped is None, sim.log
+    c = compare(db, rec.trace, sim)
+    assert c.same, report_lines(c)
+    np.testing.assert_array_equal(sim.buffers[-1].reshape(M, N), want)
+    np.testing.assert_array_equal(result.outputs["arg2"], want)
+
+
 def test_textract_takes_a_box_aligned_window_of_a_mat_tile(db, tiles):
     ops = tiles(src="mat, 32x64xf16, blayout=col_major, slayout=row_major", indexRow="u16", indexCol="u16",
                 dst="left, 16x32xf16, blayout=col_major, slayout=row_major")

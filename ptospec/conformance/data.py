@@ -23,7 +23,7 @@ import numpy as np
 
 from ..executor import numpy_dtype, view_offsets
 from ..expr.evaluate import Scope, evaluate
-from ..expr.vectorize import element_mask
+from ..expr.vectorize import element_mask, element_values
 from ..model import Database, Mode, OpSpec
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 
@@ -125,7 +125,8 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         rng = np.random.default_rng([seed, index])
         dt = numpy_dtype(db, desc.dtype)
         if isinstance(desc, ScalarDesc):
-            data[o.name] = _in_domain(db, mode, o, tiles, _random(rng, dt, (1, 1), pattern, nan), rng)[0, 0]
+            value = _encoded(db, mode, o, tiles, _random(rng, dt, (1, 1), pattern, nan))
+            data[o.name] = _in_domain(db, mode, o, tiles, value, rng)[0, 0]
             continue
         if isinstance(desc, GlobalDesc):  # the whole buffer: poison (inputs) or sentinel (outputs) around the view
             if o.role == "out":
@@ -144,8 +145,8 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         elif o.role == "in":
             arr = poison(dt, desc.shape)
             vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
-            arr[:vr, :vc] = _in_order(db, mode, o, tiles,
-                                      _in_domain(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan)))
+            values = _encoded(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan))
+            arr[:vr, :vc] = _in_order(db, mode, o, tiles, _in_domain(db, mode, o, tiles, values))
             data[o.name] = arr
     return data
 
@@ -161,6 +162,19 @@ def _in_order(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray
     out = values.copy()
     out[:, ::stride] = np.sort(values[:, ::stride], axis=1)[:, ::-1]
     return out
+
+
+def _scope(db: Database, mode: Mode, tiles: dict) -> Scope:
+    type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands if not o.is_attr}
+    return Scope(db.isa, tiles={n: t for n, t in tiles.items() if isinstance(t, TileDesc | GlobalDesc)},
+                 type_vars=type_vars, attrs={n: t.value for n, t in tiles.items() if isinstance(t, AttrDesc)})
+
+
+def _encoded(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray) -> np.ndarray:
+    """``values`` through the operand's ``encode`` (the stored words built from the generated numbers)."""
+    if operand.encode is None or values.size == 0:
+        return values
+    return element_values(operand.encode, values, _scope(db, mode, tiles))
 
 
 def _in_domain(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray,

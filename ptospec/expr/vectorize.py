@@ -336,6 +336,8 @@ def _eval(node: Node, grid: _Grid, scope: Scope, data: Mapping[str, np.ndarray])
             return grid.arange(name)
         case Name(id=name) if name in scope.type_vars:
             return numpy_dtype_of(scope.isa, scope.type_vars[name])  # a type variable names a NumPy dtype here
+        case Name(id=name) if name in scope.isa.dtypes:
+            return numpy_dtype_of(scope.isa, name)  # so does a dtype named outright (a fix-pipe's f32 stage)
         case Name() | Attr():
             return evaluate(node, scope)
         case Index(base=base, indices=indices, view=view):
@@ -455,6 +457,21 @@ def element_mask(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
         return np.broadcast_to(np.asarray(mask, dtype=bool), values.shape)
     except _FAILURES as exc:
         raise ExprError(f"value domain cannot be evaluated: {exc}", rule="exec.type") from None
+
+
+def element_values(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
+    """``node`` (an operand's ``encode``, over ``x``) for each of ``values``, as ``values``' dtype (the bits of
+    an integer result kept, a float result converted)."""
+    inner = Scope(scope.isa, scope.tiles, scope.type_vars, scope.profile_constants, {**scope.values, "x": values},
+                  scope.attrs)
+    try:
+        with np.errstate(all="ignore"):
+            result = np.asarray(_eval(node, _Grid([], {}), inner, {}))
+    except _FAILURES as exc:
+        raise ExprError(f"encoding cannot be evaluated: {exc}", rule="exec.type") from None
+    if result.dtype.kind in "iu" and values.dtype.kind in "iu":
+        result = result.astype(np.dtype(f"u{result.dtype.itemsize}")).astype(np.dtype(f"u{values.dtype.itemsize}"))
+    return np.broadcast_to(result.astype(values.dtype), values.shape).copy()
 
 
 def numpy_dtype_of(isa, dtype: str) -> np.dtype:

@@ -388,6 +388,9 @@ def repro_core(plan: VariantPlan, inv: Invocation) -> str:
     return "\n".join(lines)
 
 
+_OWN_REGION = frozenset({"Mat", "Left", "Right", "Acc", "ScaleLeft", "ScaleRight"})
+
+
 def repro_program(db: Database, plan: VariantPlan, inv: Invocation, compile_hint: str) -> str:
     """A self-contained C++ program that runs one case and prints the output tiles."""
     from ...executor import numpy_dtype
@@ -408,8 +411,9 @@ def repro_program(db: Database, plan: VariantPlan, inv: Invocation, compile_hint
             continue
         assert isinstance(desc, TileDesc)
         size = desc.rows * desc.cols * db.isa.dtypes[desc.dtype].bytes
-        at = offsets.get(desc.loc, 0)
-        offsets[desc.loc] = at + -(-2 * size // 512) * 512 + 512
+        region = desc.loc if desc.loc in _OWN_REGION else "UB"  # the simulator keeps Vec, Bias, Scaling in UB
+        at = offsets.get(region, 0)
+        offsets[region] = at + -(-2 * size // 512) * 512 + 512
         body.append(f"    using {o.ident}_t = {o.cpp};")
         body.append(f"    {o.ident}_t {o.ident}({desc.valid_row}, {desc.valid_col});")
         body.append(f"    TASSIGN({o.ident}, 0x{at:x});")

@@ -188,6 +188,23 @@ private:
     static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
     void note(const std::string& line) { case_.notes += line + "\n"; }
 
+    // The simulator's memory region of a tile type: Mat, Left, Right, Acc, ScaleLeft and ScaleRight have
+    // their own; every other type (Vec, Bias, Scaling) lives in UB, so their tiles are placed apart.
+    static int region(int loc)
+    {
+        switch (static_cast<pto::TileType>(loc)) {
+            case pto::TileType::Mat:
+            case pto::TileType::Left:
+            case pto::TileType::Right:
+            case pto::TileType::Acc:
+            case pto::TileType::ScaleLeft:
+            case pto::TileType::ScaleRight:
+                return loc;
+            default:
+                return -1;
+        }
+    }
+
     size_t place(int loc, const char* name, const std::vector<size_t>& offsets, size_t elem)
     {
         size_t span = offsets.size();
@@ -201,7 +218,7 @@ private:
             }
             used[off] = true;
         }
-        size_t& next = next_[loc];
+        size_t& next = next_[region(loc)];
         size_t at = next;
         next += round_up(span * elem + kGuard, kAlign);
         pending_bytes_ = span * elem;
