@@ -101,7 +101,7 @@ def test_the_npus_read_the_registers_not_the_conv_tile(db, tiles):
 
 def test_state_is_an_input_with_one_clear_error(db, tiles):
     src = "mat, 24x16xf16"
-    ops, g = _operands(tiles, "left, 16x32xf16, blayout=col_major, slayout=row_major", src, "f16")
+    ops, _ = _operands(tiles, "left, 16x32xf16, blayout=col_major, slayout=row_major", src, "f16")
     data = {"src": np.zeros((24, 16), np.float16), "padValue": 0.0, "posM": 0, "posK": 0}
     with pytest.raises(PtospecError) as err:
         execute(db, "timg2col", None, "a5", ops, data)  # no registers
