@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from . import attrs
-from .errors import ExprError, InvocationError, UnknownValue
+from .errors import ExprError, InvocationError, PtospecError, UnknownValue
 from .expr.ast import Attr, Index, Name, Node, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
@@ -119,6 +119,28 @@ def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Map
     )
     bind_lets([let for let in op.let if let[0] not in unseen], scope)
     return scope
+
+
+def state_reads(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> tuple[str, ...]:
+    """The configuration registers this invocation reads on ``profile``: those its statements name, leaving
+    out the statements whose ``when`` is false here (TIMG2COL reads the img2col registers on the NPUs only)."""
+    if not mode.reads_state:
+        return ()
+    scope = make_scope(db, op, mode, profile, operands)
+    found: list[str] = []
+    for stmt in mode.semantics:
+        if stmt.when is not None:
+            try:
+                if not evaluate(stmt.when, scope):
+                    continue
+            except PtospecError:
+                pass  # not decided before it runs: counted
+        stmt = stmt.expanded()
+        parts = (stmt.value, stmt.where, *stmt.target.indices)
+        for node in (n for part in parts if part is not None for n in walk(part)):
+            if isinstance(node, Attr) and node.obj in mode.reads_state and node.obj not in found:
+                found.append(node.obj)
+    return tuple(found)
 
 
 def implied_names(op: OpSpec, mode: Mode, implied: Collection[str]) -> frozenset[str]:

@@ -12,6 +12,7 @@ from ptospec.conformance import cases as C
 from ptospec.conformance.data import make_inputs
 from ptospec.errors import InvocationError, PtospecError
 from ptospec.executor import configure, execute
+from ptospec.program.api import check_program, read_program, run_program
 
 GEOMETRY = dict(fmapN=1, fmapH=3, fmapW=4, filterH=2, filterW=2, strideH=1, strideW=1, dilationH=1, dilationW=1,
                 padLeft=1, padRight=0, padTop=1, padBottom=0)
@@ -140,3 +141,84 @@ def test_generated_cases_carry_the_state(db):
         assert data["fmatrix"]["pad_left"] == tiles["padLeft"].value
         assert data["img2col_padding"]["value"] == data["padValue"]
         execute(db, "timg2col", case.mode, case.profile, tiles, data)
+
+
+MAT = "!pto.tile_buf<mat, 16x16xf16, valid=16x16>"
+LEFT = "!pto.tile_buf<left, 16x32xf16, valid=16x32, blayout=col_major, slayout=row_major>"
+CONV = ("fmapN = 1 : u16, fmapH = 4 : u16, fmapW = 4 : u16, filterH = 2 : u16, filterW = 2 : u16, strideH = 1 : u8, "
+        "strideW = 1 : u8, dilationH = 1 : u8, dilationW = 1 : u8, padLeft = 1 : u8, padRight = 0 : u8, "
+        "padTop = 1 : u8, padBottom = 0 : u8")
+FMATRIX = "fmapH = 4 : u16, fmapW = 4 : u16, padLeft = 1 : u8, padRight = 0 : u8, padTop = 1 : u8, padBottom = 0 : u8"
+
+
+def _kernel(tmp_path, configure: bool, pad_after: bool = False):
+    """Load a 4 x 4 feature map of 16 channels into L1, set the img2col registers, then TIMG2COL into L0A."""
+    setters = [f"pto.setfmatrix ins(%fm {{{FMATRIX}}} : {MAT})",
+               f"pto.set_img2col_padding ins(%fm, %pad : {MAT}, f16)"] if configure else []
+    late = [f"pto.set_img2col_padding ins(%fm, %pad2 : {MAT}, f16)"] if pad_after else []
+    body = "\n    ".join([*setters, f"pto.timg2col ins(%fm, %pad, %c0, %c3 {{{CONV}}} : {MAT}, f16, index, index) "
+                                   f"outs(%l : {LEFT})", *late])
+    text = f"""module attributes {{pto.target_arch = "a5"}} {{
+  func.func @k(%a: !pto.ptr<f16>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c16 = arith.constant 16 : index
+    %pad = arith.constant -1.0 : f16
+    %pad2 = arith.constant 5.0 : f16
+    %tv = pto.make_tensor_view %a, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf16>
+    %pv = pto.partition_view %tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf16> -> !pto.partition_tensor_view<16x16xf16>
+    %fm = pto.alloc_tile : {MAT}
+    %l = pto.alloc_tile : {LEFT}
+    pto.tload ins(%pv : !pto.partition_tensor_view<16x16xf16>) outs(%fm : {MAT})
+    {body}
+    return
+  }}
+}}
+"""
+    path = tmp_path / "img2col.pto"
+    path.write_text(text)
+    return read_program(path)
+
+
+class _Capture:
+    """A tracer keeping TIMG2COL's destination after it ran."""
+
+    def __init__(self):
+        self.left = None
+
+    def begin(self, buffers): ...
+
+    def block(self, index): ...
+
+    def alloc(self, op, tile): ...
+
+    def synchronisation(self, op): ...
+
+    def instruction(self, step):
+        if step.name == "timg2col":
+            self.left = step.tiles["dst"].elements().copy()
+
+
+@pytest.mark.parametrize("profile", ["a5", "cpu"])
+def test_a_program_keeps_the_registers_between_statements(db, tmp_path, profile):
+    program = _kernel(tmp_path, configure=True, pad_after=True)
+    assert not check_program(db, program, profile=profile).violations
+    fmap = (np.arange(256) % 89).astype(np.float16).reshape(16, 16)
+    capture = _Capture()
+    run_program(db, program, {"a": fmap.reshape(-1)}, profile=profile, tracer=capture)
+    want = im2col(fmap.reshape(1, 1, 4, 4, 16), {**GEOMETRY, "fmapH": 4, "fmapW": 4}, np.float16(-1), 0, 3, 16, 32)
+    np.testing.assert_array_equal(capture.left, want)  # the later SET_IMG2COL_PADDING changes nothing before it
+
+
+def test_a_program_without_setfmatrix_fails_on_the_npu_only(db, tmp_path):
+    program = _kernel(tmp_path, configure=False)
+    found = check_program(db, program, profile="a5").violations
+    assert [f.rule for f in found] == ["program.state-unset"]
+    assert "fmatrix, img2col_padding" in found[0].message and "SETFMATRIX" in found[0].message
+    fmap = np.ones(256, np.float16)
+    with pytest.raises(PtospecError) as err:
+        run_program(db, program, {"a": fmap}, profile="a5")
+    assert err.value.rule == "program.state-unset"
+    assert not check_program(db, program, profile="cpu").violations  # the simulator reads the ConvTile's fields
+    run_program(db, program, {"a": fmap}, profile="cpu")
