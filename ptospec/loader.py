@@ -895,7 +895,8 @@ def _effect(src, mp, m: dict, names: list[str], isa: Isa, issues: Issues) -> Eff
         if missing:
             issues.add(src, where, f"sets {reg} without its field(s) {', '.join(missing)}", "op.state")
         sets[reg] = {}
-        for fname, text in fields.items():
+        for fname, value in fields.items():
+            text = str(value)  # an integer constant or an expression
             if fname not in isa.state[reg].fields:
                 issues.add(src, (*where, fname), f"state register {reg!r} has no field {fname!r}", "op.state")
                 continue

@@ -19,9 +19,8 @@ import numpy as np
 
 from ... import attrs
 from ...conformance.backend import Invocation
-from ...cpp_types import dynamic_global_type
+from ...cpp_types import conv_tile_type, dynamic_global_type
 from ...errors import PtospecError
-from ...expr.evaluate import evaluate
 from ...model import CPP_LITERAL, Database
 from ...tile import GLOBAL_RANK, AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .harness import HEADER_NAME, TRAP_EXIT
@@ -211,32 +210,16 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
 
 
 def _conv_plan(db: Database, inv: Invocation, mode, idents: dict[str, str]) -> ConvPlan | None:
-    """The ConvTile of ``cpp.conv_tile``: its shape (N, C1, H, W from the spec's expressions, C0 the storage
-    tile's columns) is static, like every tile shape of a variant."""
-    from ...validator import make_scope
-
+    """The ConvTile of ``cpp.conv_tile``: its shape is static, like every tile shape of a variant."""
     spec = mode.cpp_conv_tile
     if spec is None:
         return None
-    data = inv.tiles[spec.data]
-    if not isinstance(data, TileDesc):
+    if not isinstance(inv.tiles[spec.data], TileDesc):
         raise Unplannable(f"the ConvTile's storage {spec.data} was given a scalar")
-    scope = make_scope(db, db.op(inv.op), mode, inv.profile, inv.tiles)
-    dims = []
-    for node, text in zip(spec.dims, spec.dims_text, strict=True):
-        try:
-            value = evaluate(node, scope)
-        except PtospecError as exc:
-            raise Unplannable(f"the ConvTile's extent {text} cannot be computed: {exc}") from None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise Unplannable(f"the ConvTile's extent {text} is {value!r}, not a positive integer")
-        dims.append(value)
-    dims.append(data.cols)
-    elements = 1
-    for d in dims:
-        elements *= d
-    cpp = (f"ConvTile<TileType::{data.loc}, {db.isa.dtypes[data.dtype].cpp}, {elements}, Layout::NC1HWC0, "
-           f"ConvTileShape<{', '.join(map(str, dims))}>>")
+    try:
+        cpp = conv_tile_type(db, db.op(inv.op), mode, inv.profile, inv.tiles)
+    except (ValueError, PtospecError) as exc:
+        raise Unplannable(str(exc)) from None
     ident = cpp_identifier(spec.name)
     if ident in idents.values():
         ident = f"{ident}_{len(idents)}"
