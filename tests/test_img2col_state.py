@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cpusim_env import cpusim_unavailable
 
+from ptospec.cli import main
 from ptospec.conformance import cases as C
 from ptospec.conformance.data import make_inputs
 from ptospec.errors import InvocationError, PtospecError
@@ -148,6 +150,7 @@ LEFT = "!pto.tile_buf<left, 16x32xf16, valid=16x32, blayout=col_major, slayout=r
 CONV = ("fmapN = 1 : u16, fmapH = 4 : u16, fmapW = 4 : u16, filterH = 2 : u16, filterW = 2 : u16, strideH = 1 : u8, "
         "strideW = 1 : u8, dilationH = 1 : u8, dilationW = 1 : u8, padLeft = 1 : u8, padRight = 0 : u8, "
         "padTop = 1 : u8, padBottom = 0 : u8")
+VIEW = "!pto.tensor_view<?x?xf16> -> !pto.partition_tensor_view<16x16xf16>"
 FMATRIX = "fmapH = 4 : u16, fmapW = 4 : u16, padLeft = 1 : u8, padRight = 0 : u8, padTop = 1 : u8, padBottom = 0 : u8"
 
 
@@ -167,7 +170,7 @@ def _kernel(tmp_path, configure: bool, pad_after: bool = False):
     %pad = arith.constant -1.0 : f16
     %pad2 = arith.constant 5.0 : f16
     %tv = pto.make_tensor_view %a, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf16>
-    %pv = pto.partition_view %tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf16> -> !pto.partition_tensor_view<16x16xf16>
+    %pv = pto.partition_view %tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : {VIEW}
     %fm = pto.alloc_tile : {MAT}
     %l = pto.alloc_tile : {LEFT}
     pto.tload ins(%pv : !pto.partition_tensor_view<16x16xf16>) outs(%fm : {MAT})
@@ -222,3 +225,18 @@ def test_a_program_without_setfmatrix_fails_on_the_npu_only(db, tmp_path):
     assert err.value.rule == "program.state-unset"
     assert not check_program(db, program, profile="cpu").violations  # the simulator reads the ConvTile's fields
     run_program(db, program, {"a": fmap}, profile="cpu")
+
+
+WHY_NOT = cpusim_unavailable("replay the img2col kernel on the simulator")
+
+
+@pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+@pytest.mark.parametrize("profile", ["a5", "cpu"])
+def test_the_kernel_agrees_with_the_simulator(tmp_path, capsys, profile):
+    """The replay builds TIMG2COL's ConvTile from the statement's operands and runs the set instructions."""
+    _kernel(tmp_path, configure=True, pad_after=True)
+    np.save(tmp_path / "a.npy", (np.arange(256) % 89).astype(np.float16))
+    code = main(["compare-program", str(tmp_path / "img2col.pto"), "--profile", profile,
+                 "--arg", f"a={tmp_path / 'a.npy'}", "--cache-dir", str(tmp_path / "cache")])
+    out = capsys.readouterr().out
+    assert code == 0 and "same: 5 step(s)" in out and "0 differing" in out, out
