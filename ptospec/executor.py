@@ -19,7 +19,7 @@ from .expr.evaluate import evaluate
 from .expr.vectorize import execute_statement, numpy_dtype_of
 from .model import Database, Operand
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from .validator import Report, make_scope, require_legal, resolve, validate
+from .validator import Report, make_scope, require_legal, resolve, state_reads, validate
 
 
 def numpy_dtype(db: Database, dtype: str) -> np.dtype:
@@ -250,9 +250,16 @@ def execute(
     configuration writes to state registers is ``configure``'s answer).  A mode that reads state registers
     (``mode.reads_state``) takes each from ``data`` under the register's name (see ``state_inputs``)."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
-    if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile):
-        report = validate(db, op.name, mode.name, profile, operands)
+    state = state_inputs(db, op.name, mode, data)
+    if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile) or (
+            state and report.unchecked):
+        report = validate(db, op.name, mode.name, profile, operands, state=state)
     require_legal(report)
+    missing = [r for r in state_reads(db, op, mode, profile, operands) if r not in state]
+    if missing:
+        raise InvocationError(f"{op.name} {mode.name} reads the configuration register(s) {', '.join(missing)} on "
+                              f"{profile}: give each as an input (what an earlier instruction set)",
+                              rule="exec.state-unset")
     if report.deferred:
         raise InvocationError(
             f"cannot execute with unknown valid shapes; give concrete valid=RxC ({', '.join(report.deferred)})",
@@ -265,7 +272,7 @@ def execute(
     arrays: dict[str, np.ndarray] = {}
     outputs: dict[str, np.ndarray] = {}
     scope = make_scope(db, op, mode, profile, operands)
-    scope.state = state_inputs(db, op.name, mode, data)
+    scope.state = state
     for o in mode.operands:
         desc = operands[o.name]
         if isinstance(desc, AttrDesc):

@@ -929,6 +929,9 @@ def _check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issu
     for n in walk(node):
         if isinstance(n, Name) and n.id not in known and n.id not in consts:
             issues.add(src, path, f"unknown name {n.id!r}", "expr.unknown-name")
+        elif isinstance(n, Attr) and isa is not None and n.obj in isa.state and n.obj not in known:
+            if n.name not in isa.state[n.obj].fields:
+                issues.add(src, path, f"state register {n.obj!r} has no field {n.name!r}", "op.state")
         elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in known:
             issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")
         elif isinstance(n, Call) and n.func not in FUNCTIONS:

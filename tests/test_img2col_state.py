@@ -15,6 +15,7 @@ from ptospec.conformance.data import make_inputs
 from ptospec.errors import InvocationError, PtospecError
 from ptospec.executor import configure, execute
 from ptospec.program.api import check_program, read_program, run_program
+from ptospec.validator import validate
 
 GEOMETRY = dict(fmapN=1, fmapH=3, fmapW=4, filterH=2, filterW=2, strideH=1, strideW=1, dilationH=1, dilationW=1,
                 padLeft=1, padRight=0, padTop=1, padBottom=0)
@@ -240,3 +241,18 @@ def test_the_kernel_agrees_with_the_simulator(tmp_path, capsys, profile):
                  "--arg", f"a={tmp_path / 'a.npy'}", "--cache-dir", str(tmp_path / "cache")])
     out = capsys.readouterr().out
     assert code == 0 and "same: 5 step(s)" in out and "0 differing" in out, out
+
+
+def test_a_rule_on_the_registers_is_checked_where_they_are_known(db, tiles):
+    src = "mat, 16x16xf16"
+    ops, g = _operands(tiles, "left, 16x32xf16, blayout=col_major, slayout=row_major", src, "f16",
+                       fmapH=4, fmapW=4, padLeft=0, padTop=0)
+    lone = validate(db, "timg2col", None, "a5", ops)
+    assert lone.ok and "fmatrix.inside" in lone.unchecked
+    too_big = _registers(db, tiles, {**g, "fmapH": 4, "fmapW": 8}, 0.0, "f16", "mat, 32x16xf16")
+    assert "fmatrix.inside" in validate(db, "timg2col", None, "a5", ops, state=too_big).rule_ids
+    data = {"src": np.zeros((16, 16), np.float16), "padValue": 0.0, "posM": 0, "posK": 0, **too_big}
+    with pytest.raises(PtospecError) as err:
+        execute(db, "timg2col", None, "a5", ops, data)
+    assert err.value.rule == "fmatrix.inside"
+    assert not validate(db, "timg2col", None, "cpu", ops).unchecked  # an NPU rule only

@@ -466,7 +466,7 @@ class Walker:
                 tiles[oname] = value
                 if not self.checking and oname not in fresh:
                     data[oname] = value.elements()
-        report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied)
+        report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied, self.state)
         for v in report.violations:
             self.violation(op.pos, v.rule, f"{name} {line.mode}: {v.one_line()}")
         if report.deferred:
