@@ -149,8 +149,8 @@ def read_operands(mode) -> frozenset[str]:
 
 def state_inputs(db: Database, op_name: str, mode, data: Mapping[str, object]) -> dict[str, dict[str, object]]:
     """The configuration registers a mode reads, given in ``data`` under their names, each a mapping of every
-    field of the register (``state`` in isa.yaml) to a number.  A register a statement reads but ``data`` lacks
-    is an error when that statement runs (``exec.state-unset``)."""
+    field of the register (``state`` in isa.yaml) to a number.  ``execute`` refuses an invocation reading, on
+    its profile, a register ``data`` lacks (``exec.state-unset``)."""
     out: dict[str, dict[str, object]] = {}
     for reg in mode.reads_state:
         if reg not in data:
