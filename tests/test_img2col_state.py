@@ -256,3 +256,28 @@ def test_a_rule_on_the_registers_is_checked_where_they_are_known(db, tiles):
         execute(db, "timg2col", None, "a5", ops, data)
     assert err.value.rule == "fmatrix.inside"
     assert not validate(db, "timg2col", None, "cpu", ops).unchecked  # an NPU rule only
+
+
+def test_ptospec_run_takes_and_saves_registers(tmp_path, capsys):
+    """A configuration instruction saves what it sets as REGISTER.FIELD keys; TIMG2COL takes them back with
+    --inputs, and the other register with --state."""
+    fmap = (np.arange(256) % 89).astype(np.float16).reshape(16, 16)
+    np.save(tmp_path / "src.npy", fmap)
+    geometry = dict(fmapH=4, fmapW=4, padLeft=1, padRight=0, padTop=1, padBottom=0)
+    tiles = [a for k, v in geometry.items() for a in ("--tile", f"{k}={v}")]
+    assert main(["run", "setfmatrix", "-p", "a5", "--tile", "src=mat,16x16xf16", *tiles,
+                 "--input", f"src={tmp_path / 'src.npy'}", "-o", str(tmp_path / "fm.npz")]) == 0
+    assert "sets fmatrix: fmap_h=4, fmap_w=4, pad_left=1" in capsys.readouterr().out
+    conv = [a for k, v in {**GEOMETRY, **geometry}.items() for a in ("--tile", f"{k}={v}")]
+    common = ["run", "timg2col", "-p", "a5", "--tile", "src=mat,16x16xf16", "--tile", "padValue=f16",
+              "--tile", "dst=left,16x32xf16,blayout=col_major,slayout=row_major", "--tile", "posM=u16",
+              "--tile", "posK=u16", *conv, "--scalar", "padValue=-1", "--scalar", "posM=0", "--scalar", "posK=0"]
+    inputs = np.load(tmp_path / "fm.npz")
+    np.savez(tmp_path / "in.npz", src=fmap, **{k: inputs[k] for k in inputs.files if k.startswith("fmatrix.")})
+    assert main([*common, "--inputs", str(tmp_path / "in.npz"), "--state", "img2col_padding.value=-1",
+                 "-o", str(tmp_path / "out.npz")]) == 0
+    want = im2col(fmap.reshape(1, 1, 4, 4, 16), {**GEOMETRY, **geometry}, np.float16(-1), 0, 0, 16, 32)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npz")["dst"], want)
+    assert main([*common, "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "out.npz")]) == 2  # bad input
+    err = capsys.readouterr().err
+    assert "exec.state-unset" in err and "img2col_padding" in err
