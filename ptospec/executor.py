@@ -19,7 +19,7 @@ from .expr.evaluate import evaluate
 from .expr.vectorize import execute_statement, numpy_dtype_of
 from .model import Database, Operand
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from .validator import Report, make_scope, require_legal, resolve, validate
+from .validator import Report, make_scope, require_legal, resolve, state_reads, validate
 
 
 def numpy_dtype(db: Database, dtype: str) -> np.dtype:
@@ -147,6 +147,87 @@ def read_operands(mode) -> frozenset[str]:
     return _READS[id(mode)][1]
 
 
+def state_inputs(db: Database, op_name: str, mode, data: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """The configuration registers a mode reads, given in ``data`` under their names, each a mapping of every
+    field of the register (``state`` in isa.yaml) to a number.  ``execute`` refuses an invocation reading, on
+    its profile, a register ``data`` lacks (``exec.state-unset``)."""
+    out: dict[str, dict[str, object]] = {}
+    for reg in mode.reads_state:
+        if reg not in data:
+            continue
+        value = data[reg]
+        fields = db.isa.state[reg].fields
+        if not isinstance(value, Mapping) or set(value) != set(fields) or not all(
+                isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+                for v in value.values()):
+            raise InvocationError(f"{op_name}: state register {reg} must map each of its fields "
+                                  f"({', '.join(fields)}) to a number", rule="run.state")
+        out[reg] = dict(value)
+    return out
+
+
+def configure(
+    db: Database,
+    op_name: str,
+    mode_name: str | None,
+    profile: str,
+    operands: Mapping[str, TileDesc | ScalarDesc | GlobalDesc | AttrDesc],
+    data: Mapping[str, object],
+) -> dict[str, dict[str, object]]:
+    """The state registers a configuration instruction writes (its effect's ``sets``), computed from its
+    operands (scalar values from ``data``); an empty mapping for any other instruction.  Legal invocations
+    only, like ``execute``."""
+    op, mode = resolve(db, op_name, mode_name, profile, operands)
+    require_legal(validate(db, op.name, mode.name, profile, operands))
+    return register_values(db, op, mode, profile, operands, data)
+
+
+def register_values(db: Database, op, mode, profile: str, operands: Mapping, data: Mapping[str, object]
+                    ) -> dict[str, dict[str, object]]:
+    """What a configuration mode's ``effect.sets`` evaluates to on these operands (not validated)."""
+    if mode.effect is None or not mode.effect.sets:
+        return {}
+    scope = make_scope(db, op, mode, profile, operands)
+    for o in mode.operands:
+        desc = operands[o.name]
+        if isinstance(desc, ScalarDesc):
+            if o.name not in data:
+                raise InvocationError(f"missing value for scalar operand {o.name}", rule="run.missing-input")
+            scope.values[o.name] = scalar_value(db, o.name, desc.dtype, data[o.name])
+    out: dict[str, dict[str, object]] = {}
+    for reg, fields in mode.effect.sets.items():
+        values = {}
+        for fname, (node, _text) in fields.items():
+            value = evaluate(node, scope)
+            values[fname] = value.item() if isinstance(value, np.generic) else value
+        out[reg] = values
+    return out
+
+
+def setters(db: Database, register: str) -> list[tuple]:
+    """The (op, mode) pairs whose configuration effect sets ``register``, in database order."""
+    return [(op, mode) for op in db.ops.values() for mode in op.modes
+            if mode.effect is not None and register in mode.effect.sets]
+
+
+def derived_state(db: Database, mode, operands: Mapping, data: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """The registers ``mode`` reads as the instructions setting them would leave them when given this
+    invocation's own operands of the same names (SETFMATRIX with TIMG2COL's ConvTile fields): the state a
+    generated case runs with.  A register no setter can be given from these operands is left out."""
+    out: dict[str, dict[str, object]] = {}
+    for register in mode.reads_state:
+        for op, setter in setters(db, register):
+            names = [o.name for o in setter.operands]
+            if not all(n in operands for n in names) or any(
+                    n not in data for n in names if isinstance(operands[n], ScalarDesc)):
+                continue
+            given = {n: operands[n] for n in names}
+            values = register_values(db, op, setter, setter.example.profile, given, data)
+            out[register] = values[register]
+            break
+    return out
+
+
 def execute(
     db: Database,
     op_name: str,
@@ -165,23 +246,33 @@ def execute(
     validator's report on exactly these operands, when the caller has it already (not computed again).
     A mode without data semantics (``mode.effect``: synchronisation, configuration, debug output,
     placement) is validated and runs no statement: every output is returned with its initial contents
-    and ``written`` marks nothing; callers tell it from an executed instruction by ``mode.effect``."""
+    and ``written`` marks nothing; callers tell it from an executed instruction by ``mode.effect`` (what a
+    configuration writes to state registers is ``configure``'s answer).  A mode that reads state registers
+    (``mode.reads_state``) takes each from ``data`` under the register's name (see ``state_inputs``)."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
-    if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile):
-        report = validate(db, op.name, mode.name, profile, operands)
+    state = state_inputs(db, op.name, mode, data)
+    if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile) or (
+            state and report.unchecked):
+        report = validate(db, op.name, mode.name, profile, operands, state=state)
     require_legal(report)
+    missing = [r for r in state_reads(db, op, mode, profile, operands) if r not in state]
+    if missing:
+        raise InvocationError(f"{op.name} {mode.name} reads the configuration register(s) {', '.join(missing)} on "
+                              f"{profile}: give each as an input (what an earlier instruction set)",
+                              rule="exec.state-unset")
     if report.deferred:
         raise InvocationError(
             f"cannot execute with unknown valid shapes; give concrete valid=RxC ({', '.join(report.deferred)})",
             rule="run.dynamic",
         )
-    unknown = sorted(str(n) for n in data if n not in {o.name for o in mode.operands})
+    unknown = sorted(str(n) for n in data if n not in {o.name for o in mode.operands} | set(mode.reads_state))
     if unknown:
         raise InvocationError(f"{op.name} {mode.name} has no operand(s) {', '.join(unknown)} (its operands: "
                               f"{', '.join(o.name for o in mode.operands)})", rule="run.unknown-input")
     arrays: dict[str, np.ndarray] = {}
     outputs: dict[str, np.ndarray] = {}
     scope = make_scope(db, op, mode, profile, operands)
+    scope.state = state
     for o in mode.operands:
         desc = operands[o.name]
         if isinstance(desc, AttrDesc):

@@ -30,6 +30,7 @@ from .model import (
     CPP_LITERAL,
     AsmForm,
     CppArray,
+    CppConvTile,
     Database,
     Difference,
     DType,
@@ -51,6 +52,7 @@ from .model import (
     Profile,
     Rule,
     Source,
+    StateRegister,
     TileStorage,
     Tolerance,
     UnimplementedPage,
@@ -248,12 +250,17 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
             pad_fill[pad] = node
     tile_storage = _tile_storage(src, d, issues)
     unimplemented = _unimplemented_pages(src, d.get("unimplemented_pages", []), issues)
+    state = {n: StateRegister(n, v["text"], dict(v["fields"])) for n, v in d.get("state", {}).items()}
+    for n in state:
+        if n == "profile" or n in dtypes or n in d.get("enums", {}):
+            issues.add(src, ("state", n), f"state register {n!r} would hide another name", "isa.state")
     if issues.items:
         raise DatabaseErrors(issues.items)
     return Isa(
         tile_storage=tile_storage,
         upstream=dict(d.get("upstream", {})),
         unimplemented_pages=unimplemented,
+        state=state,
         unspecified=tuple((u["page"], u["instruction"], u["reason"]) for u in d.get("unspecified", ())),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
@@ -487,7 +494,10 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             if bad:
                 issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array members must be scalar operands, not "
                            f"{bad}", "op.cpp")
+        conv = _conv_tile(src, mp, m["cpp"].get("conv_tile"), roles, kinds, let_names, issues)
         members = {a.name: list(a.members) for a in arrays}
+        if conv is not None:
+            members[conv.name] = list(conv.members)
         named = [n for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)
                  for n in members.get(a, [a.removeprefix("&")])]  # &x: the operand x passed by address
         template_attrs = [a for a in m["cpp"].get("template", []) if roles.get(a) == "attr"]
@@ -554,7 +564,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
                 cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays,
-                effect=Effect(m["effect"]["kind"], m["effect"]["text"]) if "effect" in m else None,
+                effect=_effect(src, mp, m, names, isa, issues) if "effect" in m else None,
+                reads_state=_reads_state(semantics, isa, set(names)),
+                cpp_conv_tile=conv,
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},
                 asm_tags=dict(m.get("asm_tags", {})),
@@ -853,6 +865,77 @@ def _tile_storage(src, d: dict, issues: Issues) -> TileStorage | None:
     return TileStorage(box["box_rows"], box["box_cols"], offsets, names, texts)
 
 
+def _conv_tile(src, mp, d: dict | None, roles: dict[str, str], kinds: dict[str, str], let_names: set[str],
+               issues: Issues) -> CppConvTile | None:
+    """``cpp.conv_tile``: a ConvTile argument built from a Mat tile operand and setter calls."""
+    if d is None:
+        return None
+    where = (*mp, "cpp", "conv_tile")
+    if d["name"] in roles:
+        issues.add(src, where, f"conv_tile {d['name']!r} must not be an operand's name", "op.cpp")
+    if roles.get(d["data"]) != "in" or kinds.get(d["data"]) == "global":
+        issues.add(src, where, f"conv_tile data {d['data']!r} must be an input tile operand", "op.cpp")
+    dims = []
+    for k, text in enumerate(d["dims"]):
+        node = _parse(src, (*where, "dims", k), text, issues)
+        if node is not None:
+            _check_names(src, (*where, "dims", k), node, set(roles) | let_names, None, issues)
+            dims.append(node)
+    calls = []
+    for k, call in enumerate(d.get("set", ())):
+        for arg in call[1:]:
+            if isinstance(arg, str) and roles.get(arg) not in ("scalar", "attr"):
+                issues.add(src, (*where, "set", k), f"setter argument {arg!r} is not a scalar or attribute operand",
+                           "op.cpp")
+        calls.append((call[0], tuple(call[1:])))
+    named = [n.id for node in dims for n in walk(node) if isinstance(n, Name) and n.id in roles]
+    return CppConvTile(d["name"], d["data"], tuple(dims), tuple(d["dims"]), tuple(calls),
+                       tuple(dict.fromkeys(named)))
+
+
+def _effect(src, mp, m: dict, names: list[str], isa: Isa, issues: Issues) -> Effect:
+    """A mode's ``effect``; a configuration's ``sets`` name registers and fields of ``state`` in isa.yaml and
+    compute each value from the mode's operands and type variables."""
+    e = m["effect"]
+    sets: dict[str, dict[str, tuple[Node, str]]] = {}
+    type_vars = {o.get("dtype", "") for o in m["operands"]} - {""}
+    for reg, fields in e.get("sets", {}).items():
+        where = (*mp, "effect", "sets", reg)
+        if e["kind"] != "configuration":
+            issues.add(src, where, "only a configuration effect sets state", "op.state")
+        if reg not in isa.state:
+            issues.add(src, where, f"unknown state register {reg!r} (isa.yaml state: "
+                       f"{', '.join(isa.state) or 'none'})", "op.state")
+            continue
+        missing = sorted(set(isa.state[reg].fields) - set(fields))
+        if missing:
+            issues.add(src, where, f"sets {reg} without its field(s) {', '.join(missing)}", "op.state")
+        sets[reg] = {}
+        for fname, value in fields.items():
+            text = str(value)  # an integer constant or an expression
+            if fname not in isa.state[reg].fields:
+                issues.add(src, (*where, fname), f"state register {reg!r} has no field {fname!r}", "op.state")
+                continue
+            node = _parse(src, (*where, fname), text, issues)
+            if node is not None:
+                _check_names(src, (*where, fname), node, set(names) | type_vars, isa, issues)
+                sets[reg][fname] = (node, text)
+    return Effect(e["kind"], e["text"], sets)
+
+
+def _reads_state(semantics, isa: Isa, operands: set[str]) -> tuple[str, ...]:
+    """The state registers a mode's statements read (``<register>.<field>``), in order of first use."""
+    found: list[str] = []
+    for stmt in semantics:
+        stmt = stmt.expanded()
+        parts = (stmt.value, stmt.where, stmt.when, *stmt.target.indices)
+        for node in (n for part in parts if part is not None for n in walk(part)):
+            if isinstance(node, Attr) and node.obj in isa.state and node.obj not in operands \
+                    and node.obj not in found:
+                found.append(node.obj)
+    return tuple(found)
+
+
 def _check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issues) -> None:
     consts: set[str] = set()
     if isa is not None:
@@ -862,6 +945,9 @@ def _check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issu
     for n in walk(node):
         if isinstance(n, Name) and n.id not in known and n.id not in consts:
             issues.add(src, path, f"unknown name {n.id!r}", "expr.unknown-name")
+        elif isinstance(n, Attr) and isa is not None and n.obj in isa.state and n.obj not in known:
+            if n.name not in isa.state[n.obj].fields:
+                issues.add(src, path, f"state register {n.obj!r} has no field {n.name!r}", "op.state")
         elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in known:
             issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")
         elif isinstance(n, Call) and n.func not in FUNCTIONS:
@@ -937,6 +1023,10 @@ def _check_statement(src, path, stmt, roles: dict[str, str], kinds: dict[str, st
               and roles.get(n.id) not in ("scalar", "attr") and isa.enum_of_value(n.id) is None
               and n.id not in isa.dtypes):
             issues.add(src, path, f"unknown name {n.id!r} in semantics", "expr.unknown-name")
+        elif isinstance(n, Attr) and n.obj in isa.state and n.obj not in roles:
+            if n.name not in isa.state[n.obj].fields:
+                issues.add(src, path, f"state register {n.obj!r} has no field {n.name!r} (fields: "
+                           f"{', '.join(isa.state[n.obj].fields)})", "op.state")
         elif isinstance(n, Attr) and n.obj != "profile" and n.obj not in roles:
             issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")
 

@@ -94,6 +94,16 @@ class Family:
 
 
 @dataclass(frozen=True)
+class StateRegister:
+    """Configuration state one instruction sets and a later one reads (``state`` in isa.yaml): named integer
+    fields, each holding what the setting instruction's ``effect.sets`` computes."""
+
+    name: str
+    text: Text
+    fields: dict[str, Text]  # field -> what it holds
+
+
+@dataclass(frozen=True)
 class UnimplementedPage:
     """An upstream tile-op page that describes nothing the headers implement (``unimplemented_pages``)."""
 
@@ -205,6 +215,8 @@ class Effect:
 
     kind: str  # synchronisation | configuration | debug-output | placement
     text: Text
+    # configuration: state register -> field -> (value expression over the mode's operands, its text)
+    sets: dict[str, dict[str, tuple[Node, str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -215,6 +227,29 @@ class CppArray:
     cpp: str  # the array type, e.g. pto::TRandomKey
     element: str  # the element type each member is converted to, e.g. uint32_t
     members: tuple[str, ...]  # scalar operands, in order
+
+
+@dataclass(frozen=True)
+class CppConvTile:
+    """A C++ ``ConvTile`` argument (TIMG2COL, SETFMATRIX ...) built from operands: its storage is a Mat tile
+    operand's (NC1HWC0: the tile's rows are N * C1 * H * W, its columns C0), its shape ``dims`` (N, C1, H, W,
+    expressions over the operands) and the tile's columns, and its fields are set by ``calls`` of its setters
+    (``SetFmapH(fmapH)``, ``SetPadList(0, padLeft)``), each argument an operand or an integer."""
+
+    name: str  # the argument's name in cpp.args
+    data: str  # the tile operand holding the feature map
+    dims: tuple[Node, ...]
+    dims_text: tuple[str, ...]
+    calls: tuple[tuple[str, tuple[str | int, ...]], ...]
+    dim_operands: tuple[str, ...] = ()  # the operands the dims name
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The operands it is built from: the data tile, the operands its shape names, each operand a setter takes."""
+        seen = [self.data, *(n for n in self.dim_operands if n != self.data)]
+        for _setter, args in self.calls:
+            seen.extend(a for a in args if isinstance(a, str) and a not in seen)
+        return tuple(seen)
 
 
 @dataclass(frozen=True)
@@ -249,6 +284,8 @@ class Mode:
     case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
     # operand -> (row axis, column axis) among rows, cols and inner (a third extent: a matmul's K)
     valid_axes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    reads_state: tuple[str, ...] = ()  # state registers its semantics read (``<register>.<field>``)
+    cpp_conv_tile: CppConvTile | None = None  # a ConvTile argument of the C++ call, built from operands
 
     @property
     def has_data_semantics(self) -> bool:
@@ -450,6 +487,7 @@ class Isa:
     tile_storage: TileStorage | None = None  # element placement in tile storage
     unimplemented_pages: tuple[UnimplementedPage, ...] = ()
     unspecified: tuple[tuple[str, str, Text], ...] = ()  # upstream pages without a specification: (page, name, why)
+    state: dict[str, StateRegister] = field(default_factory=dict)  # configuration registers (``state``)
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

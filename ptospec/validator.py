@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from . import attrs
-from .errors import ExprError, InvocationError, UnknownValue
+from .errors import ExprError, InvocationError, PtospecError, UnknownValue
 from .expr.ast import Attr, Index, Name, Node, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
@@ -41,6 +41,7 @@ class Report:
     violations: tuple[Violation, ...]
     deferred: tuple[str, ...]
     implied: tuple[str, ...] = ()  # rules left to the implementation: they concern operands the form omits
+    unchecked: tuple[str, ...] = ()  # rules reading configuration registers not given (checked when they are)
 
     @property
     def ok(self) -> bool:
@@ -121,6 +122,28 @@ def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Map
     return scope
 
 
+def state_reads(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> tuple[str, ...]:
+    """The configuration registers this invocation reads on ``profile``: those its statements name, leaving
+    out the statements whose ``when`` is false here (TIMG2COL reads the img2col registers on the NPUs only)."""
+    if not mode.reads_state:
+        return ()
+    scope = make_scope(db, op, mode, profile, operands)
+    found: list[str] = []
+    for stmt in mode.semantics:
+        if stmt.when is not None:
+            try:
+                if not evaluate(stmt.when, scope):
+                    continue
+            except PtospecError:
+                pass  # not decided before it runs: counted
+        stmt = stmt.expanded()
+        parts = (stmt.value, stmt.where, *stmt.target.indices)
+        for node in (n for part in parts if part is not None for n in walk(part)):
+            if isinstance(node, Attr) and node.obj in mode.reads_state and node.obj not in found:
+                found.append(node.obj)
+    return tuple(found)
+
+
 def implied_names(op: OpSpec, mode: Mode, implied: Collection[str]) -> frozenset[str]:
     """The operands a form leaves out, the type variables only they bind, and the op-level ``let`` names
     computed from them: what a rule cannot be checked without."""
@@ -162,29 +185,31 @@ _REPORTS_MAX = 20_000
 
 def validate(
     db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
-    implied: Collection[str] = (),
+    implied: Collection[str] = (), state: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Report:
     """Check one invocation.  ``implied`` names operands the assembly form leaves out (a synchronous line
     has no tmp: the implementation allocates it); they are not reported missing, and the rules that
     concern them are listed in ``Report.implied`` instead of being checked.  Reports are remembered (they
     are immutable, and a conformance run asks about the same invocation several times)."""
-    key = (op_name, mode_name, profile, tuple(operands.items()), tuple(implied))
+    state = state or {}
+    frozen = tuple(sorted((str(r), tuple(sorted(f.items()))) for r, f in state.items()))
+    key = (op_name, mode_name, profile, tuple(operands.items()), tuple(implied), frozen)
     try:
         hash(key)
     except TypeError:  # an unhashable operand: judged without the memo
-        return _validate(db, op_name, mode_name, profile, operands, implied)
+        return _validate(db, op_name, mode_name, profile, operands, implied, state)
     if not _REPORTS or _REPORTS[0][0] is not db or len(_REPORTS[0][1]) >= _REPORTS_MAX:
         _REPORTS[:] = [(db, {})]
     cached = _REPORTS[0]
     report = cached[1].get(key)
     if report is None:
-        report = cached[1][key] = _validate(db, op_name, mode_name, profile, operands, implied)
+        report = cached[1][key] = _validate(db, op_name, mode_name, profile, operands, implied, state)
     return report
 
 
 def _validate(
     db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
-    implied: Collection[str] = (),
+    implied: Collection[str] = (), state: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Report:
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     for name, desc in operands.items():
@@ -266,14 +291,20 @@ def _validate(
 
     # 5. the op's rules
     base = make_scope(db, op, mode, profile, operands, unseen)
+    base.state = dict(state or {})
+    unset = set(db.isa.state) - set(base.state) - set(operands)  # registers this invocation is not given
+    unchecked: list[str] = []
     for rule in rules_for(op, mode.name, profile):
         if unseen and _rule_references(rule) & unseen:
             skipped.append(rule.id)
             continue
+        if unset and _rule_references(rule) & unset:
+            unchecked.append(rule.id)  # checked where the registers are known (execution, a program's run)
+            continue
         # a rule with ``let`` values of its own binds them in a copy; evaluation never changes a scope
         scope = base if not rule.let else Scope(
             isa=base.isa, tiles=base.tiles, type_vars=base.type_vars, profile_constants=base.profile_constants,
-            values=dict(base.values), attrs=base.attrs)
+            values=dict(base.values), attrs=base.attrs, state=base.state)
         try:
             bind_lets(rule.let, scope)
             if rule.when is not None and not evaluate(rule.when, scope):
@@ -284,7 +315,7 @@ def _validate(
         except ExprError as exc:
             out.append(Violation(rule.id, rule.operands, f"cannot evaluate the check: {exc.message}", rule.phase,
                                  f"{rule.file}:{rule.line}"))
-    return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped))
+    return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped), tuple(unchecked))
 
 
 _TILE_VERDICTS: list[tuple[object, dict[object, tuple]]] = []  # the last ISA's verdicts (one slot)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..asm.types import parse_descriptor
 from ..errors import InvocationError, TileError
-from ..executor import execute, view_elements
+from ..executor import configure, execute, view_elements
 from ..tile import GlobalDesc, TileDesc
 from ..validator import resolve
 from ._common import database, parse_tiles
@@ -27,7 +27,9 @@ def register(sub) -> None:
         "fully valid; describe them with --tile NAME=DESC to set valid shapes or layouts. A global operand (a view "
         "of global memory, --tile NAME=gm,16x16xf32,strides=32x1) takes either the view's elements or its whole "
         "buffer (1-D, size elements); its output is saved as NAME (the view's elements) and NAME.buffer. "
-        "Outputs go to --output (.npz).",
+        "An instruction reading configuration state (TIMG2COL on the NPUs) takes each register field with "
+        "--state REGISTER.FIELD=NUMBER (or a REGISTER.FIELD key of --inputs); a configuration instruction prints "
+        "the fields it writes and saves them under the same keys. Outputs go to --output (.npz).",
         epilog="example:\n  ptospec run tcolmin --profile a5 --input src=src.npy "
         "--tile src=vec,16x16xf32,valid=10x16 --tile dst=vec,1x16xf32 --output out.npz",
         formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
@@ -39,6 +41,8 @@ def register(sub) -> None:
     p.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy")
     p.add_argument("--inputs", metavar="FILE.npz")
     p.add_argument("--scalar", "-s", action="append", metavar="NAME=VALUE", help="value of a scalar operand")
+    p.add_argument("--state", action="append", metavar="REGISTER.FIELD=VALUE",
+                   help="a field of a configuration register the instruction reads (isa.yaml state)")
     p.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
                    "(default: OP-out.npz)")
     p.add_argument("--cast", action="store_true",
@@ -82,23 +86,35 @@ _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE
                     re.IGNORECASE)
 
 
-def _number(item: str) -> tuple[str, int | float]:
+def _number(item: str, option: str = "--scalar") -> tuple[str, int | float]:
     name, sep, value = item.partition("=")
     value = value.strip()
     if not sep or not name.strip():
-        raise InvocationError(f"--scalar expects NAME=NUMBER, got {item!r}", rule="cli.args", where="--scalar")
+        raise InvocationError(f"{option} expects NAME=NUMBER, got {item!r}", rule="cli.args", where=option)
     if _INT.fullmatch(value):
         return name.strip(), int(value)
     if len(value) <= 64 and _FLOAT.fullmatch(value):
         return name.strip(), float(value)
-    raise InvocationError(f"--scalar expects NAME=NUMBER (ASCII digits), got {item!r}", rule="cli.args",
-                          where="--scalar")
+    raise InvocationError(f"{option} expects NAME=NUMBER (ASCII digits), got {item!r}", rule="cli.args",
+                          where=option)
 
 
 def _put(data: dict, name: str, value, where: str) -> None:
     if name in data:
         raise InvocationError(f"{name!r} is given twice", rule="cli.args", where=where)
     data[name] = value
+
+
+def _registers(db, data: dict) -> dict[str, dict[str, object]]:
+    """Take the ``REGISTER.FIELD`` entries out of ``data``, grouped per configuration register."""
+    out: dict[str, dict[str, object]] = {}
+    for key in [k for k in data if "." in k]:
+        register, _, field = key.partition(".")
+        if register not in db.isa.state or field not in db.isa.state[register].fields:
+            continue  # an operand's name, or an unknown register: reported as an unknown input
+        value = data.pop(key)
+        out.setdefault(register, {})[field] = value.item() if isinstance(value, np.ndarray | np.generic) else value
+    return out
 
 
 def _dtype_of(db, name: str, arr: np.ndarray) -> str:
@@ -128,9 +144,14 @@ def run(args) -> int:
         _put(data, name.strip(), array, "--input")
     for item in args.scalar or []:
         _put(data, *_number(item), "--scalar")
+    for item in args.state or []:
+        name, value = _number(item, "--state")
+        _put(data, name, value, "--state")
+    state = _registers(db, data)
     tiles = parse_tiles(db, args.tile)
     op, mode = resolve(db, args.op, args.mode, args.profile, set(tiles) | set(data))
-    known = {o.name for o in mode.operands}
+    data.update(state)
+    known = {o.name for o in mode.operands} | set(mode.reads_state)
     unknown = sorted((set(data) | set(tiles)) - known)
     if unknown:
         raise InvocationError(f"{op.name} {mode.name} has no operand(s) {', '.join(unknown)} (its operands: "
@@ -161,11 +182,14 @@ def run(args) -> int:
         if o.role == "scalar" and o.name not in tiles:
             raise InvocationError(f"scalar {o.name} needs --tile {o.name}=DTYPE", rule="run.missing-input")
     outputs = execute(db, op.name, mode.name, args.profile, tiles, data, cast=args.cast)
+    saved: dict[str, np.ndarray] = {}
     if mode.effect is not None:
         print(f"{op.name} {mode.name} has no data semantics ({mode.effect.kind}): the invocation is legal and "
               "nothing was executed; every operand keeps its contents")
+        for register, fields in configure(db, op.name, mode.name, args.profile, tiles, data).items():
+            print(f"sets {register}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+            saved.update({f"{register}.{k}": np.asarray(v) for k, v in fields.items()})
     out_path = Path(args.output or f"{op.name}-out.npz")
-    saved: dict[str, np.ndarray] = {}
     for name, arr in outputs.items():
         desc = tiles[name]
         if isinstance(desc, GlobalDesc):  # the view's elements, and the whole buffer behind it

@@ -21,7 +21,7 @@ import math
 import ml_dtypes
 import numpy as np
 
-from ..executor import numpy_dtype, view_offsets
+from ..executor import derived_state, numpy_dtype, view_offsets
 from ..expr.evaluate import Scope, evaluate
 from ..expr.vectorize import element_mask, element_values
 from ..model import Database, Mode, OpSpec
@@ -148,6 +148,8 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
             values = _encoded(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan))
             arr[:vr, :vc] = _in_order(db, mode, o, tiles, _in_domain(db, mode, o, tiles, values))
             data[o.name] = arr
+    if mode.reads_state:  # the configuration registers, as the instructions setting them leave them
+        data.update(derived_state(db, mode, tiles, data))
     return data
 
 

@@ -253,12 +253,26 @@ def group(db: Database, divergences: list[Divergence]) -> list[Group]:
 
 
 def _jsonable(value: object) -> object:
+    if isinstance(value, Mapping):  # a configuration register: its fields
+        return {str(k): _jsonable(v) for k, v in value.items()}
     arr = np.asarray(value)
     if arr.dtype.kind in "iub":
         return arr.tolist()
     with np.errstate(invalid="ignore"):
         return np.vectorize(_float, otypes=[object])(arr.astype(np.float64)).tolist() if arr.ndim else \
             _float(float(arr))
+
+
+def npz_inputs(inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+    """Inputs as ``np.savez`` keys: a configuration register's fields as ``REGISTER.FIELD`` (what
+    ``ptospec run --inputs`` reads back)."""
+    out: dict[str, np.ndarray] = {}
+    for name, value in inputs.items():
+        if isinstance(value, Mapping):
+            out.update({f"{name}.{k}": np.asarray(v) for k, v in value.items()})
+        else:
+            out[name] = np.asarray(value)
+    return out
 
 
 def _float(x: float) -> float | str:
@@ -293,6 +307,10 @@ def _inputs_markdown(db: Database, d: Divergence) -> list[str]:
     roles = {o.name: o.role for o in db.op(d.op).mode(d.mode).operands}
     lines = []
     for name, value in d.inputs.items():
+        if isinstance(value, Mapping):
+            fields = ", ".join(f"{k}={v}" for k, v in value.items())
+            lines.append(f"- state register `{name}`: {fields}")
+            continue
         arr = np.asarray(value)
         if arr.ndim == 0:
             lines.append(f"- input `{name}` = {arr.item()!r}")
@@ -367,7 +385,7 @@ class ConformanceReport:
             for d, _, _ in g.bindings:
                 if d.artifacts.get("cpp"):
                     (repros / f"{slug(d)}.cpp").write_text(d.artifacts["cpp"])
-                arrays = {n: np.asarray(v) for n, v in d.inputs.items()}
+                arrays = npz_inputs(d.inputs)
                 np.savez(repros / f"{slug(d)}.npz", **arrays)  # type: ignore[arg-type]
         json_path, md_path = out / "report.json", out / "report.md"
         json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

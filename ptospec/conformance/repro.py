@@ -50,13 +50,18 @@ def render(db: Database, op: str, mode: str, profile: str, descriptors: dict[str
             text = array_literal(db, dtype, value) if np.ndim(value) else repr(value.item() if hasattr(value, "item")
                                                                                else value)
             lines.append(f"      {o.name!r}: {text},")
+    for register in mode_spec.reads_state:  # configuration registers: a mapping of their fields
+        if isinstance(inputs.get(register), dict):
+            lines.append(f"      {register!r}: {dict(inputs[register])!r},")
     lines += ["  }", f"  print(replay({op!r}, {mode!r}, {profile!r}, tiles, inputs, backend={backend!r}))", ""]
     tile_args = " ".join(f"--tile {shlex.quote(f'{n}={d}')}" for n, d in descriptors.items())
     mode_arg = f" --mode {mode}" if len(db.op(op).modes) > 1 else ""
     lines += ["command line (legality, then reference outputs after saving the inputs with "
               "np.savez('inputs.npz', **inputs)):",
               f"  ptospec check {op} --profile {profile}{mode_arg} {tile_args}",
-              f"  ptospec run {op} --profile {profile}{mode_arg} {tile_args} --inputs inputs.npz --output out.npz"]
+              f"  ptospec run {op} --profile {profile}{mode_arg} {tile_args} --inputs inputs.npz --output out.npz"
+              + "".join(f" --state {r}.{k}={v}" for r in mode_spec.reads_state if isinstance(inputs.get(r), dict)
+                        for k, v in inputs[r].items())]
     return "\n".join(lines)
 
 

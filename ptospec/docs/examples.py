@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import attrs
 from ..asm.forms import FORMS, print_form
 from ..asm.types import parse_descriptor
-from ..cpp_types import global_pointer, global_type
+from ..cpp_types import conv_tile_type, global_pointer, global_type
 from ..model import CPP_LITERAL, Database, Mode, OpSpec
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 
@@ -57,6 +57,11 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
     lines = ["#include <pto/pto-inst.hpp>", "using namespace pto;", f"void example_{suffix}_{mode.name}({params}) {{"]
     body: list[str] = []
     structs = {o.name: o.cpp_struct for o in mode.operands if o.cpp_struct}
+    conv = mode.cpp_conv_tile
+    if conv is not None:  # the ConvTile stands for its storage tile: declared instead of it, fields set below
+        structs[conv.data] = ""
+        lines.append(f"    using {_type_name(conv.name)} = "
+                     f"{conv_tile_type(db, _op_of(db, mode), mode, mode.example.profile, tiles)};")
     for name in order:
         tile = tiles[name]
         if isinstance(tile, GlobalDesc):
@@ -77,6 +82,8 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
         if isinstance(tile, GlobalDesc):
             body.append(f"    {_type_name(name)} {name}({name}_gm);")
             continue
+        if conv is not None and name == conv.data:
+            continue
         if name in structs:  # a result the call returns in a struct, not a tile
             body.append(f"    {structs[name]} {name}{{}};")
             continue
@@ -86,14 +93,20 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
     for arr in mode.cpp_arrays:
         members = ", ".join(f"static_cast<{arr.element}>({m})" for m in arr.members)
         body.append(f"    {arr.cpp} {arr.name} = {{{members}}};")
+    if conv is not None:
+        body.append(f"    {_type_name(conv.name)} {conv.name};")
+        for setter, args in conv.calls:
+            spelled = [_argument(db, mode, tiles, a) if isinstance(a, str) else str(a) for a in args]
+            body.append(f"    {conv.name}.{setter}({', '.join(spelled)});")
     lines += body
     if manual:
         address = 0
         for name in order:
             tile = tiles[name]
-            if not isinstance(tile, TileDesc) or name in structs:
+            if not isinstance(tile, TileDesc) or (name in structs and (conv is None or name != conv.data)):
                 continue
-            lines.append(f"    TASSIGN({name}, {address:#x});")
+            lines.append(f"    TASSIGN({conv.name if conv is not None and name == conv.data else name}, "
+                         f"{address:#x});")
             address += -(-_tile_bytes(db, tile) // _ALIGN) * _ALIGN
     template = ""
     if mode.cpp_template:
@@ -102,6 +115,11 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
     lines.append(f"    {mode.cpp_name}{template}({call_args});")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _op_of(db: Database, mode: Mode):
+    """The instruction a mode belongs to."""
+    return next(op for op in db.ops.values() if any(m is mode for m in op.modes))
 
 
 def _template_argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
@@ -115,7 +133,8 @@ def _template_argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
 
 def _argument(db: Database, mode: Mode, tiles: dict, name: str) -> str:
     """A call argument: the operand's variable, ``Enum::VALUE`` for an attribute, or a literal as written."""
-    if name not in tiles and (CPP_LITERAL.fullmatch(name) or mode.cpp_array(name)):
+    if name not in tiles and (CPP_LITERAL.fullmatch(name) or mode.cpp_array(name) or (
+            mode.cpp_conv_tile is not None and name == mode.cpp_conv_tile.name)):
         return name
     if name.startswith("&"):  # an operand passed by address
         return name

@@ -61,6 +61,16 @@ LABELS: dict[str, dict[str, str]] = {
               "一致性测试检查后端接受该指令并保持所有操作数不变。",
     },
     "same_semantics": {"en": "The same statements as mode {mode}.", "zh": "语句与模式 {mode} 相同。"},
+    "state_sets": {"en": "Configuration state it writes (read by a later instruction; a program keeps it until it is "
+                         "set again):",
+                   "zh": "它写入的配置状态（由之后的指令读取；程序中保持到再次设置为止）："},
+    "state_reads": {"en": "Configuration state it reads, as an earlier instruction set it (`<register>.<field>` in "
+                          "the statements; a single run takes it as an input):",
+                    "zh": "它读取的配置状态，即之前的指令所设置的值（语句中写作 `<register>.<field>`；"
+                          "单条指令运行时作为输入给出）："},
+    "state_field": {"en": "Register field", "zh": "寄存器字段"},
+    "state_register": {"en": "Register", "zh": "寄存器"},
+    "state_fields": {"en": "Fields", "zh": "字段"},
     "as_written": {"en": "As written in the spec", "zh": "规格原文"},
     "dtypes": {"en": "Data types per profile", "zh": "各配置的数据类型"},
     "basis": {"en": "Basis", "zh": "依据"},

@@ -225,6 +225,21 @@ def _as_written(stmt) -> str:
     return "    ".join(parts)
 
 
+def _state_table(db: Database, mode: Mode, lang: str) -> list[str]:
+    """The configuration registers a mode writes (each field with its value) or reads (each field)."""
+    if mode.effect is not None and mode.effect.sets:
+        rows = [[code(f"{reg}.{name}"), _math(to_latex(node)), prose(text(db.isa.state[reg].fields[name], lang))]
+                for reg, fields in mode.effect.sets.items() for name, (node, _text) in fields.items()]
+        return [label("state_sets", lang) + "\n",
+                table([label("state_field", lang), label("value", lang), label("meaning", lang)], rows)]
+    if mode.reads_state:
+        rows = [[code(reg), prose(text(db.isa.state[reg].text, lang)),
+                 ", ".join(code(f) for f in db.isa.state[reg].fields)] for reg in mode.reads_state]
+        return [label("state_reads", lang) + "\n",
+                table([label("state_register", lang), label("meaning", lang), label("state_fields", lang)], rows)]
+    return []
+
+
 def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str) -> list[str]:
     out: list[str] = []
     if heading:
@@ -239,6 +254,9 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     if mode.effect is not None:  # an instruction without data semantics: what it does instead
         out.append(label("no_data_semantics", lang).format(kind=code(mode.effect.kind)) + "\n")
         out.append(prose(text(mode.effect.text, lang)) + "\n")
+        out += _state_table(db, mode, lang)
+    elif mode.reads_state:  # configuration registers an earlier instruction set
+        out += _state_table(db, mode, lang)
     written = "\n".join(_as_written(s) for s in mode.semantics)
     same = next((m for m in op.modes[:op.modes.index(mode)]
                  if [_as_written(s) for s in m.semantics] == [_as_written(s) for s in mode.semantics]), None)

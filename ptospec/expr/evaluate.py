@@ -37,6 +37,7 @@ class Scope:
     values: dict[str, Any] = field(default_factory=dict)
     attrs: Mapping[str, str] = field(default_factory=dict)  # mode attributes (e.g. a comparison mode)
     variants: Mapping[str, str] = field(default_factory=dict)  # the profile's numerics variants (max: ordered)
+    state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # configuration registers' fields
 
     def constants(self) -> dict[str, str]:
         cached = _CONSTANTS.get(id(self.isa))
@@ -80,6 +81,12 @@ class Scope:
                 raise ExprError(f"profile has no constant {name!r}", rule="expr.unknown-name")
             return self.profile_constants[name]
         tile = self.tiles.get(obj)
+        if tile is None and obj in self.isa.state:
+            register = self.state.get(obj)
+            if register is None:
+                raise UnknownValue(f"state register {obj} is not set here (an instruction setting it comes first)",
+                                   rule="exec.state-unset")
+            return register[name]
         if tile is None:
             raise ExprError(f"{obj!r} is not an operand tile", rule="expr.unknown-name")
         if isinstance(tile, GlobalDesc):

@@ -360,6 +360,10 @@ def _group_lines(g: Group) -> list[str]:
         else:
             lines.append(f"    const {o.cpp} {o.ident} = ptorep::bits<{o.cpp}>(p[{k}]);")
             k += 1
+    if plan.conv is not None:  # a ConvTile over the placed tile's storage, its fields set one by one
+        c = plan.conv
+        lines += [f"    {c.cpp} {c.ident};", f"    {c.ident}.data() = {c.data}.data();"]
+        lines += [f"    {c.ident}.{setter}({', '.join(args)});" for setter, args in c.calls]
     lines.append(f"    {plan.call}({', '.join(plan.args)});")
     lines += dumps
     lines += ["}", f"}} // namespace {g.name}", ""]

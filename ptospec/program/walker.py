@@ -17,12 +17,12 @@ import numpy as np
 from ..asm.forms import ParsedLine, parse_line
 from ..asm.types import parse_type
 from ..errors import PtospecError
-from ..executor import execute, numpy_dtype
+from ..executor import execute, numpy_dtype, register_values
 from ..expr.evaluate import evaluate
 from ..model import Database
 from ..storage import storage_bytes
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from ..validator import make_scope, validate
+from ..validator import make_scope, state_reads, validate
 from . import arith
 from .errors import ProgramError, SourcePos
 from .lexer import Token
@@ -234,6 +234,8 @@ class Walker:
         self.funcs = {self.symbol(f): f for f in functions(program)}
         self.memo = memo if memo is not None else Memo()
         self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
+        self.state: dict[str, dict[str, object]] = {}  # configuration registers the statements have set so far
+        self.registers: set[str] = set()  # their names (also while checking, when no value is known)
         self.depth = 0
         from .handlers import HANDLERS, synchronisation_handlers  # they take a Walker: imported once it exists
 
@@ -464,7 +466,7 @@ class Walker:
                 tiles[oname] = value
                 if not self.checking and oname not in fresh:
                     data[oname] = value.elements()
-        report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied)
+        report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied, self.state)
         for v in report.violations:
             self.violation(op.pos, v.rule, f"{name} {line.mode}: {v.one_line()}")
         if report.deferred:
@@ -476,14 +478,28 @@ class Walker:
             self.bind(op, [fresh.get(o, UNKNOWN) for o in _result_operands(line, op)])
         if report.violations:
             return
+        mode = self.db.op(line.op).mode(line.mode)
+        unset = [r for r in state_reads(self.db, self.db.op(line.op), mode, self.profile, operands)
+                 if r not in self.registers]
+        if unset:
+            setters = sorted({o.name.upper() for o in self.db.ops.values() for m in o.modes
+                              if m.effect is not None and set(unset) & set(m.effect.sets)})
+            self.violation(op.pos, "program.state-unset", f"{name} {line.mode} reads the {', '.join(unset)} "
+                           f"register(s) on {self.profile}, which no earlier statement sets ({', '.join(setters)})")
+            return
+        if mode.effect is not None:
+            self.registers.update(mode.effect.sets)  # set from here on (values: self.state, when running)
         self.stats.legal += 1
         if self.checking:
             return
         if line.implied:
             self.scratch(op, name, line, operands)
         written: dict[str, np.ndarray] | None = {} if self.tracer is not None else None
+        data.update({r: self.state[r] for r in mode.reads_state if r in self.state})  # registers set earlier
         try:
             outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, written, report=report)
+            # a configuration instruction's registers stay set for the statements after it
+            self.state.update(register_values(self.db, self.db.op(line.op), mode, self.profile, operands, data))
         except PtospecError as exc:
             raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
         for oname, arr in outputs.items():

@@ -19,7 +19,8 @@ import numpy as np
 
 from ... import attrs
 from ...conformance.backend import Invocation
-from ...cpp_types import dynamic_global_type
+from ...cpp_types import conv_tile_type, dynamic_global_type
+from ...errors import PtospecError
 from ...model import CPP_LITERAL, Database
 from ...tile import GLOBAL_RANK, AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .harness import HEADER_NAME, TRAP_EXIT
@@ -69,6 +70,16 @@ class OperandPlan:
 
 
 @dataclass(frozen=True)
+class ConvPlan:
+    """A ``ConvTile`` over a loaded Mat tile's storage, its fields set by setter calls (``cpp.conv_tile``)."""
+
+    ident: str
+    cpp: str  # ConvTile<TileType::Loc, T, elements, Layout::NC1HWC0, ConvTileShape<N, C1, H, W, C0>>
+    data: str  # identifier of the tile holding the storage
+    calls: tuple[tuple[str, tuple[str, ...]], ...]  # (setter, C++ arguments)
+
+
+@dataclass(frozen=True)
 class VariantPlan:
     """One static shape group of one op mode: everything a compiled driver function fixes."""
 
@@ -78,13 +89,15 @@ class VariantPlan:
     args: tuple[str, ...]  # C++ identifiers, in call order
     operands: tuple[OperandPlan, ...]  # in the mode's operand order
     arrays: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()  # (ident, array type, element, member idents)
+    conv: ConvPlan | None = None  # a ConvTile argument built from operands
 
     @property
     def signature(self) -> str:
         """Identity of the compiled code (same signature = same driver function)."""
         parts = [f"{o.role}:{o.name}:{o.cpp}{'=' + o.value if o.value else ''}" for o in self.operands]
         arrays = [f"{name}={cpp}{{{','.join(members)}}}" for name, cpp, _, members in self.arrays]
-        return f"{self.op}/{self.mode}/{self.call}({','.join(self.args)})|" + "|".join([*parts, *arrays])
+        conv = [f"{self.conv.ident}={self.conv.cpp}{self.conv.calls}"] if self.conv else []
+        return f"{self.op}/{self.mode}/{self.call}({','.join(self.args)})|" + "|".join([*parts, *arrays, *conv])
 
     @property
     def template(self) -> str:
@@ -172,6 +185,7 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             ident = f"{ident}_{len(idents)}"
         arrays.append((ident, arr.cpp, arr.element, tuple(idents[m] for m in arr.members)))
         idents[arr.name] = ident
+    conv = _conv_plan(db, inv, mode, idents)
     missing = [a for a in written if a.removeprefix("&") not in idents and not CPP_LITERAL.fullmatch(a)]
     if missing:
         raise Unplannable(f"cpp.args names {', '.join(missing)}, which are not operands of {inv.op} {inv.mode}")
@@ -192,7 +206,28 @@ def plan_variant(db: Database, inv: Invocation) -> VariantPlan:
             return o.cpp_value if o.role == "attr" else f"{o.ident}_t"
 
         call = f"{call}<{', '.join(argument(a) for a in mode.cpp_template)}>"
-    return VariantPlan(inv.op, inv.mode, call, args, tuple(operands), tuple(arrays))
+    return VariantPlan(inv.op, inv.mode, call, args, tuple(operands), tuple(arrays), conv)
+
+
+def _conv_plan(db: Database, inv: Invocation, mode, idents: dict[str, str]) -> ConvPlan | None:
+    """The ConvTile of ``cpp.conv_tile``: its shape is static, like every tile shape of a variant."""
+    spec = mode.cpp_conv_tile
+    if spec is None:
+        return None
+    if not isinstance(inv.tiles[spec.data], TileDesc):
+        raise Unplannable(f"the ConvTile's storage {spec.data} was given a scalar")
+    try:
+        cpp = conv_tile_type(db, db.op(inv.op), mode, inv.profile, inv.tiles)
+    except (ValueError, PtospecError) as exc:
+        raise Unplannable(str(exc)) from None
+    ident = cpp_identifier(spec.name)
+    if ident in idents.values():
+        ident = f"{ident}_{len(idents)}"
+    calls = tuple((setter, tuple(idents[a] if isinstance(a, str) else str(a) for a in args))
+                  for setter, args in spec.calls)
+    plan = ConvPlan(ident, cpp, idents[spec.data], calls)
+    idents[spec.name] = ident
+    return plan
 
 
 # ------------------------------------------------------------------ translation units
@@ -223,6 +258,11 @@ def _variant_body(plan: VariantPlan) -> list[str]:
     for ident, cpp, element, members in plan.arrays:
         values = ", ".join(f"static_cast<{element}>({m})" for m in members)
         lines.append(f"    {cpp} {ident} = {{{values}}};")
+    if plan.conv is not None:  # a ConvTile over the loaded tile's storage, its fields set one by one
+        c = plan.conv
+        lines.append(f"    {c.cpp} {c.ident};")
+        lines.append(f"    {c.ident}.data() = {c.data}.data();")
+        lines += [f"    {c.ident}.{setter}({', '.join(args)});" for setter, args in c.calls]
     lines.append(call_statement(plan))
     return lines
 
