@@ -7,6 +7,7 @@ reports every broken file in one run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -1115,9 +1116,41 @@ def check_mnemonics(ops: list[OpSpec]) -> list[SpecError]:
     return problems
 
 
+_LOADED: dict[tuple, Database] = {}
+_LOADED_LIMIT = 4
+
+
+def _content_key(root_path: Path) -> tuple:
+    """What a load depends on: the specs' bytes, where they are, and the working directory (message paths)."""
+    digest = hashlib.blake2b(digest_size=20)
+    for path in [root_path / "isa.yaml", *kind_files(root_path), *op_files(root_path)]:
+        digest.update(path.name.encode() + b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"\1unreadable")
+        digest.update(b"\0")
+    return str(root_path.resolve()), os.getcwd(), digest.hexdigest()
+
+
 def load_database(root: str | os.PathLike | None = None) -> Database:
-    """Load every spec; raise ``DatabaseErrors`` with every problem found."""
+    """Load every spec; raise ``DatabaseErrors`` with every problem found.
+
+    A database is immutable, so a process loads the same bytes once: later calls with unchanged spec files
+    (same contents, same place, same working directory) return the database already built.
+    """
     root_path = find_specs_root(root)
+    key = _content_key(root_path)
+    if key in _LOADED:
+        return _LOADED[key]
+    database = _load_database(root_path)
+    if len(_LOADED) >= _LOADED_LIMIT:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[key] = database
+    return database
+
+
+def _load_database(root_path: Path) -> Database:
     isa = load_isa(root_path / "isa.yaml", display_path(root_path / "isa.yaml"))
     kinds = load_kinds(root_path)
     ops, errors = load_each(op_files(root_path), lambda path: load_op(path, isa, display_path(path), kinds))
