@@ -415,7 +415,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     o.get("asm_type", ""),
                     _parse(src, (*mp, "operands", i, "sorted"), o["sorted"]["stride"], issues) if "sorted" in o
                     else None,
-                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""))
+                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""),
+                    _parse(src, (*mp, "operands", i, "sorted", "block"), o["sorted"]["block"], issues)
+                    if "block" in o.get("sorted", {}) else None)
             for i, o in enumerate(m["operands"])
         )
         for i, o in enumerate(operands):

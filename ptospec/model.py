@@ -170,6 +170,7 @@ class Operand:
     sorted_stride: Node | None = None  # in tiles: each valid row holds, every this many elements, a descending run
     sorted_text: str = ""
     cpp_struct: str = ""  # out tiles: the C++ call takes this struct, whose fields are the tile's first elements
+    sorted_block: Node | None = None  # in tiles: each run of this many elements of a row is sorted on its own
 
     @property
     def is_typed_attr(self) -> bool:

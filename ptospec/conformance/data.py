@@ -118,7 +118,10 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
     """Arrays for every input (poison outside the valid region), sentinel-filled outputs, scalar values."""
     nan = op.numerics.nan == "propagate"
     data: dict[str, object] = {}
-    for index, o in enumerate(mode.operands):
+    # scalars first (each operand has its own generator), so that a tile's precondition may read them
+    order = sorted(range(len(mode.operands)), key=lambda k: not isinstance(tiles[mode.operands[k].name], ScalarDesc))
+    for index in order:
+        o = mode.operands[index]
         desc = tiles[o.name]
         if o.is_attr:
             continue
@@ -144,22 +147,27 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         elif o.role == "in":
             arr = poison(dt, desc.shape)
             vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
-            arr[:vr, :vc] = _in_order(db, mode, o, tiles,
+            arr[:vr, :vc] = _in_order(db, mode, o, tiles, data,
                                       _in_domain(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan)))
             data[o.name] = arr
     return data
 
 
-def _in_order(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray) -> np.ndarray:
-    """``values`` with the sort keys of each row (every ``sorted.stride``-th element) put in descending order."""
+def _in_order(db: Database, mode: Mode, operand, tiles: dict, scalars: dict, values: np.ndarray) -> np.ndarray:
+    """``values`` with the sort keys of each row (every ``sorted.stride``-th element) put in descending order,
+    within each run of ``sorted.block`` elements when the operand gives one (scalar values from ``scalars``)."""
     if operand.sorted_stride is None or values.size == 0:
         return values
     type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands if not o.is_attr}
-    stride = evaluate(operand.sorted_stride, Scope(db.isa, tiles={n: t for n, t in tiles.items()
-                                                                   if isinstance(t, TileDesc | GlobalDesc)},
-                                                   type_vars=type_vars))
+    scope = Scope(db.isa, tiles={n: t for n, t in tiles.items() if isinstance(t, TileDesc | GlobalDesc)},
+                  type_vars=type_vars,
+                  values={n: v for n, v in scalars.items() if isinstance(tiles.get(n), ScalarDesc)})
+    stride = int(evaluate(operand.sorted_stride, scope))
+    block = values.shape[1] if operand.sorted_block is None else int(evaluate(operand.sorted_block, scope))
     out = values.copy()
-    out[:, ::stride] = np.sort(values[:, ::stride], axis=1)[:, ::-1]
+    for start in range(0, values.shape[1], max(block, 1)):
+        run = values[:, start:start + block]
+        out[:, start:start + block][:, ::stride] = np.sort(run[:, ::stride], axis=1)[:, ::-1]
     return out
 
 
