@@ -166,7 +166,8 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         raise DatabaseErrors(issues.items)
     d = src.data
     dtypes = {
-        name: DType(name, v["cpp"], v["bits"], v["kind"], v["numpy"], tuple(v["profiles"]) if "profiles" in v else None)
+        name: DType(name, v["cpp"], v["bits"], v["kind"], v["numpy"], tuple(v["profiles"]) if "profiles" in v else None,
+                    v.get("per_byte", 1))
         for name, v in d["dtypes"].items()
     }
     for name, dt in dtypes.items():
@@ -278,6 +279,16 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
 _NUMPY_KINDS = {"float": "fV", "signed": "i", "unsigned": "u"}  # ml_dtypes' float types have kind V
 
 
+def _numpy_bits(np_type) -> int:
+    """The bits a value of ``np_type`` carries (ml_dtypes' 4-bit floats are stored one per byte)."""
+    import ml_dtypes
+
+    try:
+        return int(ml_dtypes.finfo(np_type).bits)
+    except (TypeError, ValueError):
+        return np_type.itemsize * 8
+
+
 def _numpy_problem(dt: DType) -> str:
     """Why ``dt.numpy`` does not name a NumPy (or ml_dtypes) type of the dtype's width and kind ('' if it does)."""
     from .expr.vectorize import _numpy_dtype
@@ -286,6 +297,9 @@ def _numpy_problem(dt: DType) -> str:
         np_type = _numpy_dtype(dt.numpy)
     except (TypeError, ValueError, AttributeError):
         return f"{dt.numpy!r} is not a NumPy or ml_dtypes type name"
+    if dt.per_byte > 1 and (dt.bits != 8 or _numpy_bits(np_type) * dt.per_byte != 8):
+        return (f"a packed type holds {dt.per_byte} values of 8 // {dt.per_byte} bits in one byte (bits: 8, "
+                f"{dt.numpy} has {_numpy_bits(np_type)})")
     if np_type.itemsize * 8 != dt.bits or np_type.kind not in _NUMPY_KINDS[dt.kind] or np_type.fields:
         return (f"NumPy type {dt.numpy} ({np_type.itemsize * 8}-bit, kind {np_type.kind!r}) is not a "
                 f"{dt.bits}-bit {dt.kind} type")
@@ -587,8 +601,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             for var, allowed in r.items():
                 if var in ("modes", "note"):
                     continue
-                if allowed == "any":
-                    allowed = [n for n, dt in isa.dtypes.items() if dt.profiles is None or prof in dt.profiles]
+                if allowed == "any":  # packed types (two values per byte) only where a table names them
+                    allowed = [n for n, dt in isa.dtypes.items()
+                               if (dt.profiles is None or prof in dt.profiles) and dt.per_byte == 1]
                 for dt_name in allowed:
                     dt = isa.dtypes.get(dt_name)
                     if dt is None:

@@ -23,6 +23,7 @@ class DType:
     kind: str  # float | signed | unsigned
     numpy: str  # numpy / ml_dtypes dtype name
     profiles: tuple[str, ...] | None = None  # None: every profile
+    per_byte: int = 1  # values per storage byte: 2 for a packed pair of 4-bit codes (float4_e2m1x2_t)
 
     @property
     def bytes(self) -> int:

@@ -143,14 +143,24 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
             continue
         assert isinstance(desc, TileDesc)
         if o.role == "out":
-            data[o.name] = sentinel(dt, desc.shape)
+            data[o.name] = _packable(db, desc.dtype, sentinel(dt, desc.shape))
         elif o.role == "in":
             arr = poison(dt, desc.shape)
             vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
             arr[:vr, :vc] = _in_order(db, mode, o, tiles, data,
                                       _in_domain(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan)))
-            data[o.name] = arr
+            data[o.name] = _packable(db, desc.dtype, arr)
     return data
+
+
+def _packable(db: Database, dtype: str, arr: np.ndarray) -> np.ndarray:
+    """``arr`` with only the bits a packed type's storage keeps (4 of each byte of a two-per-byte type), so
+    that its values survive a trip through the packed storage."""
+    per_byte = db.isa.dtypes[dtype].per_byte if dtype in db.isa.dtypes else 1
+    if per_byte == 1:
+        return arr
+    mask = np.uint8((1 << (8 // per_byte)) - 1)
+    return (arr.view(np.uint8) & mask).view(arr.dtype)
 
 
 def _in_order(db: Database, mode: Mode, operand, tiles: dict, scalars: dict, values: np.ndarray) -> np.ndarray:
