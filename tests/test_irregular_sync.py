@@ -256,3 +256,16 @@ def test_packed_outputs_start_with_codes_their_storage_can_hold(db):
               max="vec, 1x8xf32", scaling="vec, 1x8xf32")
     data = make_inputs(db, db.op("tquant"), db.op("tquant").mode("mxfp4"), t, 1, "random")
     assert (data["dst"].view(np.uint8) <= 0xF).all()
+
+
+@pytest.mark.parametrize(("cols", "rules"), [(256, []), (192, ["single.groups"])])
+def test_the_assemblers_single_list_tmrgsort_is_read(tmp_path, db, cols, rules):
+    tile = (f"!pto.tile_buf<loc=vec, dtype=f32, rows=1, cols={cols}, v_row=1, v_col={cols}, blayout=row_major, "
+            "slayout=none_box, fractal=512, pad=0>")
+    body = f"""    %c64 = arith.constant 64 : i32
+    %src = pto.alloc_tile : {tile}
+    %dst = pto.alloc_tile : {tile}
+    pto.tmrgsort ins(%src, %c64 : {tile}, i32) outs(%dst : {tile})"""
+    report = _check(tmp_path, db, body)
+    assert [f.rule for f in report.violations] == rules
+    assert report.stats.instructions == 1 and report.stats.legal == (0 if rules else 1)
