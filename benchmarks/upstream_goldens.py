@@ -510,7 +510,14 @@ def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str
     ``GatherOOB::Undefined``), else None."""
     out = {}
     words = case.words()
+    params = {_bare_name(k): v for k, v in case.params.items()}
     for a in mode.attrs:
+        if not a.enum:  # a typed attribute (a flag or a number): only a case parameter of its name gives it
+            if _bare_name(a.name) not in params:
+                return None
+            value = params[_bare_name(a.name)]
+            out[a.name] = bool(value) if a.attr_type == "bool" and value in (0, 1) else value  # a flag given as 0/1
+            continue
         values = db.isa.enums[a.enum].values
         value = next((v for w in words for v in values if v.upper() == w), None)
         if value is None:  # a word ending in an enumerator of more than two letters: ATOMICADD -> Add
