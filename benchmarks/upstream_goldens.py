@@ -311,17 +311,26 @@ class Assignment:
     outputs: dict[str, str]  # operand -> golden file
     sources: dict[str, str]  # tile operand -> input file
     scalars: dict[str, str]  # scalar operand -> one-element file
+    scalar_params: dict[str, str] = field(default_factory=dict)  # scalar operand -> case parameter
 
 
-def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> list[Assignment]:
+def _bare_name(name: str) -> str:
+    """A name without case and underscores: ``block_len`` and ``blockLen`` are one name."""
+    return name.lower().replace("_", "")
+
+
+def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int],
+                 params: dict[str, object] | None = None) -> list[Assignment]:
     """Every mode of ``op`` whose operands take exactly the files (stem -> bytes): goldens to the outputs
     (by name suffix, ``golden_val`` -> ``dstVal``, else in order), one-element files to scalars, the
     rest to the tile sources (a file named like an operand goes to it, numbered input files to the numbered
     sources in numeric order, the others in order); one more
     tile file than sources is the initial contents of the output (operands in C++ order take the files
-    in order)."""
+    in order). A scalar without a file takes the integer case parameter of its name (``block_len`` for
+    ``blockLen``), when ``params`` has one."""
     found = []
     every = sizes
+    by_plain = {_bare_name(k): k for k, v in (params or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
     for mode in op.modes:
         outs = [o.name for o in mode.operands if o.role == "out"]
         ins = [o.name for o in mode.operands if o.role == "in"]
@@ -335,7 +344,9 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
                      and not any(s.lower() in (i.lower(), FILE_ALIASES.get(s.lower())) for i in ins)}
         goldens = sorted(s for s in sizes if s.startswith("golden") or s in named_out)
         small = [s for s in sorted(sizes) if s not in goldens and sizes[s] in itemsizes]
-        scalars = [o.name for o in mode.operands if o.role == "scalar"]
+        from_params = {o.name: by_plain[_bare_name(o.name)] for o in mode.operands
+                       if o.role == "scalar" and _bare_name(o.name) in by_plain}
+        scalars = [o.name for o in mode.operands if o.role == "scalar" and o.name not in from_params]
         scalar_files = small[:len(scalars)]
         tile_files = [s for s in sorted(sizes) if s not in goldens and s not in scalar_files]
         if len(outs) == 1 and len(tile_files) == len(ins) + 1:
@@ -350,7 +361,7 @@ def assign_files(op: OpSpec, sizes: dict[str, int], itemsizes: list[int]) -> lis
         sources = _match(ins, tile_files, lambda o, f: o.lower() in (f.lower(), f.lower().removeprefix("input_"),
                                                                      FILE_ALIASES.get(f.lower()))
                          or numbered.get(o) == f)  # noqa: B023 (called here, in this iteration)
-        found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True))))
+        found.append(Assignment(mode, outputs, sources, dict(zip(scalars, scalar_files, strict=True)), from_params))
     return found
 
 
@@ -501,7 +512,14 @@ def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str
     ``GatherOOB::Undefined``), else None."""
     out = {}
     words = case.words()
+    params = {_bare_name(k): v for k, v in case.params.items()}
     for a in mode.attrs:
+        if not a.enum:  # a typed attribute (a flag or a number): only a case parameter of its name gives it
+            if _bare_name(a.name) not in params:
+                return None
+            value = params[_bare_name(a.name)]
+            out[a.name] = bool(value) if a.attr_type == "bool" and value in (0, 1) else value  # a flag given as 0/1
+            continue
         values = db.isa.enums[a.enum].values
         value = next((v for w in words for v in values if v.upper() == w), None)
         if value is None:  # a word ending in an enumerator of more than two letters: ATOMICADD -> Add
@@ -666,7 +684,7 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
         return "not-mapped", "no valid region in the case's parameters or name"
     itemsizes = sorted({s.bytes for s in db.isa.dtypes.values()})
     sizes = {k: len(v) for k, v in case.files.items()}
-    assignments = assign_files(op, sizes, itemsizes)
+    assignments = assign_files(op, sizes, itemsizes, case.params)
     if not assignments:
         return "not-mapped", f"no mode of {op.name} takes the files {sorted(sizes)}"
     effects = [a.mode for a in assignments if a.mode.effect is not None]
@@ -926,7 +944,8 @@ def _run(db, op, a: Assignment, profile, case: Case, tiles, script: str = "") ->
     swapped = {**tiles, x: tiles[y], y: tiles[x]}
     if not validate(db, op.name, a.mode.name, profile, swapped).ok:
         return result
-    other = Assignment(a.mode, a.outputs, {**a.sources, x: a.sources[y], y: a.sources[x]}, a.scalars)
+    other = Assignment(a.mode, a.outputs, {**a.sources, x: a.sources[y], y: a.sources[x]}, a.scalars,
+                       a.scalar_params)
     again = _run_once(db, op, other, profile, case, swapped, script)
     if again is not None and again[0] == "agree":
         return "agree", f"{again[1]} ({x} and {y} exchanged)"
@@ -970,6 +989,8 @@ def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "
         data[name] = arr
     for name, stem in a.scalars.items():
         data[name] = scalar_value(case.files[stem], np.dtype(db.isa.dtypes[tiles[name].dtype].numpy))
+    for name, key in a.scalar_params.items():
+        data[name] = np.array(case.params[key]).astype(np.dtype(db.isa.dtypes[tiles[name].dtype].numpy))[()]
     wants = {}
     for name, stem in a.outputs.items():
         t = tiles[name]

@@ -170,7 +170,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
     d = src.data
     dtypes = {
         name: DType(name, v["cpp"], v["bits"], v["kind"], v["numpy"], tuple(v["profiles"]) if "profiles" in v else None,
-                    tuple(v.get("emulated", ())))
+                    tuple(v.get("emulated", ())), v.get("per_byte", 1))
         for name, v in d["dtypes"].items()
     }
     for name, dt in dtypes.items():
@@ -287,6 +287,16 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
 _NUMPY_KINDS = {"float": "fV", "signed": "i", "unsigned": "u"}  # ml_dtypes' float types have kind V
 
 
+def _numpy_bits(np_type) -> int:
+    """The bits a value of ``np_type`` carries (ml_dtypes' 4-bit floats are stored one per byte)."""
+    import ml_dtypes
+
+    try:
+        return int(ml_dtypes.finfo(np_type).bits)
+    except (TypeError, ValueError):
+        return np_type.itemsize * 8
+
+
 def _numpy_problem(dt: DType) -> str:
     """Why ``dt.numpy`` does not name a NumPy (or ml_dtypes) type of the dtype's width and kind ('' if it does)."""
     from .expr.vectorize import _numpy_dtype
@@ -295,6 +305,9 @@ def _numpy_problem(dt: DType) -> str:
         np_type = _numpy_dtype(dt.numpy)
     except (TypeError, ValueError, AttributeError):
         return f"{dt.numpy!r} is not a NumPy or ml_dtypes type name"
+    if dt.per_byte > 1 and (dt.bits != 8 or _numpy_bits(np_type) * dt.per_byte != 8):
+        return (f"a packed type holds {dt.per_byte} values of 8 // {dt.per_byte} bits in one byte (bits: 8, "
+                f"{dt.numpy} has {_numpy_bits(np_type)})")
     if np_type.itemsize * 8 != dt.bits or np_type.kind not in _NUMPY_KINDS[dt.kind] or np_type.fields:
         return (f"NumPy type {dt.numpy} ({np_type.itemsize * 8}-bit, kind {np_type.kind!r}) is not a "
                 f"{dt.bits}-bit {dt.kind} type")
@@ -425,7 +438,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     _parse(src, (*mp, "operands", i, "sorted"), o["sorted"]["stride"], issues) if "sorted" in o
                     else None,
                     o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""),
-                    _encode(src, (*mp, "operands", i), o, m["operands"], isa, issues), o.get("encode", ""))
+                    _encode(src, (*mp, "operands", i), o, m["operands"], isa, issues), o.get("encode", ""),
+                    _parse(src, (*mp, "operands", i, "sorted", "block"), o["sorted"]["block"], issues)
+                    if "block" in o.get("sorted", {}) else None)
             for i, o in enumerate(m["operands"])
         )
         for i, o in enumerate(operands):
@@ -600,8 +615,9 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             for var, allowed in r.items():
                 if var in ("modes", "note"):
                     continue
-                if allowed == "any":
-                    allowed = [n for n, dt in isa.dtypes.items() if dt.profiles is None or prof in dt.profiles]
+                if allowed == "any":  # packed types (two values per byte) only where a table names them
+                    allowed = [n for n, dt in isa.dtypes.items()
+                               if (dt.profiles is None or prof in dt.profiles) and dt.per_byte == 1]
                 for dt_name in allowed:
                     dt = isa.dtypes.get(dt_name)
                     if dt is None:

@@ -28,6 +28,7 @@ class DType:
     def exists_on(self, profile: str) -> bool:
         """Whether an op's dtype table may name this type on ``profile`` (natively or emulated)."""
         return self.profiles is None or profile in self.profiles or profile in self.emulated
+    per_byte: int = 1  # values per storage byte: 2 for a packed pair of 4-bit codes (float4_e2m1x2_t)
 
     @property
     def bytes(self) -> int:
@@ -187,6 +188,7 @@ class Operand:
     cpp_struct: str = ""  # out tiles: the C++ call takes this struct, whose fields are the tile's first elements
     encode: Node | None = None  # in/scalar operands: the stored value for a generated value ``x`` (packed words)
     encode_text: str = ""
+    sorted_block: Node | None = None  # in tiles: each run of this many elements of a row is sorted on its own
 
     @property
     def is_typed_attr(self) -> bool:

@@ -36,7 +36,7 @@ def test_tscatter_duplicates_keep_the_last_write(db, tiles):
     dst = np.full((16, 16), -7, np.float32)
     t = tiles(dst="vec, 16x16xf32", src="vec, 8x16xf32", idx="vec, 8x16xi32")
     out = execute(db, "tscatter", "index", "a2a3", t, {"src": src, "idx": idx, "dst": dst})["dst"]
-    np.testing.assert_array_equal(out, scatter_model(dst, src, idx))
+    np.testing.assert_array_equal(out, scatter_model(np.zeros_like(dst), src, idx))  # A2/A3 zeroes dst first
 
 
 def test_tscatter_column_major_destination_counts_storage_order(db, tiles):
@@ -242,3 +242,55 @@ def test_tmrgsort_merges_stably_and_counts(db, tiles, count, mode, exhausted):
     want, taken = merge_model(lists, total - 3, exhausted)
     np.testing.assert_array_equal(out["dst"][0, :want.size].view(np.uint32), want.view(np.uint32))
     assert out["executedNumList"][0, :4].tolist() == taken
+
+
+def block_merge_order(keys, block_pairs):
+    """The pair order of merging each group of four blocks of ``block_pairs`` pairs: largest key first, the
+    earlier block on ties."""
+    order = []
+    group = 4 * block_pairs
+    for g in range(0, keys.size, group):
+        order += sorted(range(g, g + group), key=lambda k: (-float(keys[k]), (k - g) // block_pairs, k))
+    return order
+
+
+@pytest.mark.parametrize(("dtype", "block_len"), [("f32", 64), ("f16", 64), ("f32", 128)])
+def test_tmrgsort_single_list_merges_each_group_of_blocks(db, tiles, dtype, block_len):
+    np_type, unsigned = (np.float32, np.uint32) if dtype == "f32" else (np.float16, np.uint16)
+    per_pair = 8 // np.dtype(np_type).itemsize
+    cols = 2 * 4 * block_len
+    rng = np.random.default_rng(block_len)
+    row = rng.integers(-4, 4, cols).astype(np_type)  # few values: ties within and across blocks
+    row[1::per_pair] = np.arange(cols // per_pair).astype(np_type)  # a payload telling the pairs apart
+    for start in range(0, cols, block_len):
+        keys = row[start:start + block_len:per_pair]
+        row[start:start + block_len:per_pair] = np.sort(keys)[::-1]
+    t = tiles(dst=f"vec, 1x{cols}x{dtype}", src=f"vec, 1x{cols}x{dtype}", blockLen="u32")
+    out = execute(db, "tmrgsort", "single", "cpu", t, {"src": row[None, :], "blockLen": block_len})["dst"]
+    pairs = row.view(unsigned).reshape(-1, per_pair)
+    want = pairs[block_merge_order(row[::per_pair], block_len // per_pair)]
+    np.testing.assert_array_equal(out[0].view(unsigned).reshape(-1, per_pair), want)
+
+
+def test_generated_single_list_input_is_sorted_per_block(db, tiles):
+    from ptospec.conformance.data import make_inputs
+
+    op = db.op("tmrgsort")
+    t = tiles(dst="vec, 1x512xf32", src="vec, 1x512xf32", blockLen="u32")
+    data = make_inputs(db, op, op.mode("single"), t, 3, "random")
+    block = int(data["blockLen"])
+    keys = data["src"][0, ::2]
+    runs = keys.reshape(-1, block // 2)
+    assert (np.diff(runs, axis=1) <= 0).all()
+    assert not (np.diff(keys) <= 0).all()  # sorted per block, not over the row
+
+
+def test_tscatter_64_bit_elements_and_the_hardware_zero_fill(db, tiles):
+    src = (np.arange(32, dtype=np.int64).reshape(2, 16) << np.int64(40)) + 7
+    idx = np.array([[3] * 16, list(range(16, 32))], np.int32)
+    dst = np.full((4, 16), -5, np.int64)
+    t = tiles(dst="vec, 4x16xi64", src="vec, 2x16xi64", idx="vec, 2x16xi32")
+    for profile, rest in (("cpu", -5), ("a5", 0)):
+        out = execute(db, "tscatter", "index", profile, t, {"src": src, "idx": idx, "dst": dst})["dst"]
+        want = scatter_model(np.full_like(dst, rest), src, idx)
+        np.testing.assert_array_equal(out, want)

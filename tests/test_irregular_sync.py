@@ -1,4 +1,4 @@
-"""TRANDOM's generator, TQUANT's integer and MXFP8 forms, instructions without data semantics and the
+"""TRANDOM's generator, TQUANT's integer, MXFP8 and MXFP4 forms, instructions without data semantics and the
 program layer's synchronisation instructions: checks against independent values (published Philox
 known-answer vectors, hand-computed quantisation, ml_dtypes) and against the rules' intent."""
 
@@ -191,3 +191,81 @@ def test_tassign_checks_capacity_and_alignment(tmp_path, db):
 def test_unspecified_pages_are_listed(db):
     names = [name for _, name, _ in db.isa.unspecified]
     assert "TPUSH" in names and all(name.lower() not in db.ops for name in names)
+
+
+def _e2m1_magic(value: float) -> int:
+    """The simulator's e2m1 encoder, step by step in float32 (an independent model of EncodeE2M1Magic)."""
+    v = np.float32(value)
+    sign = (int(v.view(np.uint32)) >> 28) & 0x8
+    a = np.float32(abs(v))
+    biased = min(max(int(a.view(np.uint32)) >> 23, 127), 129)
+    magic = np.uint32((biased + 22) << 23)
+    q = int((a + magic.view(np.float32)).view(np.uint32)) - int(magic)
+    return sign | min(q + ((biased - 127) << 1), 7)
+
+
+def test_e2m1_code_is_the_simulators_magic_number_encoder():
+    from ptospec.expr.functions import e2m1_code
+
+    grid = np.concatenate([np.arange(-7, 7, 0.125, dtype=np.float32), np.float32([0.0, -0.0, 1e-30, -1e30]),
+                           np.random.default_rng(5).standard_normal(2000).astype(np.float32) * 3])
+    grid = np.concatenate([grid, np.nextafter(grid, np.float32(np.inf)), np.nextafter(grid, np.float32(-np.inf))])
+    assert e2m1_code(grid).tolist() == [_e2m1_magic(x) for x in grid]
+    assert int(e2m1_code(np.float32(-0.0))) == 0x8 and int(e2m1_code(np.float32(2.5))) == 4  # ties to even
+
+
+def test_mxfp4_clears_the_destination_and_packs_codes(db):
+    t = tiles(db, dst="vec, 2x64xf4e2m1x2", src="vec, 2x64xbf16", exp="vec, 2x32xu8, valid=2x2",
+              max="vec, 1x16xbf16", scaling="vec, 1x16xbf16")
+    src = np.full((2, 64), 0.5, ml_dtypes.bfloat16)
+    src[1, 40] = -6.0
+    out = execute(db, "tquant", "mxfp4", "cpu", t, {"src": src})
+    assert out["dst"].dtype == np.dtype(ml_dtypes.float4_e2m1fn)
+    assert out["exp"][:, :2].tolist() == [[124, 124], [124, 127]]  # field minus 2
+    codes = out["dst"].view(np.uint8)
+    assert int(codes[1, 40]) == 0xF and int(codes[1, 41]) == 0x1  # -6 and 0.5 (code 1) in a group at 2^0
+    assert int(codes[0, 0]) == 0x6  # 0.5 * 2^3 = 4
+
+
+def test_mxfp4_ocp_takes_the_group_maximum_in_bfloat16(db):
+    t = tiles(db, dst="vec, 1x32xf4e2m1x2", src="vec, 1x32xf32", exp="vec, 1x32xu8, valid=1x1",
+              max="vec, 1x8xf32", scaling="vec, 1x8xf32")
+    src = np.zeros((1, 32), np.float32)
+    src[0, 3] = np.float32(1.99999)  # bfloat16 truncation: 1.9921875, the exponent field stays 127
+    ocp = execute(db, "tquant", "mxfp4", "cpu", t, {"src": src})
+    nv = execute(db, "tquant", "mxfp4_nv", "cpu", t, {"src": src})
+    assert float(ocp["max"][0, 0]) == 1.9921875 and float(nv["max"][0, 0]) == np.float32(1.99999)
+    assert int(ocp["exp"][0, 0]) == 125 and int(nv["exp"][0, 0]) == 126  # NV: exponent of m / 6, rounded up
+
+
+def test_mxfp8_zz_repeats_the_exponents_in_blocks_of_16_rows_by_2_groups(db):
+    t = tiles(db, dst="vec, 16x1024xi8", src="vec, 16x1024xf32", exp="vec, 16x32xu8", max="vec, 16x32xf32",
+              scaling="vec, 16x32xf32", exp_zz="vec, 16x32xu8")
+    src = (np.random.default_rng(2).standard_normal((16, 1024)) * 2.0 ** np.arange(-8, 8).reshape(16, 1)).astype(
+        np.float32)
+    out = execute(db, "tquant", "mxfp8_zz", "cpu", t, {"src": src})
+    exp, zz = out["exp"], out["exp_zz"].reshape(-1)
+    want = [exp[r, 2 * gb + g] for gb in range(16) for r in range(16) for g in range(2)]
+    assert zz.tolist() == [int(x) for x in want]
+
+
+def test_packed_outputs_start_with_codes_their_storage_can_hold(db):
+    from ptospec.conformance.data import make_inputs
+
+    t = tiles(db, dst="vec, 2x64xf4e2m1x2", src="vec, 2x64xf32", exp="vec, 2x32xu8, valid=2x2",
+              max="vec, 1x8xf32", scaling="vec, 1x8xf32")
+    data = make_inputs(db, db.op("tquant"), db.op("tquant").mode("mxfp4"), t, 1, "random")
+    assert (data["dst"].view(np.uint8) <= 0xF).all()
+
+
+@pytest.mark.parametrize(("cols", "rules"), [(256, []), (192, ["single.groups"])])
+def test_the_assemblers_single_list_tmrgsort_is_read(tmp_path, db, cols, rules):
+    tile = (f"!pto.tile_buf<loc=vec, dtype=f32, rows=1, cols={cols}, v_row=1, v_col={cols}, blayout=row_major, "
+            "slayout=none_box, fractal=512, pad=0>")
+    body = f"""    %c64 = arith.constant 64 : i32
+    %src = pto.alloc_tile : {tile}
+    %dst = pto.alloc_tile : {tile}
+    pto.tmrgsort ins(%src, %c64 : {tile}, i32) outs(%dst : {tile})"""
+    report = _check(tmp_path, db, body)
+    assert [f.rule for f in report.violations] == rules
+    assert report.stats.instructions == 1 and report.stats.legal == (0 if rules else 1)

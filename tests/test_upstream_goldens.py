@@ -465,3 +465,11 @@ def test_a_case_naming_a_variant_of_its_directory_op_runs_as_that_variant(db):
     assert ug.variant_op(db, tmatmul, _case("TMATMULTest.case_bias_gemm", {})).name == "tmatmul_bias"
     assert ug.variant_op(db, tmatmul, _case("TMATMULTest.case_gemm", {})).name == "tmatmul"
     assert ug.variant_op(db, db.ops["tadd"], _case("TADDTest.case_bias", {})).name == "tadd"
+
+
+def test_a_scalar_without_a_file_takes_the_case_parameter_of_its_name(db):
+    files = {"golden": 1024, "input0": 1024}
+    assert not [a for a in ug.assign_files(db.ops["tmrgsort"], files, [1, 2, 4, 8]) if a.mode.name == "single"]
+    (single,) = [a for a in ug.assign_files(db.ops["tmrgsort"], files, [1, 2, 4, 8], {"block_len": 64, "row": 1})
+                 if a.mode.name == "single"]
+    assert single.sources == {"src": "input0"} and single.scalar_params == {"blockLen": "block_len"}

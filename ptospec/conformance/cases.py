@@ -656,7 +656,9 @@ Change = dict[str, dict[str, object]]  # operand -> descriptor field -> new valu
 def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[tuple[Change, bool]]:
     """Single-attribute mutations of a legal configuration, as changes (see ``_apply``); the flag says
     whether reshaping may help."""
-    dtypes = list(db.isa.dtypes)
+    # a packed type (two values per byte) is tried only by an op whose tables name one
+    named = {d for table in op.dtypes.values() for row in table.rows for ds in row.types.values() for d in ds}
+    dtypes = [d for d, dt in db.isa.dtypes.items() if dt.per_byte == 1 or d in named]
     for var in mode.type_vars:
         users = [o.name for o in mode.operands if o.dtype == var]
         for d in dtypes:

@@ -118,7 +118,10 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
     """Arrays for every input (poison outside the valid region), sentinel-filled outputs, scalar values."""
     nan = op.numerics.nan == "propagate"
     data: dict[str, object] = {}
-    for index, o in enumerate(mode.operands):
+    # scalars first (each operand has its own generator), so that a tile's precondition may read them
+    order = sorted(range(len(mode.operands)), key=lambda k: not isinstance(tiles[mode.operands[k].name], ScalarDesc))
+    for index in order:
+        o = mode.operands[index]
         desc = tiles[o.name]
         if o.is_attr:
             continue
@@ -141,28 +144,43 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
             continue
         assert isinstance(desc, TileDesc)
         if o.role == "out":
-            data[o.name] = sentinel(dt, desc.shape)
+            data[o.name] = _packable(db, desc.dtype, sentinel(dt, desc.shape))
         elif o.role == "in":
             arr = poison(dt, desc.shape)
             vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
             values = _encoded(db, mode, o, tiles, _random(rng, dt, (vr, vc), pattern, nan))
-            arr[:vr, :vc] = _in_order(db, mode, o, tiles, _in_domain(db, mode, o, tiles, values))
-            data[o.name] = arr
+            arr[:vr, :vc] = _in_order(db, mode, o, tiles, data, _in_domain(db, mode, o, tiles, values))
+            data[o.name] = _packable(db, desc.dtype, arr)
     if mode.reads_state:  # the configuration registers, as the instructions setting them leave them
         data.update(derived_state(db, mode, tiles, data))
     return data
 
 
-def _in_order(db: Database, mode: Mode, operand, tiles: dict, values: np.ndarray) -> np.ndarray:
-    """``values`` with the sort keys of each row (every ``sorted.stride``-th element) put in descending order."""
+def _packable(db: Database, dtype: str, arr: np.ndarray) -> np.ndarray:
+    """``arr`` with only the bits a packed type's storage keeps (4 of each byte of a two-per-byte type), so
+    that its values survive a trip through the packed storage."""
+    per_byte = db.isa.dtypes[dtype].per_byte if dtype in db.isa.dtypes else 1
+    if per_byte == 1:
+        return arr
+    mask = np.uint8((1 << (8 // per_byte)) - 1)
+    return (arr.view(np.uint8) & mask).view(arr.dtype)
+
+
+def _in_order(db: Database, mode: Mode, operand, tiles: dict, scalars: dict, values: np.ndarray) -> np.ndarray:
+    """``values`` with the sort keys of each row (every ``sorted.stride``-th element) put in descending order,
+    within each run of ``sorted.block`` elements when the operand gives one (scalar values from ``scalars``)."""
     if operand.sorted_stride is None or values.size == 0:
         return values
     type_vars = {o.dtype: tiles[o.name].dtype for o in mode.operands if not o.is_attr}
-    stride = evaluate(operand.sorted_stride, Scope(db.isa, tiles={n: t for n, t in tiles.items()
-                                                                   if isinstance(t, TileDesc | GlobalDesc)},
-                                                   type_vars=type_vars))
+    scope = Scope(db.isa, tiles={n: t for n, t in tiles.items() if isinstance(t, TileDesc | GlobalDesc)},
+                  type_vars=type_vars,
+                  values={n: v for n, v in scalars.items() if isinstance(tiles.get(n), ScalarDesc)})
+    stride = int(evaluate(operand.sorted_stride, scope))
+    block = values.shape[1] if operand.sorted_block is None else int(evaluate(operand.sorted_block, scope))
     out = values.copy()
-    out[:, ::stride] = np.sort(values[:, ::stride], axis=1)[:, ::-1]
+    for start in range(0, values.shape[1], max(block, 1)):
+        run = values[:, start:start + block]
+        out[:, start:start + block][:, ::stride] = np.sort(run[:, ::stride], axis=1)[:, ::-1]
     return out
 
 

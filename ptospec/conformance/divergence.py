@@ -116,6 +116,8 @@ def _observed(db: Database, op: OpSpec, d: Divergence) -> tuple[Difference, str]
     broken = {d.rule} | set(d.violations)
     scope = None  # built from the case's descriptors on first need
     for diff in op.differences:
+        if diff.kind == "upstream-test":  # an upstream test's own set-up explains its golden, never a backend
+            continue
         for obs in diff.observed:
             if obs.profile != d.profile or obs.category != d.category or (obs.modes and d.mode not in obs.modes):
                 continue

@@ -259,6 +259,24 @@ def e4m3_code(x, nv):
     return np.where(np.isnan(v), np.uint8(0x7F), code).astype(np.uint8)
 
 
+def e2m1_code(x):
+    """The 4-bit e2m1 code (float4_e2m1fn, through ml_dtypes) of float32 ``x`` as uint8: clamped to [-6, 6],
+    rounded to nearest with ties to even, the sign kept (-0 is 0x8), NaN as 0x7. This is what the
+    simulator's magic-number encoder computes (adding a float32 constant whose ulp is the code step)."""
+    import ml_dtypes
+
+    v = np.clip(np.asarray(x).astype(np.float32), np.float32(-6), np.float32(6))
+    code = v.astype(ml_dtypes.float4_e2m1fn).view(np.uint8)
+    return np.where(np.isnan(v), np.uint8(0x7), code).astype(np.uint8)
+
+
+def bf16_trunc(x):
+    """float32 ``x`` truncated to bfloat16 precision (the low 16 bits of its encoding cleared), as float32."""
+    v = np.asarray(x).astype(np.float32)
+    bits = v.view(np.uint32) if v.ndim else np.array(v).view(np.uint32)
+    return (bits & np.uint32(0xFFFF0000)).view(np.float32)
+
+
 @dataclass(frozen=True)
 class Function:
     name: str
@@ -326,6 +344,11 @@ FUNCTIONS: dict[str, Function] = {
         Function("e4m3_code", 2, e4m3_code, r"\operatorname{{e4m3}}({0})",
                  "e4m3_code(x, nv): the float8 e4m3fn code of x as u8, clamped to +-448, ties to even, a zero "
                  "as +0 (nv: below 2^-10 the zero keeps x's sign)"),
+        Function("e2m1_code", 1, e2m1_code, r"\operatorname{{e2m1}}({0})",
+                 "e2m1_code(x): the 4-bit float4 e2m1 code of x as u8 (sign in bit 3; nearest of 0, 0.5, 1, 1.5, 2, "
+                 "3, 4, 6 with ties to even, saturating at 6; -0 keeps its sign; NaN as 0x7)"),
+        Function("bf16_trunc", 1, bf16_trunc, r"\operatorname{{trunc}}_{{\mathrm{{bf16}}}}({0})",
+                 "bf16_trunc(x): x truncated to bfloat16 precision (low 16 bits of the float32 cleared)"),
         Function("bitcast", 2, bitcast, r"\operatorname{{bitcast}}_{{{1}}}({0})",
                  "bitcast(x, U): the bits of x read as type U (an integer keeps its low bits(U) bits)"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",

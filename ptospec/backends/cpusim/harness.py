@@ -136,8 +136,10 @@ public:
         }
         t.SetValidShape(t.GetValidRow(), t.GetValidCol());  // the checked way to set a valid shape
         const size_t elem = sizeof(typename TileT::DType);
-        pto::TASSIGN(t, place(static_cast<int>(TileT::Loc), name, offsets, elem));
-        attach(name, role, reinterpret_cast<unsigned char*>(t.data()), elem, std::move(offsets));
+        // a packed pair type (float4_e2m1x2_t) keeps element k in the low (k even) or high half of byte k / 2
+        const size_t per_byte = IsTwinType<typename TileT::DType>() ? 2 : 1;
+        pto::TASSIGN(t, place(static_cast<int>(TileT::Loc), name, offsets, elem, per_byte));
+        attach(name, role, reinterpret_cast<unsigned char*>(t.data()), elem, std::move(offsets), per_byte);
         // An instruction may point the tile at other storage (TRESHAPE, TSUBVIEW): it is dumped from there.
         slots_.back().live = [&t] { return reinterpret_cast<const unsigned char*>(t.data()); };
     }
@@ -184,7 +186,17 @@ private:
         size_t elem;
         std::vector<size_t> offsets;
         std::function<const unsigned char*()> live;  // the tile's data pointer now (tiles only)
+        size_t per_byte = 1;  // 2: element k is the low (k even) or high half of byte k / 2, one byte logically
     };
+    static unsigned char get_half(const unsigned char* base, size_t off)
+    {
+        return static_cast<unsigned char>((base[off / 2] >> ((off % 2) * 4)) & 0xF);
+    }
+    static void set_half(unsigned char* base, size_t off, unsigned char v)
+    {
+        const unsigned shift = (off % 2) * 4;
+        base[off / 2] = static_cast<unsigned char>((base[off / 2] & ~(0xF << shift)) | ((v & 0xF) << shift));
+    }
     static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
     void note(const std::string& line) { case_.notes += line + "\n"; }
 
@@ -205,7 +217,7 @@ private:
         }
     }
 
-    size_t place(int loc, const char* name, const std::vector<size_t>& offsets, size_t elem)
+    size_t place(int loc, const char* name, const std::vector<size_t>& offsets, size_t elem, size_t per_byte = 1)
     {
         size_t span = offsets.size();
         for (size_t off : offsets) {
@@ -220,12 +232,13 @@ private:
         }
         size_t& next = next_[region(loc)];
         size_t at = next;
-        next += round_up(span * elem + kGuard, kAlign);
-        pending_bytes_ = span * elem;
+        pending_bytes_ = (span * elem + per_byte - 1) / per_byte;
+        next += round_up(pending_bytes_ + kGuard, kAlign);
         return at;
     }
 
-    void attach(const char* name, Role role, unsigned char* base, size_t elem, std::vector<size_t> offsets)
+    void attach(const char* name, Role role, unsigned char* base, size_t elem, std::vector<size_t> offsets,
+                size_t per_byte = 1)
     {
         const size_t bytes = pending_bytes_;
         const size_t n = offsets.size();
@@ -234,10 +247,14 @@ private:
             std::vector<unsigned char> logical(n * elem);
             case_.read(name, logical.data(), logical.size());
             for (size_t i = 0; i < n; ++i) {
-                std::memcpy(base + offsets[i] * elem, logical.data() + i * elem, elem);
+                if (per_byte == 2) {
+                    set_half(base, offsets[i], logical[i]);
+                } else {
+                    std::memcpy(base + offsets[i] * elem, logical.data() + i * elem, elem);
+                }
             }
         }
-        slots_.push_back(Slot{name, role, base, base + bytes, elem, std::move(offsets)});
+        slots_.push_back(Slot{name, role, base, base + bytes, elem, std::move(offsets), {}, per_byte});
     }
 
     bool inside_other(const Slot& s, const unsigned char* at) const
@@ -267,6 +284,10 @@ private:
         const unsigned char* live = s.live ? s.live() : s.base;
         std::vector<unsigned char> now(s.offsets.size() * s.elem);
         for (size_t i = 0; i < s.offsets.size(); ++i) {
+            if (s.per_byte == 2) {
+                now[i] = get_half(live, s.offsets[i]);
+                continue;
+            }
             const unsigned char* at = live + s.offsets[i] * s.elem;
             if (live != s.base && !inside_other(s, at)) {
                 at = s.base + s.offsets[i] * s.elem;
@@ -281,6 +302,10 @@ private:
         case_.read(s.name, before.data(), before.size());
         size_t differ = 0;
         for (size_t i = 0; i < s.offsets.size(); ++i) {
+            if (s.per_byte == 2) {
+                differ += now[i] != (before[i] & 0xF);
+                continue;
+            }
             differ += std::memcmp(now.data() + i * s.elem, before.data() + i * s.elem, s.elem) != 0;
         }
         if (differ) {
