@@ -50,6 +50,7 @@ from .model import (
     PerfTable,
     Profile,
     Rule,
+    SeparateIsa,
     Source,
     TileStorage,
     Tolerance,
@@ -254,6 +255,9 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         upstream=dict(d.get("upstream", {})),
         unimplemented_pages=unimplemented,
         unspecified=tuple((u["page"], u["instruction"], u["reason"]) for u in d.get("unspecified", ())),
+        separate_isas=tuple(SeparateIsa(s["name"], s["pages"], s["header"], tuple(s["simulator"]), s["reason"],
+                                        where=src.where(("separate_isas", k)))
+                            for k, s in enumerate(d.get("separate_isas", ()))),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
         blayouts=dict(d["blayouts"]),
@@ -561,6 +565,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
                 case_shapes=m.get("case_shapes", "shared"),
                 valid_axes={k: (v[0], v[1]) for k, v in m.get("valid_axes", {}).items()},
+                documents=tuple(m.get("documents", ())),
             )
         )
     mode_names = [m.name for m in modes]

@@ -104,6 +104,19 @@ class UnimplementedPage:
 
 
 @dataclass(frozen=True)
+class SeparateIsa:
+    """An upstream instruction set outside this database's one-core tile model (``separate_isas``): its pages,
+    its public header and the simulator's files, recorded with the reason."""
+
+    name: str
+    pages: str  # docs/isa/<folder>/: its instruction pages
+    header: str  # the header whose PTO_INST functions are its instructions
+    simulator: tuple[str, ...]  # the CPU simulator's files implementing it
+    reason: Text
+    where: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
 class Rule:
     """A legality rule: a check that must hold (in ``profiles``/``modes``) when ``when`` holds."""
 
@@ -242,6 +255,9 @@ class Mode:
     case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
     # operand -> (row axis, column axis) among rows, cols and inner (a third extent: a matmul's K)
     valid_axes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # upstream instruction names this mode specifies besides cpp_name (a legacy page docs/isa/<NAME>.md, a
+    # PTO_INST function of another name): what `ptospec list --upstream` counts as covered by it
+    documents: tuple[str, ...] = ()
 
     @property
     def has_data_semantics(self) -> bool:
@@ -443,6 +459,7 @@ class Isa:
     tile_storage: TileStorage | None = None  # element placement in tile storage
     unimplemented_pages: tuple[UnimplementedPage, ...] = ()
     unspecified: tuple[tuple[str, str, Text], ...] = ()  # upstream pages without a specification: (page, name, why)
+    separate_isas: tuple[SeparateIsa, ...] = ()
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():
