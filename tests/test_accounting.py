@@ -23,7 +23,7 @@ def tree(tmp_path):
     pages = {
         "elementwise-tile-tile": ["tadd.md", "tadd_zh.md", "tnew.md", "tmuls_zh.md"],
         "layout-and-rearrangement": ["tpack.md"],
-        "view-and-tile-buf": ["alloc-tile.md", "tile-buf-addr.md"],
+        "view-and-tile-buf": ["alloc-tile.md", "tile-buf-new.md"],
         "sync-and-config": ["tsync.md"],
     }
     for family, names in pages.items():
@@ -62,7 +62,7 @@ def test_each_page_is_covered_recorded_or_missing(tree):
     assert fams["layout-and-rearrangement"].unimplemented == {"tpack": "TPACK"}
     assert fams["layout-and-rearrangement"].missing == ()
     assert fams["view-and-tile-buf"].program == {"alloc-tile": "alloc_tile"}
-    assert fams["view-and-tile-buf"].missing == ("tile-buf-addr",)
+    assert fams["view-and-tile-buf"].missing == ("tile-buf-new",)
     assert fams["sync-and-config"].program == {"tsync": "tsync"}
     assert acc.pages == 6 and acc.missing == 2 + 1 + 1  # the pages, the legacy page and PTO_INST TNEWOP
     # the database names pages this small tree does not have: every other op's page, the TALIAS record
@@ -84,7 +84,7 @@ def test_legacy_pages_and_simulator_instructions_are_accounted_for(tree):
     assert legacy.recorded == {"TPUSH": "unspecified"} and legacy.missing == ("TNEWOP",)
     assert simulator.names == ("TADD", "TASSIGN", "TNEWOP", "TPUSH")  # a declaration over two lines counts
     assert simulator.missing == ("TNEWOP",)
-    assert acc.missing == 2 + 2  # two tile-op pages (tnew, tile-buf-addr), the legacy page and PTO_INST TNEWOP
+    assert acc.missing == 2 + 2  # two tile-op pages (tnew, tile-buf-new), the legacy page and PTO_INST TNEWOP
     # the comm ISA is accounted for as a whole; the fake checkout has none of its files
     assert [s.isa.name for s in acc.separate] == ["comm"]
     assert any(s.startswith("separate_isas comm names docs/isa/comm/") for s in acc.stale)
@@ -108,7 +108,7 @@ def test_list_upstream_reports_and_strict_fails(capsys, tree):
     assert code == 0
     assert "upstream pages under" in out and ": 6 in 4 families" in out
     assert "missing, elementwise-tile-tile (1): tnew" in out
-    assert "missing, view-and-tile-buf (1): tile-buf-addr" in out
+    assert "missing, view-and-tile-buf (1): tile-buf-new" in out
     assert "without implementation, layout-and-rearrangement: TPACK (tpack.md)" in out
     assert "program layer, view-and-tile-buf: alloc_tile" in out
     assert "legacy pages under" in out and ": 5: 3 specified, 1 recorded, 1 missing" in out
@@ -118,7 +118,7 @@ def test_list_upstream_reports_and_strict_fails(capsys, tree):
     row = next(line for line in out.splitlines() if line.startswith("elementwise-tile-tile"))
     assert row.split()[1:] == ["2", "1", "0", "0", "1"]
     code, out, _ = run(capsys, "list", "--upstream", str(tree), "--family", "view-and-tile-buf")
-    assert code == 0 and "elementwise-tile-tile" not in out and "tile-buf-addr" in out
+    assert code == 0 and "elementwise-tile-tile" not in out and "tile-buf-new" in out
     code, _, _ = run(capsys, "list", "--upstream", str(tree), "--strict")
     assert code == 1
 
@@ -126,7 +126,7 @@ def test_list_upstream_reports_and_strict_fails(capsys, tree):
 def test_strict_passes_when_everything_is_accounted_for(capsys, tree):
     for name in ("tnew.md", "tmuls_zh.md"):
         (tree / OPS / "elementwise-tile-tile" / name).unlink()
-    (tree / OPS / "view-and-tile-buf" / "tile-buf-addr.md").unlink()
+    (tree / OPS / "view-and-tile-buf" / "tile-buf-new.md").unlink()
     db = load_database(ROOT / "specs")
     # a tree holding exactly the pages the database names: nothing missing, nothing stale
     for op in db.ops.values():

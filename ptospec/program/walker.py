@@ -235,6 +235,7 @@ class Walker:
         self.memo = memo if memo is not None else Memo()
         self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
         self.depth = 0
+        self.vecscope = 0  # how many vector scopes (pto.vecscope) the statement being run is inside
         from .handlers import HANDLERS, synchronisation_handlers  # they take a Walker: imported once it exists
 
         self.handlers = {**HANDLERS, **synchronisation_handlers(db)}
