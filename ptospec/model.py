@@ -209,7 +209,7 @@ class AsmForm:
 class Effect:
     """What an instruction without data semantics does instead (it reads and writes no tile element)."""
 
-    kind: str  # synchronisation | configuration | debug-output | placement
+    kind: str  # synchronisation | configuration | debug-output | placement | cache-hint
     text: Text
 
 
