@@ -205,7 +205,7 @@ def report(acc: Accounting, root: Path) -> list[str]:
                      f"{len(f.unimplemented):>13}  {len(f.missing):>7}")
     totals = [sum(len(getattr(f, k)) for f in acc.families) for k in ("ops", "program", "unimplemented")]
     lines.append(f"{'total':<{width}}  {acc.pages:>5}  {totals[0]:>12}  {totals[1]:>7}  {totals[2]:>13}  "
-                 f"{acc.missing:>7}")
+                 f"{sum(len(f.missing) for f in acc.families):>7}")
     for f in acc.families:
         if f.program:
             lines.append(f"program layer, {f.family}: {', '.join(f.program.values())}")

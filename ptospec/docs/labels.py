@@ -25,6 +25,8 @@ LABELS: dict[str, dict[str, str]] = {
     "operands": {"en": "Operands", "zh": "操作数"},
     "attributes": {"en": "Attributes", "zh": "属性"},
     "unspecified_pages": {"en": "Pages without a specification", "zh": "没有规格的页面"},
+    "separate_isas": {"en": "Instruction sets beside the tile ISA", "zh": "Tile ISA 之外的指令集"},
+    "header": {"en": "Header", "zh": "头文件"},
     "page": {"en": "Page", "zh": "页面"},
     "reason": {"en": "Reason", "zh": "原因"},
     "enum": {"en": "Enum", "zh": "枚举"},
