@@ -165,11 +165,17 @@ def execute(
     validator's report on exactly these operands, when the caller has it already (not computed again).
     A mode without data semantics (``mode.effect``: synchronisation, configuration, debug output,
     placement) is validated and runs no statement: every output is returned with its initial contents
-    and ``written`` marks nothing; callers tell it from an executed instruction by ``mode.effect``."""
+    and ``written`` marks nothing; callers tell it from an executed instruction by ``mode.effect``.  A
+    cross-core FIFO instruction (effect ``cross-core``) is validated and then refused (``exec.cross-core``)."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile):
         report = validate(db, op.name, mode.name, profile, operands)
     require_legal(report)
+    if mode.cross_core:
+        raise InvocationError(
+            f"{op.name} {mode.name} is one side of a cross-core FIFO: its peer (the pop or push of the other "
+            "core's kernel) is not part of a single instruction, so the executor runs no cross-core instruction "
+            "alone (the invocation is legal)", rule="exec.cross-core")
     if report.deferred:
         raise InvocationError(
             f"cannot execute with unknown valid shapes; give concrete valid=RxC ({', '.join(report.deferred)})",

@@ -30,6 +30,7 @@ from .model import (
     CPP_LITERAL,
     AsmForm,
     CppArray,
+    CppType,
     Database,
     Difference,
     DType,
@@ -419,7 +420,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     o.get("asm_type", ""),
                     _parse(src, (*mp, "operands", i, "sorted"), o["sorted"]["stride"], issues) if "sorted" in o
                     else None,
-                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""))
+                    o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""), o.get("cpp_enum", ""))
             for i, o in enumerate(m["operands"])
         )
         for i, o in enumerate(operands):
@@ -427,6 +428,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, (*mp, "operands", i), "sorted: applies to input tiles", "op.operands")
             if o.cpp_struct and (o.role != "out" or o.is_global):
                 issues.add(src, (*mp, "operands", i), "cpp_struct: applies to output tiles", "op.operands")
+            if o.cpp_enum and (not o.is_typed_attr or o.attr_type == "bool"):
+                issues.add(src, (*mp, "operands", i), "cpp_enum: applies to typed integer attributes", "op.operands")
         names = [o.name for o in operands]
         if len(set(names)) != len(names):
             issues.add(src, (*mp, "operands"), "operand names must be unique", "op.operands")
@@ -489,10 +492,17 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             if bad:
                 issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array members must be scalar operands, not "
                            f"{bad}", "op.cpp")
+        types = tuple(CppType(a, v["template"], tuple(v["of"])) for a, v in m["cpp"].get("types", {}).items())
+        for t in types:
+            bad = [n for n in t.members if roles.get(n) != "attr"]
+            if bad or t.name in roles:
+                issues.add(src, (*mp, "cpp", "types", t.name), f"a type's arguments must be attribute operands and its "
+                           f"name no operand's ({bad or t.name})", "op.cpp")
         members = {a.name: list(a.members) for a in arrays}
         named = [n for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)
                  for n in members.get(a, [a.removeprefix("&")])]  # &x: the operand x passed by address
         template_attrs = [a for a in m["cpp"].get("template", []) if roles.get(a) == "attr"]
+        template_attrs += [n for t in types for n in t.members]
         if sorted(named + template_attrs) != sorted(names):
             issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once (other entries "
                        "must be C++ literals such as true or 0; an attribute may be a template argument instead)",
@@ -555,7 +565,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
-                cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays,
+                cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays, cpp_types=types,
                 effect=Effect(m["effect"]["kind"], m["effect"]["text"]) if "effect" in m else None,
                 asm={k: AsmForm(tuple(v["ins"]), tuple(v["outs"]), tuple(v.get("may_omit", ())))
                      for k, v in m["asm"].items()},

@@ -183,6 +183,7 @@ class Operand:
     sorted_stride: Node | None = None  # in tiles: each valid row holds, every this many elements, a descending run
     sorted_text: str = ""
     cpp_struct: str = ""  # out tiles: the C++ call takes this struct, whose fields are the tile's first elements
+    cpp_enum: str = ""  # typed integer attrs: the C++ enum the value is cast to (static_cast<E>(1))
 
     @property
     def is_typed_attr(self) -> bool:
@@ -209,7 +210,7 @@ class AsmForm:
 class Effect:
     """What an instruction without data semantics does instead (it reads and writes no tile element)."""
 
-    kind: str  # synchronisation | configuration | debug-output | placement | cache-hint
+    kind: str  # synchronisation | configuration | debug-output | placement | cache-hint | cross-core
     text: Text
 
 
@@ -221,6 +222,15 @@ class CppArray:
     cpp: str  # the array type, e.g. pto::TRandomKey
     element: str  # the element type each member is converted to, e.g. uint32_t
     members: tuple[str, ...]  # scalar operands, in order
+
+
+@dataclass(frozen=True)
+class CppType:
+    """A C++ type the caller declares from attribute values (TPUSH's ``using Pipe = pto::TPipe<0, 1, 1024, 2>``)."""
+
+    name: str  # the alias, used in cpp.template or as a cpp.arrays type
+    template: str  # the class template, e.g. pto::TPipe
+    members: tuple[str, ...]  # attribute operands: its template arguments, in order
 
 
 @dataclass(frozen=True)
@@ -251,6 +261,7 @@ class Mode:
     # operand -> (row, column) factors: the generator gives it the varied valid region divided by them
     valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
     cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
+    cpp_types: tuple[CppType, ...] = ()  # type aliases the caller declares from attribute values
     effect: Effect | None = None  # set for an instruction without data semantics (then no statements)
     case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
     # operand -> (row axis, column axis) among rows, cols and inner (a third extent: a matmul's K)
@@ -262,6 +273,12 @@ class Mode:
     @property
     def has_data_semantics(self) -> bool:
         return self.effect is None
+
+    @property
+    def cross_core(self) -> bool:
+        """A cross-core FIFO instruction (TPUSH, TPOP, ...): its peer runs on another core, so the
+        single-instruction executor refuses it (``exec.cross-core``) and no backend runs it alone."""
+        return self.effect is not None and self.effect.kind == "cross-core"
 
     def cpp_array(self, name: str) -> CppArray | None:
         return next((a for a in self.cpp_arrays if a.name == name), None)

@@ -33,14 +33,14 @@ def tree(tmp_path):
             (folder / name).write_text(f"# {name}\n")
     root = tmp_path / "pto-isa"
     # legacy pages: an instruction's, a mixed-case one, a program-layer one, a recorded one, a new one
-    for name in ("TADD.md", "TADD_zh.md", "TAddDeqRelu.md", "TASSIGN.md", "TPUSH.md", "TNEWOP.md", "README.md",
+    for name in ("TADD.md", "TADD_zh.md", "TAddDeqRelu.md", "TASSIGN.md", "TALLOC.md", "TNEWOP.md", "README.md",
                  "conventions.md"):
         (root / "docs/isa" / name).write_text("#\n")
     header = root / "include/pto/common/pto_instr.hpp"
     header.parent.mkdir(parents=True)
     header.write_text("template <typename T>\nPTO_INST RecordEvent TADD(T &dst, T &a, T &b)\n{}\n"
                       "PTO_INST void TASSIGN(T& obj, AddrType addr)\n"
-                      "template <typename Pipe>\nPTO_INST RecordEvent TPUSH(Pipe& pipe,\n  T& tile)\n"
+                      "template <typename Pipe>\nPTO_INST RecordEvent TALLOC(Pipe& pipe,\n  T& tile)\n"
                       "PTO_INST RecordEvent TNEWOP(T& dst)\n#define PTO_INSTR_SCOPE(API, ...)\n")
     return root
 
@@ -79,10 +79,10 @@ def test_legacy_pages_and_simulator_instructions_are_accounted_for(tree):
     acc = account(db, {"alloc_tile", "tsync"}, tree, {"tassign": "TASSIGN"})
     legacy, simulator = acc.lists
     # Chinese copies, README and lower-case pages are no instruction pages; names match case-insensitively
-    assert legacy.names == ("TADD", "TASSIGN", "TAddDeqRelu", "TNEWOP", "TPUSH")
+    assert legacy.names == ("TADD", "TALLOC", "TASSIGN", "TAddDeqRelu", "TNEWOP")
     assert legacy.covered == {"TADD": "tadd", "TASSIGN": "tassign (program)", "TAddDeqRelu": "tadddeqrelu"}
-    assert legacy.recorded == {"TPUSH": "unspecified"} and legacy.missing == ("TNEWOP",)
-    assert simulator.names == ("TADD", "TASSIGN", "TNEWOP", "TPUSH")  # a declaration over two lines counts
+    assert legacy.recorded == {"TALLOC": "unspecified"} and legacy.missing == ("TNEWOP",)
+    assert simulator.names == ("TADD", "TALLOC", "TASSIGN", "TNEWOP")  # a declaration over two lines counts
     assert simulator.missing == ("TNEWOP",)
     assert acc.missing == 2 + 2  # two tile-op pages (tnew, tile-buf-new), the legacy page and PTO_INST TNEWOP
     # the comm ISA is accounted for as a whole; the fake checkout has none of its files
@@ -113,7 +113,7 @@ def test_list_upstream_reports_and_strict_fails(capsys, tree):
     assert "program layer, view-and-tile-buf: alloc_tile" in out
     assert "legacy pages under" in out and ": 5: 3 specified, 1 recorded, 1 missing" in out
     assert "  program layer: TASSIGN by tassign (program)" in out
-    assert "  missing (1): TNEWOP" in out and "TPUSH (unspecified)" in out
+    assert "  missing (1): TNEWOP" in out and "TALLOC (unspecified)" in out
     assert "separate ISA comm (recorded in specs/isa.yaml, not specified): 0 instructions" in out
     row = next(line for line in out.splitlines() if line.startswith("elementwise-tile-tile"))
     assert row.split()[1:] == ["2", "1", "0", "0", "1"]

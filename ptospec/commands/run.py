@@ -129,7 +129,8 @@ def run(args) -> int:
     for item in args.scalar or []:
         _put(data, *_number(item), "--scalar")
     tiles = parse_tiles(db, args.tile)
-    op, mode = resolve(db, args.op, args.mode, args.profile, set(tiles) | set(data))
+    # the tiles given, with their locations, tell modes with the same operands apart
+    op, mode = resolve(db, args.op, args.mode, args.profile, {**dict.fromkeys(data), **tiles})
     known = {o.name for o in mode.operands}
     unknown = sorted((set(data) | set(tiles)) - known)
     if unknown:
