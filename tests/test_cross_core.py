@@ -9,7 +9,7 @@ from ptospec.conformance.backend import Backend, Capabilities, Invocation, Resul
 from ptospec.conformance.cases import Case, all_cases
 from ptospec.conformance.runner import ConformanceFailure, Runner
 from ptospec.docs.examples import cpp_example
-from ptospec.errors import InvocationError
+from ptospec.errors import InvocationError, PtospecError
 from ptospec.executor import execute
 from ptospec.tile import AttrDesc
 from ptospec.validator import validate
@@ -93,3 +93,33 @@ def test_conformance_counts_cross_core_cases_apart(db):
     wrong = Case(positives[0].op, positives[0].mode, positives[0].profile, positives[0].tiles, reject="tpop.flag-id")
     with pytest.raises(ConformanceFailure):
         runner.check(wrong)
+
+
+ACC_BUF = ("!pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=col_major, "
+           "slayout=row_major, fractal=1024, pad=0>")
+
+
+def test_programs_read_ptospec_lines_and_leave_the_pipe_handle_form_unknown(db, tmp_path):
+    from ptospec.program.api import check_program, read_program, run_program
+
+    def program(line: str):
+        path = tmp_path / "k.pto"
+        path.write_text(f"""module attributes {{pto.target_arch = "a5"}} {{
+  func.func @k() {{
+    %t = pto.alloc_tile : {ACC_BUF}
+    {line}
+    return
+  }}
+}}
+""")
+        return read_program(path)
+
+    ours = program(f"pto.tpush ins(%t {{split = 0 : i8, dir_mask = 1 : i8, slot_size = 1024 : i32, "
+                   f"slot_num = 2 : i32, flag_id = 0 : i8}} : {ACC_BUF})")
+    checked = check_program(db, ours)
+    assert not checked.violations and checked.stats.legal == 1
+    with pytest.raises(PtospecError) as err:  # the interpreter runs no side of a FIFO alone
+        run_program(db, ours, {})
+    assert err.value.rule == "exec.cross-core"
+    lowered = check_program(db, program(f"pto.tpush(%t, %pipe : {ACC_BUF}, !pto.pipe) {{split = 0}}"))
+    assert not lowered.violations and lowered.stats.unknown["pto.tpush"] == 1
