@@ -1,21 +1,33 @@
-"""Every upstream tile-op page accounted for: ``ptospec list --upstream PATH``.
+"""Every upstream page and simulator instruction accounted for: ``ptospec list --upstream PATH``.
 
 A page ``docs/isa/tile/ops/<family>/<stem>.md`` of an upstream checkout (Chinese ``*_zh.md`` copies
 aside) is *covered* when an instruction names it as its ``page`` source, or when it documents an
 instruction of the program layer (``specs/program.yaml``: the page's stem with ``-`` read as ``_``
 names an instruction or a synchronisation instruction there); it is *unimplemented* when
-``unimplemented_pages`` in ``specs/isa.yaml`` records it; otherwise it is *missing*.  Entries of the
-database that name a page the checkout does not have are *stale*.
+``unimplemented_pages`` in ``specs/isa.yaml`` records it; otherwise it is *missing*.
+
+The same holds for the two lists of upstream instruction names: the legacy pages ``docs/isa/<NAME>.md``
+and the simulator's public instructions (the ``PTO_INST`` functions of ``pto_instr.hpp``).  A name is
+covered by the instruction whose mode calls it (``cpp.name``) or names it in ``documents``, or by the
+program-layer instruction whose ``intrinsic`` it is; it is recorded when ``unspecified`` in
+``specs/isa.yaml`` names it (with the reason); otherwise it is missing.  The instruction sets of
+``separate_isas`` (communication) are accounted for as a whole.  Entries of the database that name a
+page, file or instruction the checkout does not have are *stale*.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InvocationError
 from .loader import TILE_OPS_DIR, op_page
-from .model import Database
+from .model import Database, SeparateIsa
+
+LEGACY_DIR = "docs/isa/"  # the legacy instruction pages: docs/isa/<NAME>.md
+INSTR_HEADER = "include/pto/common/pto_instr.hpp"  # the simulator's public instructions (PTO_INST functions)
+_PTO_INST = re.compile(r"^\s*PTO_INST\b[^(;{]*?\b([A-Za-z_][A-Za-z0-9_]*)\s*\(", re.M)
 
 
 @dataclass(frozen=True)
@@ -33,10 +45,35 @@ class FamilyAccount:
 
 
 @dataclass(frozen=True)
+class NameAccount:
+    """Upstream instruction names of one list (legacy pages, simulator instructions), each accounted for."""
+
+    title: str
+    names: tuple[str, ...]  # as upstream spells them, sorted
+    covered: dict[str, str] = field(default_factory=dict)  # name -> what specifies it ("tmatmul", "tassign (program)")
+    recorded: dict[str, str] = field(default_factory=dict)  # name -> the isa.yaml list recording it
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(n for n in self.names if n not in self.covered and n not in self.recorded)
+
+
+@dataclass(frozen=True)
+class SeparateAccount:
+    """An instruction set of ``separate_isas`` as the checkout has it."""
+
+    isa: SeparateIsa
+    pages: tuple[str, ...]  # stems of its English pages
+    instructions: tuple[str, ...]  # the PTO_INST functions of its header
+
+
+@dataclass(frozen=True)
 class Accounting:
     families: tuple[FamilyAccount, ...]
     stale: tuple[str, ...]  # "<what> names <page>, which the checkout does not have"
     without_page: dict[str, str]  # instruction -> its page source outside docs/isa/tile/ops/ ("" for none)
+    lists: tuple[NameAccount, ...] = ()  # the legacy pages, the simulator's instructions
+    separate: tuple[SeparateAccount, ...] = ()
 
     @property
     def pages(self) -> int:
@@ -44,7 +81,7 @@ class Accounting:
 
     @property
     def missing(self) -> int:
-        return sum(len(f.missing) for f in self.families)
+        return sum(len(f.missing) for f in self.families) + sum(len(n.missing) for n in self.lists)
 
 
 def upstream_pages(root: Path) -> dict[str, tuple[str, ...]]:
@@ -57,9 +94,44 @@ def upstream_pages(root: Path) -> dict[str, tuple[str, ...]]:
             for d in sorted(tree.iterdir()) if d.is_dir()}
 
 
-def account(db: Database, program_names: set[str], root: Path) -> Accounting:
-    """Relate every page of the checkout at ``root`` to the database; ``program_names`` are the program
-    layer's instruction names (``alloc_tile``, ``tsync``, ...)."""
+def legacy_pages(root: Path) -> tuple[str, ...]:
+    """Stems of the legacy instruction pages ``docs/isa/<NAME>.md`` (upper-case first letter, no README)."""
+    return tuple(sorted(p.stem for p in (root / LEGACY_DIR).glob("*.md")
+                        if p.stem[:1].isupper() and not p.stem.endswith("_zh") and p.stem != "README"))
+
+
+def pto_instructions(header: Path) -> tuple[str, ...]:
+    """The names of the ``PTO_INST`` functions a header declares, sorted."""
+    return tuple(sorted({m.group(1) for m in _PTO_INST.finditer(header.read_text(errors="replace"))}))
+
+
+def specifiers(db: Database, intrinsics: dict[str, str]) -> dict[str, str]:
+    """Upper-cased upstream instruction name -> what specifies it: an instruction (with its mode when its
+    modes call different intrinsics) by ``cpp.name`` or ``documents``, or a program-layer instruction
+    (``intrinsics``: program instruction -> the upstream name it specifies)."""
+    found: dict[str, str] = {}
+    for op in sorted(db.ops.values(), key=lambda o: o.name):
+        several = len({m.cpp_name for m in op.modes}) > 1
+        for m in op.modes:
+            label = f"{op.name}:{m.name}" if several else op.name
+            found.setdefault(m.cpp_name.upper(), label)
+            for name in m.documents:
+                found.setdefault(name.upper(), f"{op.name}:{m.name}" if len(op.modes) > 1 else op.name)
+    for name, intrinsic in sorted(intrinsics.items()):
+        found.setdefault(intrinsic.upper(), f"{name} (program)")
+    return found
+
+
+def _names_account(title: str, names: tuple[str, ...], by: dict[str, str], recorded: dict[str, str]) -> NameAccount:
+    return NameAccount(title, names, {n: by[n.upper()] for n in names if n.upper() in by},
+                       {n: recorded[n.upper()] for n in names if n.upper() not in by and n.upper() in recorded})
+
+
+def account(db: Database, program_names: set[str], root: Path,
+            intrinsics: dict[str, str] | None = None) -> Accounting:
+    """Relate every page and public instruction of the checkout at ``root`` to the database;
+    ``program_names`` are the program layer's instruction names (``alloc_tile``, ``tsync``, ...), and
+    ``intrinsics`` maps those that specify an upstream instruction to its name (``tassign``: TASSIGN)."""
     tree = upstream_pages(root)
     page_ops = {page: op.name for op in db.ops.values() if (page := op_page(op)) is not None}
     recorded = {entry.page: entry.name for entry in db.isa.unimplemented_pages}
@@ -79,7 +151,40 @@ def account(db: Database, program_names: set[str], root: Path) -> Accounting:
     stale += [f"unimplemented_pages records {page}" for page in sorted(recorded) if page not in present]
     without = {op.name: (op.sources["page"].ref if "page" in op.sources else "")
                for op in sorted(db.ops.values(), key=lambda o: o.name) if op_page(op) is None}
-    return Accounting(tuple(families), tuple(stale), without)
+    lists, separate = _instruction_lists(db, root, intrinsics or {}, stale)
+    return Accounting(tuple(families), tuple(stale), without, lists, separate)
+
+
+def _instruction_lists(db: Database, root: Path, intrinsics: dict[str, str],
+                       stale: list[str]) -> tuple[tuple[NameAccount, ...], tuple[SeparateAccount, ...]]:
+    """The legacy pages and the simulator's instructions accounted for, and the separate instruction sets;
+    appends to ``stale`` what the database names and the checkout lacks."""
+    header = root / INSTR_HEADER
+    if not header.is_file():
+        raise InvocationError(f"{root} has no {INSTR_HEADER} (not a pto-isa checkout?)", rule="cli.upstream",
+                              where="--upstream")
+    instructions = pto_instructions(header)
+    pages = legacy_pages(root)
+    by = specifiers(db, intrinsics)
+    recorded = {name.upper(): "unspecified" for _, name, _ in db.isa.unspecified}
+    recorded |= {page.removeprefix(LEGACY_DIR).removesuffix(".md").upper(): "unspecified"
+                 for page, _, _ in db.isa.unspecified if page.count("/") == 2}
+    known = {n.upper() for n in (*instructions, *pages)}
+    stale += [f"{label} specifies {name}" for name, label in sorted(by.items()) if name not in known]
+    stale += [f"unspecified records {page}" for page, _, _ in db.isa.unspecified if not (root / page).is_file()]
+    lists = (_names_account(f"legacy pages under {root / LEGACY_DIR}", pages, by, recorded),
+             _names_account(f"simulator instructions (PTO_INST functions of {header})", instructions, by, recorded))
+    separate = []
+    for isa in db.isa.separate_isas:
+        for path in (isa.pages, isa.header, *isa.simulator):
+            if not (root / path).exists():
+                stale.append(f"separate_isas {isa.name} names {path}")
+        folder, head = root / isa.pages, root / isa.header
+        separate.append(SeparateAccount(
+            isa, tuple(sorted(p.stem for p in folder.glob("*.md") if p.stem[:1].isupper() and not p.stem.endswith("_zh")
+                              and p.stem != "README")) if folder.is_dir() else (),
+            pto_instructions(head) if head.is_file() else ()))
+    return lists, tuple(separate)
 
 
 def only_family(acc: Accounting, db: Database, family: str) -> Accounting:
@@ -87,6 +192,7 @@ def only_family(acc: Accounting, db: Database, family: str) -> Accounting:
     return Accounting(tuple(f for f in acc.families if f.family == family),
                       tuple(s for s in acc.stale if f"{TILE_OPS_DIR}{family}/" in s),
                       {n: ref for n, ref in acc.without_page.items() if db.ops[n].family == family})
+    # (the legacy pages, the simulator's instructions and the separate sets belong to no family)
 
 
 def report(acc: Accounting, root: Path) -> list[str]:
@@ -99,7 +205,7 @@ def report(acc: Accounting, root: Path) -> list[str]:
                      f"{len(f.unimplemented):>13}  {len(f.missing):>7}")
     totals = [sum(len(getattr(f, k)) for f in acc.families) for k in ("ops", "program", "unimplemented")]
     lines.append(f"{'total':<{width}}  {acc.pages:>5}  {totals[0]:>12}  {totals[1]:>7}  {totals[2]:>13}  "
-                 f"{acc.missing:>7}")
+                 f"{sum(len(f.missing) for f in acc.families):>7}")
     for f in acc.families:
         if f.program:
             lines.append(f"program layer, {f.family}: {', '.join(f.program.values())}")
@@ -112,5 +218,20 @@ def report(acc: Accounting, root: Path) -> list[str]:
     if acc.without_page:
         lines.append(f"instructions without a tile page ({len(acc.without_page)}): "
                      + ", ".join(f"{name} ({ref or 'no page'})" for name, ref in acc.without_page.items()))
+    for names in acc.lists:
+        lines.append(f"{names.title}: {len(names.names)}: {len(names.covered)} specified, "
+                     f"{len(names.recorded)} recorded, {len(names.missing)} missing")
+        program = [f"{n} by {by}" for n, by in names.covered.items() if by.endswith("(program)")]
+        if program:
+            lines.append(f"  program layer: {', '.join(program)}")
+        if names.recorded:
+            lines.append("  recorded in specs/isa.yaml: "
+                         + ", ".join(f"{n} ({how})" for n, how in names.recorded.items()))
+        if names.missing:
+            lines.append(f"  missing ({len(names.missing)}): {', '.join(names.missing)}")
+    for sep in acc.separate:
+        lines.append(f"separate ISA {sep.isa.name} (recorded in specs/isa.yaml, not specified): "
+                     f"{len(sep.instructions)} instructions of {sep.isa.header} ({', '.join(sep.instructions)}), "
+                     f"{len(sep.pages)} pages under {sep.isa.pages}, simulator {', '.join(sep.isa.simulator)}")
     lines += [f"stale: {s}, which the checkout does not have" for s in acc.stale]
     return lines

@@ -117,4 +117,6 @@ def cpp_value(isa: Isa, o: Operand, value: AttrValue) -> str:
     """The value as a C++ expression: ``pto::CmpMode::LT``, ``true``, ``1``."""
     if not o.attr_type:
         return f"{isa.enums[o.enum].cpp}::{value}"
+    if o.cpp_enum:  # an integer code of a C++ enum (TPUSH's split: pto::TileSplitAxis)
+        return f"static_cast<{o.cpp_enum}>({spell_value(value)})"
     return spell_value(value)

@@ -248,13 +248,19 @@ def execute(
     placement) is validated and runs no statement: every output is returned with its initial contents
     and ``written`` marks nothing; callers tell it from an executed instruction by ``mode.effect`` (what a
     configuration writes to state registers is ``configure``'s answer).  A mode that reads state registers
-    (``mode.reads_state``) takes each from ``data`` under the register's name (see ``state_inputs``)."""
+    (``mode.reads_state``) takes each from ``data`` under the register's name (see ``state_inputs``).  A
+    cross-core FIFO instruction (effect ``cross-core``) is validated and then refused (``exec.cross-core``)."""
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     state = state_inputs(db, op.name, mode, data)
     if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile) or (
             state and report.unchecked):
         report = validate(db, op.name, mode.name, profile, operands, state=state)
     require_legal(report)
+    if mode.cross_core:
+        raise InvocationError(
+            f"{op.name} {mode.name} is one side of a cross-core FIFO: its peer (the pop or push of the other "
+            "core's kernel) is not part of a single instruction, so the executor runs no cross-core instruction "
+            "alone (the invocation is legal)", rule="exec.cross-core")
     missing = [r for r in state_reads(db, op, mode, profile, operands) if r not in state]
     if missing:
         raise InvocationError(f"{op.name} {mode.name} reads the configuration register(s) {', '.join(missing)} on "

@@ -32,6 +32,7 @@ from .model import (
     AsmForm,
     CppArray,
     CppConvTile,
+    CppType,
     Database,
     Difference,
     DType,
@@ -52,6 +53,7 @@ from .model import (
     PerfTable,
     Profile,
     Rule,
+    SeparateIsa,
     Source,
     StateRegister,
     TileStorage,
@@ -263,6 +265,9 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         unimplemented_pages=unimplemented,
         state=state,
         unspecified=tuple((u["page"], u["instruction"], u["reason"]) for u in d.get("unspecified", ())),
+        separate_isas=tuple(SeparateIsa(s["name"], s["pages"], s["header"], tuple(s["simulator"]), s["reason"],
+                                        where=src.where(("separate_isas", k)))
+                            for k, s in enumerate(d.get("separate_isas", ()))),
         dtypes=dtypes,
         tile_types=dict(d["tile_types"]),
         blayouts=dict(d["blayouts"]),
@@ -440,7 +445,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                     o["sorted"]["stride"] if "sorted" in o else "", o.get("cpp_struct", ""),
                     _encode(src, (*mp, "operands", i), o, m["operands"], isa, issues), o.get("encode", ""),
                     _parse(src, (*mp, "operands", i, "sorted", "block"), o["sorted"]["block"], issues)
-                    if "block" in o.get("sorted", {}) else None)
+                    if "block" in o.get("sorted", {}) else None, o.get("cpp_enum", ""))
             for i, o in enumerate(m["operands"])
         )
         for i, o in enumerate(operands):
@@ -448,6 +453,8 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, (*mp, "operands", i), "sorted: applies to input tiles", "op.operands")
             if o.cpp_struct and (o.role != "out" or o.is_global):
                 issues.add(src, (*mp, "operands", i), "cpp_struct: applies to output tiles", "op.operands")
+            if o.cpp_enum and (not o.is_typed_attr or o.attr_type == "bool"):
+                issues.add(src, (*mp, "operands", i), "cpp_enum: applies to typed integer attributes", "op.operands")
         names = [o.name for o in operands]
         if len(set(names)) != len(names):
             issues.add(src, (*mp, "operands"), "operand names must be unique", "op.operands")
@@ -511,12 +518,19 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 issues.add(src, (*mp, "cpp", "arrays", arr.name), f"array members must be scalar operands, not "
                            f"{bad}", "op.cpp")
         conv = _conv_tile(src, mp, m["cpp"].get("conv_tile"), roles, kinds, let_names, issues)
+        types = tuple(CppType(a, v["template"], tuple(v["of"])) for a, v in m["cpp"].get("types", {}).items())
+        for t in types:
+            bad = [n for n in t.members if roles.get(n) != "attr"]
+            if bad or t.name in roles:
+                issues.add(src, (*mp, "cpp", "types", t.name), f"a type's arguments must be attribute operands and its "
+                           f"name no operand's ({bad or t.name})", "op.cpp")
         members = {a.name: list(a.members) for a in arrays}
         if conv is not None:
             members[conv.name] = list(conv.members)
         named = [n for a in m["cpp"]["args"] if not CPP_LITERAL.fullmatch(a)
                  for n in members.get(a, [a.removeprefix("&")])]  # &x: the operand x passed by address
         template_attrs = [a for a in m["cpp"].get("template", []) if roles.get(a) == "attr"]
+        template_attrs += [n for t in types for n in t.members]
         if sorted(named + template_attrs) != sorted(names):
             issues.add(src, (*mp, "cpp", "args"), "cpp.args must list every operand exactly once (other entries "
                        "must be C++ literals such as true or 0; an attribute may be a template argument instead)",
@@ -579,7 +593,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
             Mode(
                 name=mname, title=m["title"], operands=operands, semantics=tuple(semantics),
                 cpp_name=m["cpp"]["name"], cpp_args=tuple(m["cpp"]["args"]), cpp_signature=m["cpp"]["signature"],
-                cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays,
+                cpp_template=tuple(m["cpp"].get("template", ())), cpp_arrays=arrays, cpp_types=types,
                 effect=_effect(src, mp, m, names, isa, issues) if "effect" in m else None,
                 reads_state=_reads_state(semantics, isa, set(names)),
                 cpp_conv_tile=conv,
@@ -591,6 +605,7 @@ def _build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
                 valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
                 case_shapes=m.get("case_shapes", "shared"),
                 valid_axes={k: (v[0], v[1]) for k, v in m.get("valid_axes", {}).items()},
+                documents=tuple(m.get("documents", ())),
             )
         )
     mode_names = [m.name for m in modes]

@@ -120,6 +120,19 @@ class UnimplementedPage:
 
 
 @dataclass(frozen=True)
+class SeparateIsa:
+    """An upstream instruction set outside this database's one-core tile model (``separate_isas``): its pages,
+    its public header and the simulator's files, recorded with the reason."""
+
+    name: str
+    pages: str  # docs/isa/<folder>/: its instruction pages
+    header: str  # the header whose PTO_INST functions are its instructions
+    simulator: tuple[str, ...]  # the CPU simulator's files implementing it
+    reason: Text
+    where: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
 class Rule:
     """A legality rule: a check that must hold (in ``profiles``/``modes``) when ``when`` holds."""
 
@@ -189,6 +202,7 @@ class Operand:
     encode: Node | None = None  # in/scalar operands: the stored value for a generated value ``x`` (packed words)
     encode_text: str = ""
     sorted_block: Node | None = None  # in tiles: each run of this many elements of a row is sorted on its own
+    cpp_enum: str = ""  # typed integer attrs: the C++ enum the value is cast to (static_cast<E>(1))
 
     @property
     def is_typed_attr(self) -> bool:
@@ -215,7 +229,7 @@ class AsmForm:
 class Effect:
     """What an instruction without data semantics does instead (it reads and writes no tile element)."""
 
-    kind: str  # synchronisation | configuration | debug-output | placement
+    kind: str  # synchronisation | configuration | debug-output | placement | cache-hint | cross-core
     text: Text
     # configuration: state register -> field -> (value expression over the mode's operands, its text)
     sets: dict[str, dict[str, tuple[Node, str]]] = field(default_factory=dict)
@@ -255,6 +269,15 @@ class CppConvTile:
 
 
 @dataclass(frozen=True)
+class CppType:
+    """A C++ type the caller declares from attribute values (TPUSH's ``using Pipe = pto::TPipe<0, 1, 1024, 2>``)."""
+
+    name: str  # the alias, used in cpp.template or as a cpp.arrays type
+    template: str  # the class template, e.g. pto::TPipe
+    members: tuple[str, ...]  # attribute operands: its template arguments, in order
+
+
+@dataclass(frozen=True)
 class Example:
     profile: str
     tiles: dict[str, str]  # operand -> tile descriptor text
@@ -282,16 +305,26 @@ class Mode:
     # operand -> (row, column) factors: the generator gives it the varied valid region divided by them
     valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
     cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
+    cpp_types: tuple[CppType, ...] = ()  # type aliases the caller declares from attribute values
     effect: Effect | None = None  # set for an instruction without data semantics (then no statements)
     case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
     # operand -> (row axis, column axis) among rows, cols and inner (a third extent: a matmul's K)
     valid_axes: dict[str, tuple[str, str]] = field(default_factory=dict)
     reads_state: tuple[str, ...] = ()  # state registers its semantics read (``<register>.<field>``)
     cpp_conv_tile: CppConvTile | None = None  # a ConvTile argument of the C++ call, built from operands
+    # upstream instruction names this mode specifies besides cpp_name (a legacy page docs/isa/<NAME>.md, a
+    # PTO_INST function of another name): what `ptospec list --upstream` counts as covered by it
+    documents: tuple[str, ...] = ()
 
     @property
     def has_data_semantics(self) -> bool:
         return self.effect is None
+
+    @property
+    def cross_core(self) -> bool:
+        """A cross-core FIFO instruction (TPUSH, TPOP, ...): its peer runs on another core, so the
+        single-instruction executor refuses it (``exec.cross-core``) and no backend runs it alone."""
+        return self.effect is not None and self.effect.kind == "cross-core"
 
     def cpp_array(self, name: str) -> CppArray | None:
         return next((a for a in self.cpp_arrays if a.name == name), None)
@@ -490,6 +523,7 @@ class Isa:
     unimplemented_pages: tuple[UnimplementedPage, ...] = ()
     unspecified: tuple[tuple[str, str, Text], ...] = ()  # upstream pages without a specification: (page, name, why)
     state: dict[str, StateRegister] = field(default_factory=dict)  # configuration registers (``state``)
+    separate_isas: tuple[SeparateIsa, ...] = ()
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cpusim_env import cpusim_unavailable
+from test_program_addresses import KERNEL as ADDRESSES_KERNEL
 from test_programs import BLOCKS, DYNAMIC, LOOP_KERNEL, SHARED, VIEWS_KERNEL, WHILE, _vec
 
 from ptospec.cli import main
@@ -247,6 +248,9 @@ KERNELS = {
     "blocks": (BLOCKS, lambda a: {"arg0": np.zeros((64, 16), np.float32)}, 4),
     "while": (WHILE, lambda a: {"arg0": a["arg0"]}, 1),
     "views": (VIEWS_KERNEL, lambda a: {"arg0": a["arg0"], "arg1": a["arg2"]}, 1),  # treshape and subset alias
+    # a window reached through tensor_view_addr and the strides get_tensor_view_stride reads back
+    "addresses": (ADDRESSES_KERNEL, lambda a: {"arg0": np.arange(1024, dtype=np.float32),
+                                               "arg1": np.zeros(256, np.float32)}, 1),
 }
 
 

@@ -58,20 +58,26 @@ def print_form(db: Database, op: OpSpec, mode: Mode, form: str, tiles: dict, nam
     outs = ", ".join(value(n) for n in spec.outs)
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
-        ins_part = f"ins({ins} : {in_types})" if spec.ins else "ins()"
+        ins_part = f"ins({ins} : {in_types})" if spec.ins else f"ins({ins.strip()})"  # attributes alone (TFREE)
         return f"pto.{op.mnemonic} {ins_part}" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
 def _line(op: OpSpec, form: str, ins: str, in_types: str, outs: str, out_types: str, n_outs: int) -> str:
     """A sync or ssa line; an instruction without results (a store) prints no ``%r =``."""
+    if not ins.strip().startswith("%") and not n_outs:  # no operand at all (TFREE): the attributes alone
+        return f"{op.mnemonic}{ins}" if form == "sync" else f"pto.{op.mnemonic}{ins} : () -> ()"
     if form == "sync":
         if not n_outs:
             return f"{op.mnemonic} {ins} : {in_types}"
+        if not ins.strip().startswith("%"):  # results only (TPOP)
+            return f"{outs} = {op.mnemonic}{ins} : -> {out_types}"
         return f"{outs} = {op.mnemonic} {ins} : {in_types} -> {out_types}"
     if not n_outs:
         return f"pto.{op.mnemonic} {ins} : ({in_types}) -> ()"
     results = f"({out_types})" if n_outs > 1 else out_types
+    if not ins.strip().startswith("%"):  # results only (TPOP)
+        return f"{outs} = pto.{op.mnemonic}{ins} : () -> {results}"
     return f"{outs} = pto.{op.mnemonic} {ins} : ({in_types}) -> {results}"
 
 
@@ -91,7 +97,8 @@ def print_template(op: OpSpec, mode: Mode, form: str) -> str:
     in_types = ", ".join(ty(n) for n in spec.ins)
     out_types = ", ".join(ty(n) for n in spec.outs)
     if form == "dps":
-        return f"pto.{op.mnemonic} ins({ins} : {in_types})" + (f" outs({outs} : {out_types})" if spec.outs else "")
+        ins_part = f"ins({ins} : {in_types})" if spec.ins else f"ins({ins.strip()})"
+        return f"pto.{op.mnemonic} {ins_part}" + (f" outs({outs} : {out_types})" if spec.outs else "")
     return _line(op, form, ins, in_types, outs, out_types, len(spec.outs))
 
 
@@ -221,7 +228,7 @@ def parse_line(db: Database, line: str, mode_name: str | None = None, profile: s
         in_types = _split_top(_strip_parens(in_t)) if in_t.strip() else []
         out_types = _split_top(_strip_parens(out_t)) if _strip_parens(out_t).strip() else []
     elif not out_vals:
-        in_types, out_types = _split_top(types), []
+        in_types, out_types = (_split_top(types) if types.strip() else []), []
     else:
         shared = _split_top(types)
         if len(shared) != 1:
@@ -283,6 +290,8 @@ def _split_bare(text: str) -> tuple[str, str, str, str] | None:
     m = _MNEMONIC.match(text)
     if not m:
         return None
+    if re.sub(r"\s+", "", text[m.end():]) in ("", ":()->()"):  # no operand at all (TFREE; attributes taken)
+        return "", m.group(), "", ""
     operands, colon, types = text[m.end():].partition(":")
     if not colon or not operands.strip().startswith("%"):
         return None

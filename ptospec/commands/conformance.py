@@ -265,6 +265,7 @@ def run(args) -> int:
                                 "cases_verified": verified, "cases_verified_passed": tally["passed"],
                                 "cases_verified_failed": tally["failed"], "cases_not_run_skipped": tally["skipped"],
                                 "cases_without_data_semantics": tally["no_data"],
+                                "cases_cross_core_validator_only": tally["cross_core"],
                                 "cases_verified_per_second": round(verified / wall, 1) if wall else 0.0}
     stats.update(runner.backend.stats())
     environment = runner.backend.describe() if hasattr(runner.backend, "describe") else {}
@@ -285,6 +286,9 @@ def run(args) -> int:
     if tally["no_data"]:
         print(f"of which {tally['no_data']} of instructions without data semantics: run, and checked to change no "
               "operand (no values compared)")
+    if tally["cross_core"]:
+        print(f"{tally['cross_core']} case(s) of cross-core FIFO instructions apart (not verified): checked against "
+              "the validator and the executor's refusal (exec.cross-core); no backend runs one side of a FIFO alone")
     if "compiles" in stats:
         print(f"compiles: {stats['compiles']} (+{stats.get('syntax_checks', 0)} syntax checks, "
               f"{stats.get('pch_builds', 0)} PCH builds), cache hits: {stats.get('cache_hits', 0)} of "

@@ -59,7 +59,8 @@ def _upstream(db, args) -> int:
 
     program = load_program_spec(Path(db.root), db)
     root = Path(args.upstream)
-    acc = account(db, {*program.instructions, *program.sync}, root)
+    acc = account(db, {*program.instructions, *program.sync}, root,
+                  {name: i.intrinsic for name, i in program.instructions.items() if i.intrinsic})
     if args.family:
         _check_family(args.family, [f.family for f in acc.families])
         acc = only_family(acc, db, args.family)

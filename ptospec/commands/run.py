@@ -149,7 +149,8 @@ def run(args) -> int:
         _put(data, name, value, "--state")
     state = _registers(db, data)
     tiles = parse_tiles(db, args.tile)
-    op, mode = resolve(db, args.op, args.mode, args.profile, set(tiles) | set(data))
+    # the tiles given, with their locations, tell modes with the same operands apart
+    op, mode = resolve(db, args.op, args.mode, args.profile, {**dict.fromkeys(data), **tiles})
     data.update(state)
     known = {o.name for o in mode.operands} | set(mode.reads_state)
     unknown = sorted((set(data) | set(tiles)) - known)

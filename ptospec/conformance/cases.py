@@ -665,7 +665,9 @@ def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles)
             if d != tiles[users[0]].dtype:
                 yield {u: {"dtype": d} for u in users}, True
     for a in mode.attrs:
-        for value in attrs.sample_values(db.isa, a):
+        # a range's ends too: a rule on the attribute's value (a flag number, a slot size) may forbid them
+        ends = tuple(v for v in (a.attr_range or ()) if v not in a.attr_values)
+        for value in (*attrs.sample_values(db.isa, a), *ends):
             if value != tiles[a.name].value or type(value) is not type(tiles[a.name].value):
                 yield {a.name: {"value": value}}, False
     for o in mode.operands:

@@ -78,7 +78,10 @@ def render_module(db: Database, op: OpSpec, cases: tuple[list[Case], list[Case]]
         f"# Rules without a must-reject case: {', '.join(uncovered) or 'none'}",
         *([f"# Without data semantics ({', '.join(f'{m.name}: {m.effect.kind}' for m in op.modes if m.effect)}): "
            "a backend must accept these cases and leave every operand unchanged; no values are compared."]
-          if any(m.effect for m in op.modes) else []),
+          if any(m.effect and not m.cross_core for m in op.modes) else []),
+        *([f"# Cross-core FIFO ({', '.join(m.name for m in op.modes if m.cross_core)}): no backend runs one side "
+           "alone; each case checks the validator (and the executor's refusal, exec.cross-core) only."]
+          if any(m.cross_core for m in op.modes) else []),
         '"""Generated conformance cases (PYTEST_DONT_REWRITE: no assertions, so pytest need not rewrite)."""',
         "",
         "from __future__ import annotations",

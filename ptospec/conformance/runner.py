@@ -10,6 +10,7 @@ import numpy as np
 
 from ..asm.types import format_descriptor, parse_descriptor
 from ..attrs import spell_value
+from ..errors import PtospecError
 from ..executor import execute
 from ..model import Database
 from ..tile import TileDesc
@@ -92,7 +93,9 @@ class Runner:
         self.derive = 0  # derived cases checked with each fixed positive case (see derive.py); 0: none
         # every case checked, fixed and derived; "no_data": the positive cases among them of instructions
         # without data semantics (run, and checked to change no operand: nothing else is compared)
-        self.tally = {"passed": 0, "failed": 0, "skipped": 0, "no_data": 0}
+        # "cross_core": cases of cross-core FIFO instructions, checked against the validator and the executor's
+        # refusal only (no backend runs one side of a FIFO alone); counted apart, not as verified
+        self.tally = {"passed": 0, "failed": 0, "skipped": 0, "no_data": 0, "cross_core": 0}
         self._derived: dict[Case, list[Derived]] = {}
         self._brief = False  # fail without rendering the repro text
         self._inputs: dict[tuple[Case, str], dict[str, object]] = {}  # data made by prepare, used once
@@ -112,6 +115,8 @@ class Runner:
         positives: list[tuple[Case, dict]] = []
         for case in cases:
             tiles = case.parsed(self.db)
+            if self.db.op(case.op).mode(case.mode).cross_core:
+                continue  # checked without the backend (check_cross_core)
             if self.caps.unsupported(case.op, case.mode, case.profile, tiles):
                 continue
             spec = self.db.op(case.op)
@@ -175,6 +180,15 @@ class Runner:
         if self._take(case):
             return
         tiles = case.parsed(self.db)
+        if self.db.op(case.op).mode(case.mode).cross_core:
+            self._label = case_id(case, self.db)
+            try:
+                self.check_cross_core(case.op, case.mode, case.profile, tiles, case.reject)
+            except ConformanceFailure:
+                self.tally["failed"] += 1
+                raise
+            self.tally["cross_core"] += 1
+            return
         label = self._label = case_id(case, self.db)
         data = self._inputs.pop((case, ""), None)
         first: ConformanceFailure | None = None
@@ -324,6 +338,28 @@ class Runner:
                        [("accepts-rejected", [f"the backend accepted a configuration that breaks rule {rule}: {why}"])],
                        rule=rule)
 
+    def check_cross_core(self, op: str, mode: str, profile: str, tiles: dict, reject: str | None) -> None:
+        """A case of a cross-core FIFO instruction: the validator must accept a positive case (and the executor
+        then refuse it with exec.cross-core) and reject a must-reject case by its rule.  No backend is run: one
+        side of a FIFO alone would wait for a peer that never comes (the simulator's pop blocks)."""
+        report = validate(self.db, op, mode, profile, tiles)
+        if reject:
+            if reject not in report.rule_ids:
+                self._fail(op, mode, profile, tiles, {}, [("accepts-rejected", [
+                    f"the validator does not reject this case by rule {reject}"])], rule=reject)
+            return
+        if not report.ok:
+            self._fail(op, mode, profile, tiles, {}, [("rejects-accepted", [
+                "the validator rejects a legal case: " + "; ".join(v.one_line() for v in report.violations)])])
+        try:
+            execute(self.db, op, mode, profile, tiles, {}, report=report)
+        except PtospecError as exc:
+            if exc.rule == "exec.cross-core":
+                return
+            raise
+        self._fail(op, mode, profile, tiles, {}, [("harness-error", [
+            "the executor ran a cross-core instruction instead of refusing it (exec.cross-core)"])])
+
     # -------------------------------------------------------------- property tests
     def check_property(self, op: str, mode: str, profile: str) -> None:
         """Hypothesis draws dtypes, a valid region, a layout variant, a value pattern and a seed; each draw
@@ -346,6 +382,9 @@ class Runner:
         if profile in spec.numerics.exact_specials:
             patterns.append("ieee")
         run: Callable[..., None] = self.check_positive
+        if mode_spec.cross_core:
+            def run(op: str, mode: str, profile: str, tiles: dict, _seed: int, _pattern: str) -> None:
+                self.check_cross_core(op, mode, profile, tiles, None)
 
         def binding_at(index: int) -> dict[str, str]:
             """The first feasible binding from ``index`` on (in table order, wrapping around)."""

@@ -72,6 +72,9 @@ def cpp_example(db: Database, mode: Mode, manual: bool) -> str:
             continue
         spelled, _ = tile_type(db, tile)
         lines.append(f"    using {_type_name(name)} = {spelled};")
+    for t in mode.cpp_types:  # a type built from attribute values (TPUSH's pipe type)
+        values = ", ".join(attrs.cpp_value(db.isa, mode.operand(n), tiles[n].value) for n in t.members)
+        lines.append(f"    using {t.name} = {t.template}<{values}>;")
     for name in order:
         tile = tiles[name]
         if isinstance(tile, AttrDesc):

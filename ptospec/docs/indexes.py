@@ -44,6 +44,11 @@ def home_page(db: Database, lang: str) -> str:
         out.append(f"## {label('unspecified_pages', lang)}\n")
         out.append(table([label("name", lang), label("page", lang), label("reason", lang)],
                          [[code(name), code(page), prose(text(why, lang))] for page, name, why in db.isa.unspecified]))
+    if db.isa.separate_isas:
+        out.append(f"## {label('separate_isas', lang)}\n")
+        out.append(table([label("name", lang), label("page", lang), label("header", lang), label("reason", lang)],
+                         [[code(s.name), code(s.pages), code(s.header), prose(text(s.reason, lang))]
+                          for s in db.isa.separate_isas]))
     return "\n".join(out)
 
 

@@ -25,6 +25,8 @@ LABELS: dict[str, dict[str, str]] = {
     "operands": {"en": "Operands", "zh": "操作数"},
     "attributes": {"en": "Attributes", "zh": "属性"},
     "unspecified_pages": {"en": "Pages without a specification", "zh": "没有规格的页面"},
+    "separate_isas": {"en": "Instruction sets beside the tile ISA", "zh": "Tile ISA 之外的指令集"},
+    "header": {"en": "Header", "zh": "头文件"},
     "page": {"en": "Page", "zh": "页面"},
     "reason": {"en": "Reason", "zh": "原因"},
     "enum": {"en": "Enum", "zh": "枚举"},
@@ -59,6 +61,13 @@ LABELS: dict[str, dict[str, str]] = {
               "leaves every operand unchanged.",
         "zh": "没有数据语义（效果：{kind}）。验证器检查调用；参考执行器不改变任何操作数，"
               "一致性测试检查后端接受该指令并保持所有操作数不变。",
+    },
+    "cross_core": {
+        "en": "One side of a cross-core FIFO (effect: {kind}). The validator checks the invocation; the reference "
+              "executor refuses to run it alone (rule `exec.cross-core`), and a conformance run checks the "
+              "validator only, counting these cases apart.",
+        "zh": "跨核 FIFO 的一侧（效果：{kind}）。验证器检查调用；参考执行器拒绝单独运行它（规则 `exec.cross-core`），"
+              "一致性测试只检查验证器，并单独计数这些用例。",
     },
     "same_semantics": {"en": "The same statements as mode {mode}.", "zh": "语句与模式 {mode} 相同。"},
     "state_sets": {"en": "Configuration state it writes (read by a later instruction; a program keeps it until it is "

@@ -252,7 +252,8 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
                      rows))
     out.append(f"{h} {label('semantics', lang)}\n")
     if mode.effect is not None:  # an instruction without data semantics: what it does instead
-        out.append(label("no_data_semantics", lang).format(kind=code(mode.effect.kind)) + "\n")
+        out.append(label("cross_core" if mode.cross_core else "no_data_semantics", lang)
+                   .format(kind=code(mode.effect.kind)) + "\n")
         out.append(prose(text(mode.effect.text, lang)) + "\n")
         out += _state_table(db, mode, lang)
     elif mode.reads_state:  # configuration registers an earlier instruction set

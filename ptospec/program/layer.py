@@ -13,9 +13,10 @@ from ..storage import storage_bytes
 from ..tile import DEFAULT_GLOBAL_LAYOUT
 from .errors import ProgramError
 from .syntax import Operation
-from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
+from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileAddress, TileBuffer, known
 from .walker import Cursor, Walker
 
+_TYPED_PTR = re.compile(r"^!pto\.ptr<\s*([a-z][a-z0-9]*)\s*(?:,\s*([a-z_]+)\s*)?>$")
 _VIEW = re.compile(r"^!pto\.(tensor_view|partition_tensor_view)<(.*)>$", re.S)
 
 
@@ -95,6 +96,121 @@ def _get_tensor_view_dim(w: Walker, op: Operation) -> None:
         raise ProgramError("get_tensor_view_dim needs a tensor view", "program.type", op.pos)
     w.program_rules(op, "get_tensor_view_dim", {"dim": k, "rank": len(tv.shape)})
     w.bind(op, [tv.shape[k] if known(k) and 0 <= k < len(tv.shape) else UNKNOWN])
+
+
+def _get_tensor_view_stride(w: Walker, op: Operation) -> None:
+    """``%s = pto.get_tensor_view_stride %tv, %k : ... -> index``: dimension k's stride, in elements."""
+    c = Cursor(w, op)
+    tv = w.get(c.value(), c.peek(-1))
+    c.expect(",")
+    k = c.operand()
+    if not isinstance(tv, TensorView):
+        raise ProgramError("get_tensor_view_stride needs a tensor view", "program.type", op.pos)
+    w.program_rules(op, "get_tensor_view_stride", {"dim": k, "rank": len(tv.strides)})
+    w.bind(op, [tv.strides[k] if known(k) and 0 <= k < len(tv.strides) else UNKNOWN])
+
+
+def _pointer_result(w: Walker, c: Cursor, op: Operation) -> tuple[str, str]:
+    """The ``-> !pto.ptr<T[, space]>`` result type of an address instruction: (dtype, space)."""
+    c.skip_attr_dict()
+    c.expect(":")
+    c.type()
+    c.expect("->")
+    ty = c.type()
+    m = _TYPED_PTR.match(ty)
+    if m is None:
+        raise ProgramError(f"{op.name[4:]}: the interpreter models the pointer result (!pto.ptr<T, space>), "
+                           f"not {ty}", "program.type", op.pos)
+    return w.spec.dtype_aliases.get(m.group(1), m.group(1)), m.group(2) or ""
+
+
+def _tensor_view_addr(w: Walker, op: Operation) -> None:
+    """``%p = pto.tensor_view_addr %v : ... -> !pto.ptr<T, gm>``: a pointer to the view's first element."""
+    c = Cursor(w, op)
+    view = w.get(c.value(), c.peek(-1))
+    dtype, space = _pointer_result(w, c, op)
+    if isinstance(view, PartitionView):
+        tv = view.tensor
+        base = tv.ptr.offset
+        first = base + sum(o * s for o, s in zip(view.offsets, tv.strides, strict=True)) \
+            if known(base, *view.offsets, *tv.strides) else UNKNOWN
+        ptr = Pointer(tv.ptr.buffer, first)
+    elif isinstance(view, TensorView):
+        ptr = view.ptr
+    else:
+        raise ProgramError("tensor_view_addr needs a tensor view or a partition of one", "program.type", op.pos)
+    w.program_rules(op, "tensor_view_addr", {"same_dtype": int(dtype == ptr.dtype),
+                                             "global_space": int(space in ("", "gm"))})
+    w.bind(op, [ptr])
+
+
+def _tile_buf_addr(w: Walker, op: Operation) -> None:
+    """``%p = pto.tile_buf_addr %t : !pto.tile_buf<...> -> !pto.ptr<T, vec>``: the tile's data address, for
+    the vector-scope code around it (only inside pto.vecscope)."""
+    c = Cursor(w, op)
+    tile = w.get(c.value(), c.peek(-1))
+    dtype, space = _pointer_result(w, c, op)
+    if not isinstance(tile, TileBuffer):
+        raise ProgramError("tile_buf_addr needs a tile buffer", "program.type", op.pos)
+    w.program_rules(op, "tile_buf_addr", {"in_vecscope": int(w.vecscope > 0),
+                                          "same_dtype": int(dtype == tile.desc.dtype)})
+    w.bind(op, [TileAddress(tile, dtype, space)])
+
+
+def _vecscope(w: Walker, op: Operation) -> None:
+    """``pto.vecscope { ... }`` and ``pto.strict_vecscope(%a, ...) { ^bb0(%x: T, ...): ... } : (...) -> ()``:
+    a vector interval; its body runs in order, inside it tile instructions are illegal."""
+    c = Cursor(w, op)
+    args = []
+    if c.accept("("):
+        while not c.at(")"):
+            args.append(w.get(c.value(), c.peek(-1)))
+            if not c.accept(","):
+                break
+        c.expect(")")
+    if len(op.regions) != 1 or len(op.regions[0]) != 1:
+        raise ProgramError(f"{op.name} needs one body region of one block", "program.syntax", op.pos)
+    body = op.regions[0][0]
+    inside = list(_nested_ops(body))
+    strict = op.name == "pto.strict_vecscope"
+    w.program_rules(op, "vecscope", {
+        "nested": int(w.vecscope > 0 or any(o.name in ("pto.vecscope", "pto.strict_vecscope") for o in inside)),
+        "tile_ops": sum(1 for o in inside if o.name.startswith("pto.") and w.db.by_mnemonic(o.name[4:]) is not None),
+        "strict": int(strict), "arguments": len(args), "block_args": len(body.args),
+        "captured": len(_captured(body))})
+    if not strict and args:
+        raise ProgramError("pto.vecscope takes no operands (pto.strict_vecscope does)", "program.syntax", op.pos)
+    w.vecscope += 1
+    try:
+        w.run_block(body, args if body.args else [])
+    finally:
+        w.vecscope -= 1
+
+
+def _captured(body) -> set[str]:
+    """The values a block uses that neither it (results, block arguments) nor its nested blocks define."""
+    defined = {name for name, _ in body.args}
+    used: set[str] = set()
+
+    def visit(block):
+        defined.update(name for name, _ in block.args)
+        for o in block.ops:
+            defined.update(r.split("#")[0] for r in o.results)
+            used.update(tok.text.split("#")[0] for tok in o.tail if tok.kind == "value")
+            for region in o.regions:
+                for inner in region:
+                    visit(inner)
+
+    visit(body)
+    return used - defined
+
+
+def _nested_ops(block):
+    for o in block.ops:
+        yield o
+        for region in o.regions:
+            for inner in region:
+                yield from _nested_ops(inner)
 
 
 def _addptr(w: Walker, op: Operation) -> None:

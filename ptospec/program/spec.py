@@ -43,6 +43,7 @@ class ProgramInstruction:
     attributes: tuple[str, ...] = ()  # integer attributes of the {...} dictionary
     synchronisation: bool = False  # without data semantics: checked, then nothing is executed
     variadic: str = ""  # the value counting further operands after the positional ones (tsync's events)
+    intrinsic: str = ""  # the upstream instruction (PTO_INST function, legacy page) it specifies, if any
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,8 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
         rules.append(ProgramRule(r["id"], node, r["check"], r.get("when"), per_dim, r["message"],
                                  tuple(r["evidence"]), tuple(r.get("profiles", ()))))
     return ProgramInstruction(name, d["summary"], d["syntax"], tuple(values), dim_values, tuple(rules),
-                              d.get("result"), operands, attributes, enums is not None, variadic)
+                              d.get("result"), operands, attributes, enums is not None, variadic,
+                              d.get("intrinsic", ""))
 
 
 _LOADED: list[tuple[Database, ProgramSpec]] = []  # the last database's program layer (one slot)

@@ -90,6 +90,15 @@ class PartitionView:
         )
 
 
+@dataclass(frozen=True, eq=False)
+class TileAddress:
+    """The address of a tile's data region (``pto.tile_buf_addr``): a pointer for vector-scope code."""
+
+    tile: TileBuffer
+    dtype: str
+    space: str  # the pointer type's memory space as written (vec, ub), "" when none
+
+
 @dataclass(eq=False)
 class TileBuffer:
     """A tile: its type, its current valid shape, and its bytes (``None`` while checking)."""
