@@ -87,27 +87,26 @@ def _partition_view(w: Walker, op: Operation) -> None:
     w.bind(op, [PartitionView(tv, tuple(offsets), tuple(sizes))])
 
 
-def _get_tensor_view_dim(w: Walker, op: Operation) -> None:
+def _tensor_view_extent(w: Walker, op: Operation, name: str, field: str) -> None:
+    """``%v = pto.<name> %tv, %k : ... -> index``: dimension k's size (``shape``) or stride in elements
+    (``strides``) of a tensor view."""
     c = Cursor(w, op)
     tv = w.get(c.value(), c.peek(-1))
     c.expect(",")
     k = c.operand()
     if not isinstance(tv, TensorView):
-        raise ProgramError("get_tensor_view_dim needs a tensor view", "program.type", op.pos)
-    w.program_rules(op, "get_tensor_view_dim", {"dim": k, "rank": len(tv.shape)})
-    w.bind(op, [tv.shape[k] if known(k) and 0 <= k < len(tv.shape) else UNKNOWN])
+        raise ProgramError(f"{name} needs a tensor view", "program.type", op.pos)
+    values = getattr(tv, field)
+    w.program_rules(op, name, {"dim": k, "rank": len(values)})
+    w.bind(op, [values[k] if known(k) and 0 <= k < len(values) else UNKNOWN])
+
+
+def _get_tensor_view_dim(w: Walker, op: Operation) -> None:
+    _tensor_view_extent(w, op, "get_tensor_view_dim", "shape")
 
 
 def _get_tensor_view_stride(w: Walker, op: Operation) -> None:
-    """``%s = pto.get_tensor_view_stride %tv, %k : ... -> index``: dimension k's stride, in elements."""
-    c = Cursor(w, op)
-    tv = w.get(c.value(), c.peek(-1))
-    c.expect(",")
-    k = c.operand()
-    if not isinstance(tv, TensorView):
-        raise ProgramError("get_tensor_view_stride needs a tensor view", "program.type", op.pos)
-    w.program_rules(op, "get_tensor_view_stride", {"dim": k, "rank": len(tv.strides)})
-    w.bind(op, [tv.strides[k] if known(k) and 0 <= k < len(tv.strides) else UNKNOWN])
+    _tensor_view_extent(w, op, "get_tensor_view_stride", "strides")
 
 
 def _pointer_result(w: Walker, c: Cursor, op: Operation) -> tuple[str, str]:
