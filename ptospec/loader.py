@@ -1164,15 +1164,16 @@ def _content_key(root_path: Path) -> tuple:
     return str(root_path.resolve()), os.getcwd(), digest.hexdigest()
 
 
-def load_database(root: str | os.PathLike | None = None) -> Database:
+def load_database(root: str | os.PathLike | None = None, *, reuse: bool = True) -> Database:
     """Load every spec; raise ``DatabaseErrors`` with every problem found.
 
     A database is immutable, so a process loads the same bytes once: later calls with unchanged spec files
-    (same contents, same place, same working directory) return the database already built.
+    (same contents, same place, same working directory) return the database already built, unless
+    ``reuse`` is false (a fresh build, e.g. to check that two builds agree).
     """
     root_path = find_specs_root(root)
     key = _content_key(root_path)
-    if key in _LOADED:
+    if reuse and key in _LOADED:
         return _LOADED[key]
     database = _load_database(root_path)
     if len(_LOADED) >= _LOADED_LIMIT:

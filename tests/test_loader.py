@@ -175,3 +175,16 @@ def test_english_only_difference_prose_names_the_missing_translation(specs):
     assert hit and "English-only text" in hit[0] and "zh: <translation>" in hit[0], out
     break_file(path, "\n          zh: \"static_assert 接受 half、float、int16_t、int32_t。\"", "")
     assert any("missing: zh" in p for p in problems(specs))
+
+
+def test_unchanged_specs_are_loaded_once_and_a_changed_file_is_loaded_again(tmp_path):
+    specs = tmp_path / "specs"
+    shutil.copytree(ROOT / "specs", specs)
+    first = load_database(specs)
+    assert load_database(specs) is first
+    assert load_database(specs, reuse=False) is not first
+    path = specs / "ops" / "tadd.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("summary:", "# edited\nsummary:", 1), encoding="utf-8")
+    assert load_database(specs) is not first  # same size or not, new bytes are a new database
+    (specs / "ops" / "tsub.yaml").unlink()
+    assert "tsub" not in load_database(specs).ops and "tsub" in first.ops

@@ -17,6 +17,7 @@ import itertools
 import zlib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import attrs
 from ..asm.types import format_descriptor, parse_descriptor
@@ -851,6 +852,14 @@ def uncovered_rules(db: Database, op: OpSpec, rejects: list[Case]) -> list[str]:
     """Rule ids (op rules, dtype variables, tile rules) with no must-reject case in any mode/profile."""
     covered = {c.reject for c in rejects}
     return sorted(rid for rid in expected_rule_ids(db, op) if rid not in covered)
+
+
+def property_bindings(db: Database, op: OpSpec, mode: str, profile: str) -> list[dict[str, Any]]:
+    """The dtype and attribute bindings a property test of ``mode`` on ``profile`` draws from: those of
+    ``dtype_combos`` that are ``feasible``, in table order (written into the generated module, so a test
+    run does not search for them again)."""
+    m = op.mode(mode)
+    return [b for b in dtype_combos(db, op, m, profile) if feasible(db, op, m, profile, b)]
 
 
 def case_units(db: Database, op: OpSpec) -> list[tuple[str, str]]:

@@ -147,7 +147,7 @@ def _key(item: pytest.Item, sources: dict[tuple[str, str], str]) -> tuple[str, s
     if isinstance(case, Case):
         return case.op, _dtype_of(case, sources.get((case.op, case.mode))), case.profile
     if "pto_property" in callspec.params:
-        op, _mode, profile = callspec.params["pto_property"]
+        op, _mode, profile = callspec.params["pto_property"][:3]
         return op, "(property)", profile
     return None
 
@@ -299,12 +299,13 @@ def run_case(runner, case: Case) -> None:
         _fail(exc)
 
 
-def run_property(runner, op: str, mode: str, profile: str) -> None:
-    """Body of every generated property test."""
+def run_property(runner, op: str, mode: str, profile: str, bindings: list[dict] | None = None) -> None:
+    """Body of every generated property test (``bindings``: the feasible dtype and attribute bindings the
+    generator found; searched again when not given)."""
     from .runner import ConformanceFailure, Unsupported
 
     try:
-        runner.check_property(op, mode, profile)
+        runner.check_property(op, mode, profile, bindings)
     except Unsupported as exc:
         pytest.skip(str(exc))
     except ConformanceFailure as exc:

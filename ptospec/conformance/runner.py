@@ -361,9 +361,10 @@ class Runner:
             "the executor ran a cross-core instruction instead of refusing it (exec.cross-core)"])])
 
     # -------------------------------------------------------------- property tests
-    def check_property(self, op: str, mode: str, profile: str) -> None:
+    def check_property(self, op: str, mode: str, profile: str, bindings: list[dict] | None = None) -> None:
         """Hypothesis draws dtypes, a valid region, a layout variant, a value pattern and a seed; each draw
-        is mapped onto the nearest legal configuration (``legal_configuration``), so no draw is wasted."""
+        is mapped onto the nearest legal configuration (``legal_configuration``), so no draw is wasted.
+        ``bindings``: the feasible bindings (``property_bindings``) when the caller has them, else searched."""
         from hypothesis import given, note, reject
         from hypothesis import strategies as st
 
@@ -372,10 +373,11 @@ class Runner:
         reason = self.caps.profiles and profile not in self.caps.profiles
         if reason:
             raise Unsupported(f"{self.backend_name}: profile {profile} not supported")
-        combos = [b for b in dtype_combos(self.db, spec, mode_spec, profile)
+        known = bindings is not None  # every binding given is feasible
+        combos = [b for b in (bindings if known else dtype_combos(self.db, spec, mode_spec, profile))
                   if self.caps.dtypes is None
                   or {b[v] for v in mode_spec.type_vars} <= set(self.caps.dtypes) | self.caps.op_dtypes.get(op, set())]
-        if not any(feasible(self.db, spec, mode_spec, profile, b) for b in combos):
+        if not (combos if known else any(feasible(self.db, spec, mode_spec, profile, b) for b in combos)):
             raise Unsupported(f"{self.backend_name}: no supported dtype for {op} {mode} on {profile}")
         n_layouts = len(base_variants(self.db, mode_spec))
         patterns = [p for p in PATTERNS if p != "ties" or spec.numerics.ties == "first"]
@@ -389,7 +391,7 @@ class Runner:
         def binding_at(index: int) -> dict[str, str]:
             """The first feasible binding from ``index`` on (in table order, wrapping around)."""
             return next(b for k in range(len(combos)) for b in [combos[(index + k) % len(combos)]]
-                        if feasible(self.db, spec, mode_spec, profile, b))
+                        if known or feasible(self.db, spec, mode_spec, profile, b))
 
         @given(st.data())
         def prop(data: st.DataObject) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..model import Database
 from ..outputs import remove, write_atomic
-from .cases import Case, case_units, unit_cases
+from .cases import Case, case_units, property_bindings, unit_cases
 from .generate import CONFTEST, FINGERPRINT, HEADER, fingerprint, render_module
 
 
@@ -76,10 +76,19 @@ def _init_worker(db: Database) -> None:
     _WORKER_DB = db
 
 
-def _search_in_worker(unit: tuple[str, str, str]) -> tuple[tuple[str, str, str], tuple[list[Case], list[Case]]]:
-    assert _WORKER_DB is not None
+Searched = tuple[tuple[list[Case], list[Case]], list[dict]]  # a unit's (positive, must-reject) cases, property bindings
+
+
+def _search_unit(db: Database, unit: tuple[str, str, str]) -> Searched:
     name, mode, profile = unit
-    return unit, unit_cases(_WORKER_DB, _WORKER_DB.ops[name], mode, profile)
+    op = db.ops[name]
+    cases = unit_cases(db, op, mode, profile)
+    return cases, property_bindings(db, op, mode, profile) if profile in op.dtypes else []
+
+
+def _search_in_worker(unit: tuple[str, str, str]) -> tuple[tuple[str, str, str], Searched]:
+    assert _WORKER_DB is not None
+    return unit, _search_unit(_WORKER_DB, unit)
 
 
 def _size_estimate(db: Database, name: str, mode: str, profile: str) -> int:
@@ -97,34 +106,37 @@ def render_modules(db: Database, names: list[str], progress: Callable[[str, int,
     the same cases: see ``unit_cases``); each module is rendered once its units are in."""
     units = [(name, mode, profile) for name in names for mode, profile in case_units(db, db.ops[name])]
     jobs = min(jobs or os.cpu_count() or 1, len(units))
-    found: dict[tuple[str, str, str], tuple[list[Case], list[Case]]] = {}
+    found: dict[tuple[str, str, str], Searched] = {}
     left = {name: len(case_units(db, db.ops[name])) for name in names}
     out: dict[str, str] = {}
 
-    def collect(unit: tuple[str, str, str], cases: tuple[list[Case], list[Case]]) -> None:
-        found[unit] = cases
+    def collect(unit: tuple[str, str, str], searched: Searched) -> None:
+        found[unit] = searched
         name = unit[0]
         left[name] -= 1
         if left[name]:
             return
         op = db.ops[name]
-        parts = [found.pop((name, mode, profile)) for mode, profile in case_units(db, op)]
-        out[name] = render_module(db, op, ([c for pos, _ in parts for c in pos], [c for _, rej in parts for c in rej]))
+        units = case_units(db, op)
+        parts = [found.pop((name, mode, profile)) for mode, profile in units]
+        out[name] = render_module(db, op, ([c for (pos, _), _b in parts for c in pos],
+                                           [c for (_, rej), _b in parts for c in rej]),
+                                  {u: b for u, (_c, b) in zip(units, parts, strict=True)})
         if progress:
             progress(name, len(out), len(names))
 
     for name in [n for n, k in left.items() if not k]:  # an op without units (no modes)
         left[name] = 1
-        collect((name, "", ""), ([], []))
+        collect((name, "", ""), (([], []), []))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for unit in units:
-            collect(unit, unit_cases(db, db.ops[unit[0]], unit[1], unit[2]))
+            collect(unit, _search_unit(db, unit))
         return out
     # the largest units first, so that no worker is left with a large one at the end
     order = sorted(units, key=lambda u: -_size_estimate(db, *u))
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker, initargs=(db,)) as pool:
-        for unit, cases in pool.imap_unordered(_search_in_worker, order):
-            collect(unit, cases)
+        for unit, searched in pool.imap_unordered(_search_in_worker, order):
+            collect(unit, searched)
     return out
 
 
