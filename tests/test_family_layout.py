@@ -114,8 +114,9 @@ def test_offsets_are_index_values_in_assembly(db, tiles):
 
 
 def test_cube_paths_choose_their_modes_and_unspecified_ones_are_rejected(db, tiles):
-    """Mat to Left/Right, Mat to Bias and Acc out are TMOV's mat_to_cube, mat_to_bias and acc_to_out modes
-    (tests/test_family_matrix.py); an unboxed Mat source of a Left tile and Mat to Scaling are not specified."""
+    """Mat to Left/Right, Mat to Bias, Mat to Scaling and Acc out are TMOV's mat_to_cube, mat_to_bias,
+    mat_to_scaling and acc_to_out modes (tests/test_family_matrix.py); an unboxed Mat source of a Left tile is
+    rejected."""
     ops = tiles(src="mat, 16x16xf32", dst="left, 16x16xf32, blayout=row_major, slayout=row_major")
     for profile in ("a2a3", "a5"):
         report = validate(db, "tmov", None, profile, ops)
@@ -123,7 +124,15 @@ def test_cube_paths_choose_their_modes_and_unspecified_ones_are_rejected(db, til
     assert validate(db, "tmov", None, "a5", tiles(src="mat, 1x32xf16", dst="bias, 1x32xf32")).mode == "mat_to_bias"
     scaling = tiles(src="mat, 1x16xu64", dst="scaling, 1x16xu64")
     for profile in ("cpu", "a2a3", "a5"):
-        assert "loc.vec-path" in validate(db, "tmov", None, profile, scaling).rule_ids
+        report = validate(db, "tmov", None, profile, scaling)
+        assert report.mode == "mat_to_scaling" and not report.rule_ids, report.rule_ids
+    narrow = tiles(src="mat, 1x8xu64", dst="scaling, 1x8xu64")  # 64 bytes: not a 128-byte burst
+    two_rows = tiles(src="mat, 2x16xi64", dst="scaling, 2x16xi64")
+    for profile in ("a2a3", "a5"):
+        assert "shape.scaling-row" in validate(db, "tmov", None, profile, narrow).rule_ids
+        assert "shape.scaling-row" in validate(db, "tmov", None, profile, two_rows).rule_ids
+    halves = tiles(src="mat, 1x32xf16", dst="scaling, 1x32xf16")
+    assert "dtype.t" in validate(db, "tmov", None, "a5", halves).rule_ids
 
 
 @pytest.mark.parametrize("text, ok", [

@@ -155,3 +155,22 @@ def test_emulated_dtypes_run_only_for_ops_that_name_them(tiles):
     scale = tiles(s="scale_left, 16x2xe8m0, slayout=row_major, fractal=32")
     assert caps.unsupported("tmatmul_mx", "default", "cpu", scale) is None
     assert "e8m0 not implemented" in caps.unsupported("tmov", "default", "cpu", scale)
+
+
+@pytest.mark.parametrize("profile", ["cpu", "a5"])
+def test_fp4_e2m1_operands_against_numpy(db, tiles, profile):
+    """The packed e2m1 pair (f4e2m1x2, two codes per byte) is read value by value: every one of the 16 codes,
+    an odd K and a K that is not a multiple of the 64-value box; a mixed fp8/fp4 pair is rejected."""
+    rng = np.random.default_rng(5)
+    m, k, n = 7, 45, 9
+    x = rng.integers(0, 16, size=(32, 128)).astype(np.uint8).view(ml_dtypes.float4_e2m1fn)
+    y = rng.integers(0, 16, size=(128, 32)).astype(np.uint8).view(ml_dtypes.float4_e2m1fn)
+    _, _, s0, s1, c0, c1 = _inputs(rng)
+    t = _mx_tiles(tiles, m, k, n, a="f4e2m1x2", b="f4e2m1x2")
+    assert not validate(db, "tmatmul_mx", None, profile, t).rule_ids
+    out = execute(db, "tmatmul_mx", None, profile, t, {"src0": x, "src1": y, "scale0": s0, "scale1": s1})["dst"]
+    assert len(np.unique(x[:m, :k].astype(np.float32))) > 8  # the inputs use many codes (including -0 and 6)
+    np.testing.assert_allclose(out[:m, :n], _model(x, y, c0, c1, m, k, n), rtol=1e-6, atol=0)
+    mixed = _mx_tiles(tiles, m, k, n, a="f4e2m1x2", b="f8e4m3")
+    assert validate(db, "tmatmul_mx", None, profile, mixed).rule_ids & {"dtype.b", "dtype.a"}
+    assert C.descriptor_dtype(LEFT.format(r=32, c=128, t="f4e2m1x2", vr=m, vc=k)) == "f4e2m1x2"  # report label

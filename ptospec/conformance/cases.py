@@ -59,6 +59,13 @@ def seed_of(text: str) -> int:
     return zlib.crc32(text.encode())
 
 
+def descriptor_dtype(text: str) -> str:
+    """The element type of a tile or view descriptor ``"loc, 16x64xf4e2m1x2, ..."``: the words of its shape
+    field after the numeric dimensions (a dtype name may itself contain an ``x``)."""
+    words = text.split(",")[1].strip().split("x")
+    return "x".join(itertools.dropwhile(str.isdigit, words))
+
+
 def roundup(value: int, unit: int) -> int:
     return max(unit, -(-value // unit) * unit)
 

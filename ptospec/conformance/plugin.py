@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from .cases import Case
+from .cases import Case, descriptor_dtype
 from .report import Matrix
 
 try:  # settings profiles for the property tests: --hypothesis-profile=ci|thorough
@@ -156,7 +156,7 @@ def _dtype_of(case: Case, source: str | None) -> str:
     """The matrix's dtype column: the first input operand's dtype (the source type)."""
     text = case.tiles.get(source or "", next(iter(case.tiles.values()), ""))
     parts = text.split(",")
-    return parts[1].strip().split("x")[-1] if len(parts) > 1 else text or "-"
+    return descriptor_dtype(text) if len(parts) > 1 else text or "-"
 
 
 def _specs_key(specs: str | None) -> str:

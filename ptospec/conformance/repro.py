@@ -9,6 +9,7 @@ import numpy as np
 
 from ..executor import numpy_dtype
 from ..model import Database
+from .cases import descriptor_dtype
 
 
 def _literal(value: object) -> str:
@@ -44,7 +45,7 @@ def render(db: Database, op: str, mode: str, profile: str, descriptors: dict[str
     lines += ["  }", "  inputs = {"]
     for o in mode_spec.operands:
         if o.name in inputs and o.role in ("in", "out", "scalar"):
-            dtype = descriptors[o.name].split(",")[1].split("x")[-1].strip() if o.role != "scalar" else \
+            dtype = descriptor_dtype(descriptors[o.name]) if o.role != "scalar" else \
                 descriptors[o.name]
             value = inputs[o.name]
             text = array_literal(db, dtype, value) if np.ndim(value) else repr(value.item() if hasattr(value, "item")
