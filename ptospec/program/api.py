@@ -258,7 +258,7 @@ def run_kernels(db: Database, program: Program, args: dict[str, object], kernels
             call_function(w, func, call_args)
         except Aborted:
             pass
-        except BaseException as exc:  # noqa: BLE001 - the first error of any kernel ends the run
+        except BaseException as exc:
             hub.fail(exc)
         finally:
             hub.finished()
