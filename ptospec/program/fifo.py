@@ -201,7 +201,7 @@ def _frontend(w: Walker, op) -> None:
         text = f"pto.tpop ins({attrs}) outs({tile} : {w.resolve_type(ty)})"
     else:
         text = f"pto.tfree ins({attrs})"
-    w.instruction(op, name, text)
+    w.instruction(op, name, text, direction if name != "tfree" else None)
 
 
 HANDLERS = {**{n: _frontend for n in FRONTEND}, "pto.aic_initialize_pipe": _initialize,

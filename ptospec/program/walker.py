@@ -403,11 +403,11 @@ class Walker:
             return False
         return True
 
-    def parsed(self, op: Operation, text: str | None = None) -> ParsedLine:
+    def parsed(self, op: Operation, text: str | None = None, mode: str | None = None) -> ParsedLine:
         key = id(op)
         if key not in self.memo.parsed:
             try:
-                self.memo.parsed[key] = parse_line(self.db, text or self.line_text(op), profile=self.profile)
+                self.memo.parsed[key] = parse_line(self.db, text or self.line_text(op), mode, profile=self.profile)
             except PtospecError as exc:
                 self.memo.parsed[key] = exc
         got = self.memo.parsed[key]
@@ -415,11 +415,12 @@ class Walker:
             raise ProgramError(got.message, got.rule or "asm.syntax", op.pos)
         return got
 
-    def instruction(self, op: Operation, name: str, text: str | None = None) -> None:
-        """Validate and run one instruction (``text``: its line in ptospec's spelling, when the dialect's differs)."""
+    def instruction(self, op: Operation, name: str, text: str | None = None, mode: str | None = None) -> None:
+        """Validate and run one instruction (``text``: its line in ptospec's spelling when the dialect's differs,
+        ``mode`` its mode when the dialect's spelling decides it)."""
         self.stats.instructions += 1
         try:
-            line = self.parsed(op, text)
+            line = self.parsed(op, text, mode)
         except ProgramError as exc:
             if not self.checking:
                 raise
