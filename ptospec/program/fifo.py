@@ -25,6 +25,7 @@ class Hub:
 
     def __init__(self, kernels: int):
         self.cond = threading.Condition()
+        self.memory = threading.Lock()  # held while an instruction reads and writes global memory
         self.alive = kernels
         self.waiting: dict[int, object] = {}  # thread -> the condition it waits for
         self.error: BaseException | None = None

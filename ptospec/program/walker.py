@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -519,17 +520,19 @@ class Walker:
             self.scratch(op, name, line, operands)
         written: dict[str, np.ndarray] | None = {} if self.tracer is not None else None
         data.update({r: self.state[r] for r in mode.reads_state if r in self.state})  # registers set earlier
-        try:
-            outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, written, report=report)
-            # a configuration instruction's registers stay set for the statements after it
-            self.state.update(register_values(self.db, self.db.op(line.op), mode, self.profile, operands, data))
-        except PtospecError as exc:
-            raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
-        for oname, arr in outputs.items():
-            if oname in tiles:
-                tiles[oname].store(arr)
-            elif oname in buffers:
-                np.copyto(buffers[oname].array, arr)
+        # kernels running together share global memory: an instruction reads and writes whole buffers at once
+        with self.side.hub.memory if self.side is not None else nullcontext():
+            try:
+                outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, written, report=report)
+                # a configuration instruction's registers stay set for the statements after it
+                self.state.update(register_values(self.db, self.db.op(line.op), mode, self.profile, operands, data))
+            except PtospecError as exc:
+                raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
+            for oname, arr in outputs.items():
+                if oname in tiles:
+                    tiles[oname].store(arr)
+                elif oname in buffers:
+                    np.copyto(buffers[oname].array, arr)
         if self.tracer is not None:
             self.tracer.instruction(Executed(op, line.op, line.mode, self.profile, operands, data, tiles, buffers,
                                              tuple(outputs), written or {}))
