@@ -109,6 +109,9 @@ def transfer(w: Walker, op, line, data: dict, tiles: dict) -> None:
     hub = side.hub
     with hub.cond:
         pipe = hub.pipes.setdefault(key, Pipe(attrs.get("slot_num", 1), producers, consumers))
+        if pipe.slot_num != attrs.get("slot_num", 1):
+            raise ProgramError(f"the {direction} pipe with flag id {key[1]} has {pipe.slot_num} slots in another "
+                               f"kernel, {attrs.get('slot_num', 1)} here", "program.pipe-mismatch", op.pos)
         if line.op == "tpush":
             hub.wait(lambda: pipe.pushed[me] - min(pipe.freed) < pipe.slot_num, "pushes into a full pipe", op.pos)
             pipe.slots.setdefault(pipe.pushed[me], {})[me] = np.array(data["src"], copy=True)
