@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from ptospec.asm.forms import parse_line, print_form
@@ -123,3 +127,150 @@ def test_programs_read_ptospec_lines_and_leave_the_pipe_handle_form_unknown(db, 
     assert err.value.rule == "exec.cross-core"
     lowered = check_program(db, program(f"pto.tpush(%t, %pipe : {ACC_BUF}, !pto.pipe) {{split = 0}}"))
     assert not lowered.violations and lowered.stats.unknown["pto.tpush"] == 1
+
+
+# -- kernels that run together (run-program --kernels) ------------------------------------------------------
+PROGRAMS = Path(__file__).parent / "programs"
+VHALF = ("!pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=16, v_row=8, v_col=16, blayout=row_major, "
+         "slayout=none_box, fractal=512, pad=0>")
+
+
+def _inputs(tiles: int = 6):
+    x = np.random.default_rng(7).standard_normal((16 * tiles, 16)).astype(np.float32)
+    return {"x": x, "y": np.zeros_like(x), "z": np.zeros_like(x), "eye": np.eye(16, dtype=np.float32),
+            "tiles": tiles}
+
+
+def test_a_vector_kernel_and_a_cube_kernel_exchange_tiles_through_both_pipes(db):
+    from ptospec.program.api import read_program, run_kernels
+
+    program = read_program(PROGRAMS / "fifo_roundtrip.pto")
+    args = _inputs()
+    x = args["x"]
+    first = run_kernels(db, program, args, ["cube", "vector"], subblocks=2)
+    y = (x.reshape(-1, 16, 16) @ np.eye(16, dtype=np.float32)).reshape(x.shape)  # what the cube stored
+    np.testing.assert_array_equal(first.outputs["y"], y)
+    np.testing.assert_array_equal(first.outputs["z"], x + y)  # each sub-block's half came back to it
+    again = run_kernels(db, program, args, ["cube", "vector"], subblocks=2)  # six tiles through four slots
+    for name, arr in first.outputs.items():
+        np.testing.assert_array_equal(again.outputs[name], arr)
+
+
+def test_the_cli_runs_kernels_together(db, tmp_path, capsys):
+    from ptospec.cli import main
+
+    args = _inputs(tiles=2)
+    given = []
+    for name, value in args.items():
+        if isinstance(value, np.ndarray):
+            np.save(tmp_path / f"{name}.npy", value)
+            value = tmp_path / f"{name}.npy"
+        given += ["--arg", f"{name}={value}"]
+    out = tmp_path / "out.npz"
+    assert main(["run-program", str(PROGRAMS / "fifo_roundtrip.pto"), "--kernels", "cube,vector",
+                 "--subblocks", "2", *given, "-o", str(out)]) == 0
+    assert "@cube,vector on a5" in capsys.readouterr().out
+    np.testing.assert_array_equal(np.load(out)["z"], 2 * args["x"])
+
+
+def test_a_split_half_does_not_fit_one_sub_block(db):
+    from ptospec.program.api import read_program, run_kernels
+
+    with pytest.raises(PtospecError) as err:  # one sub-block pops the whole 16-row product into an 8-row tile
+        run_kernels(db, read_program(PROGRAMS / "fifo_roundtrip.pto"), _inputs(), ["cube", "vector"], subblocks=1)
+    assert err.value.rule == "program.pipe-shape"
+
+
+def _pair(tmp_path, cube_body: str, vector_body: str):
+    from ptospec.program.api import read_program
+
+    init = "pto.{side}_initialize_pipe {{dir_mask = 3, slot_size = 1024}} (c2v_consumer_buf = %b : i32, " \
+           "v2c_consumer_buf = %b : i32)"
+    path = tmp_path / "pair.pto"
+    path.write_text(f"""module attributes {{pto.target_arch = "a5"}} {{
+  func.func @cube() attributes {{pto.kernel_kind = #pto.kernel_kind<cube>}} {{
+    %b = arith.constant 0 : i32
+    {init.format(side="aic")}
+    {cube_body}
+    return
+  }}
+  func.func @vector() attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{
+    %b = arith.constant 0 : i32
+    {init.format(side="aiv")}
+    %t = pto.alloc_tile : {VHALF}
+    {vector_body}
+    return
+  }}
+}}
+""")
+    return read_program(path)
+
+
+MAT = ("!pto.tile_buf<loc=mat, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=col_major, "
+       "slayout=row_major, fractal=512, pad=0>")
+
+
+def test_kernels_that_wait_for_each_other_end_with_a_deadlock_error(db, tmp_path):
+    from ptospec.program.api import run_kernels
+
+    pops_first = _pair(tmp_path, f"%m = pto.tpop_from_aiv {{split = 1}} -> {MAT}",
+                       f"%r = pto.tpop_from_aic {{split = 1}} -> {VHALF}")
+    with pytest.raises(PtospecError) as err:
+        run_kernels(db, pops_first, {}, ["cube", "vector"], subblocks=2)
+    assert err.value.rule == "program.pipe-deadlock"
+    # five pushes into four slots that nobody frees: the producers wait for ever
+    full = _pair(tmp_path, "", "\n    ".join([f"pto.tpush_to_aic(%t : {VHALF}) {{split = 1}}"] * 5))
+    with pytest.raises(PtospecError) as err:
+        run_kernels(db, full, {}, ["cube", "vector"], subblocks=2)
+    assert err.value.rule == "program.pipe-deadlock"
+
+
+def test_an_error_in_one_kernel_ends_the_run(db, tmp_path):
+    from ptospec.program.api import run_kernels
+
+    bad = _pair(tmp_path, f"%m = pto.tpop_from_aiv {{split = 1}} -> {MAT}", "pto.tfree_from_aic {split = 1}")
+    with pytest.raises(PtospecError) as err:  # the vector frees a slot it never popped; the cube's pop gives up
+        run_kernels(db, bad, {}, ["cube", "vector"], subblocks=2)
+    assert err.value.rule == "program.pipe-free"
+
+
+def test_one_side_alone_is_still_refused(db, tmp_path):
+    from ptospec.program.api import run_program
+
+    program = _pair(tmp_path, "", f"pto.tpush_to_aic(%t : {VHALF}) {{split = 1}}")
+    with pytest.raises(PtospecError) as err:
+        run_program(db, program, {}, func="vector")
+    assert err.value.rule == "exec.cross-core"
+
+
+CORPUS = os.environ.get("PTOSPEC_PTOAS_ROOT")
+
+
+@pytest.mark.skipif(not CORPUS, reason="set PTOSPEC_PTOAS_ROOT to a checkout of hw-native-sys/PTOAS")
+@pytest.mark.parametrize("path, cube, vector", [
+    ("test/basic/test_tpush_tpop_roundtrip_nosplit_a5.pto", "test_tpush_tpop_roundtrip_nosplit_a5_cube",
+     "test_tpush_tpop_roundtrip_nosplit_a5_vector"),
+    ("test/samples/TPushTPop/test3/kernel.pto", "round_trip_tpush_tpop_print_cube",
+     "round_trip_tpush_tpop_print_vector"),
+])
+def test_the_assemblers_round_trip_programs(db, path, cube, vector):
+    """The vector kernel pushes a tile, the cube multiplies it by the identity and pushes it back."""
+    from ptospec.program.api import read_program, run_kernels
+
+    src = np.random.default_rng(3).standard_normal(256).astype(np.float32)
+    args = {"gm_src": src, "gm_identity": np.eye(16, dtype=np.float32).ravel()}
+    program = read_program(Path(CORPUS) / path)
+    names = {n for f in (cube, vector) for n in _params(db, program, f)}
+    if "gm_out" in names:
+        args["gm_out"] = np.zeros(256, np.float32)
+    result = run_kernels(db, program, {k: v for k, v in args.items() if k in names}, [cube, vector], profile="a5")
+    assert result.stats.legal == result.stats.instructions
+    if "gm_out" in names:
+        np.testing.assert_array_equal(result.outputs["gm_out"], src)
+
+
+def _params(db, program, func: str) -> list[str]:
+    from ptospec.program.walker import Walker, _func_signature
+
+    w = Walker(db, program, "a5", check=False)
+    return [n[1:] for n, _ in _func_signature(w, w.funcs[func])]

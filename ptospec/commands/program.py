@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvocationError
-from ..program.api import check_program, choose_profile, read_program, run_program
+from ..program.api import check_program, choose_profile, read_program, run_kernels, run_program
 from ..program.compare import compare, report_lines
 from ..program.cpusim import build_and_run
 from ..program.trace import Recorder
@@ -60,6 +60,11 @@ def register(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _kernel_options(r)
+    r.add_argument("--kernels", default=None, metavar="CUBE,VECTOR",
+                   help="run a cube kernel and a vector kernel of the module at the same time (each in a thread, "
+                   "the vector one once per sub-block), so TPUSH/TPOP/TFREE move tiles between them; every kernel's "
+                   "arguments are bound by name from --arg")
+    r.add_argument("--subblocks", type=int, default=1, help="vector sub-blocks with --kernels: 1 (default) or 2")
     r.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
                    "(default: <program>-out.npz)")
     r.add_argument("--backend", default="reference", choices=["reference", "cpusim"],
@@ -202,6 +207,9 @@ def run_run(args) -> int:
     program = read_program(args.program)
     out_path = Path(args.output or f"{Path(args.program).stem}-out.npz")
     if args.backend == "cpusim":
+        if args.kernels:
+            raise InvocationError("--kernels runs on the reference interpreter only", rule="cli.args",
+                                  where="--kernels")
         trace, _result, sim = _simulate(db, program, args)
         if sim.stopped:
             print(sim.stopped)
@@ -213,7 +221,15 @@ def run_run(args) -> int:
         if args.source or args.pto_isa_root or args.cache_dir:
             raise InvocationError("--pto-isa-root, --cache-dir and --source go with --backend cpusim",
                                   rule="cli.args", where="--backend")
-        result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast)
+        if args.kernels:
+            if args.entry or args.blocks != 1:
+                raise InvocationError("--kernels names the functions that run together; it goes without --func "
+                                      "and --blocks", rule="cli.args", where="--kernels")
+            result = run_kernels(db, program, _arguments(args.arg), [k.strip().lstrip("@") for k in
+                                 args.kernels.split(",")], args.subblocks, args.profile, args.cast)
+        else:
+            result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks,
+                                 args.cast)
         print(_summary(result))
         outputs = result.outputs
     _write(out_path, outputs)

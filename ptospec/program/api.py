@@ -211,3 +211,78 @@ def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict
         return arith.as_type(float(given), ty)
     except arith.ArithError as exc:
         raise PtospecError(f"{name}: {exc}", rule="run.scalar") from None
+
+
+def run_kernels(db: Database, program: Program, args: dict[str, object], kernels: list[str],
+                subblocks: int = 1, profile: str | None = None, cast: bool = False,
+                max_steps: int | None = None) -> RunResult:
+    """Run a cube kernel and a vector kernel (``kernels`` = [cube, vector]) at the same time, the vector one
+    once per sub-block, each in a thread of its own over the same global memory; TPUSH/TPOP/TFREE move tiles
+    through the pipes between them (``fifo``).  ``args`` binds every kernel's arguments by name."""
+    import threading
+
+    from .fifo import Aborted, Hub, Side
+
+    prof = choose_profile(db, program, profile)
+    if len(kernels) != 2:
+        raise PtospecError(f"--kernels takes two functions, the cube kernel and the vector kernel, got {kernels}",
+                           rule="cli.kernels")
+    if not 1 <= subblocks <= 2:
+        raise PtospecError(f"--subblocks must be 1 or 2, got {subblocks}", rule="cli.subblocks")
+    probe = Walker(db, program, prof, check=False)
+    funcs = [entry_function(probe, program, name) for name in kernels]
+    buffers: dict = {}
+    values: dict[str, object] = {}
+    wanted: set[str] = set()
+    calls = []
+    for func in funcs:
+        params = _func_signature(probe, func)
+        for name, ty in params:
+            short = name[1:]
+            wanted.add(short)
+            if short not in args:
+                raise PtospecError(f"missing --arg {short}=... for @{probe.symbol(func)}'s argument {name} : {ty}",
+                                   rule="run.missing-input")
+            if short not in values:
+                values[short] = _argument(db, short, ty, args[short], cast, buffers)
+        calls.append([values[n[1:]] for n, _ in params])
+    unknown = sorted(set(args) - wanted)
+    if unknown:
+        raise PtospecError(f"no kernel has argument(s) {', '.join(unknown)}", rule="run.unknown-input")
+    sides = [("cube", 0, funcs[0], calls[0])] + [("vector", k, funcs[1], calls[1]) for k in range(subblocks)]
+    hub = Hub(len(sides))
+    walkers = []
+
+    def run(w: Walker, func, call_args) -> None:
+        try:
+            call_function(w, func, call_args)
+        except Aborted:
+            pass
+        except BaseException as exc:
+            hub.fail(exc)
+        finally:
+            hub.finished()
+
+    threads = []
+    start = time.perf_counter()
+    for kind, index, func, call_args in sides:
+        w = Walker(db, program, prof, check=False, memo=probe.memo, **({"max_steps": max_steps} if max_steps else {}))
+        w.side = Side(hub, kind, index, subblocks)
+        walkers.append(w)
+        threads.append(threading.Thread(target=run, args=(w, func, call_args), daemon=True))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    if hub.error is not None:
+        if isinstance(hub.error, PtospecError):
+            raise hub.error
+        raise PtospecError(f"a kernel failed: {hub.error!r}", rule="program.kernel-error")
+    stats = Stats()
+    for w in walkers:
+        stats.statements += w.stats.statements
+        stats.instructions += w.stats.instructions
+        stats.legal += w.stats.legal
+    outputs = {name: buf.array.reshape(buf.shape) for name, buf in buffers.items()}
+    return RunResult(program.path, prof, ",".join(kernels), 1, outputs, stats, seconds)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -242,6 +243,7 @@ class Walker:
 
         self.handlers = {**HANDLERS, **synchronisation_handlers(db)}
         self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
+        self.side = None  # fifo.Side when kernels run together (--kernels): TPUSH/TPOP/TFREE use its pipes
 
     # -- values and types ---------------------------------------------------------------------------
     def get(self, name: str, tok: Token | None = None):
@@ -365,7 +367,9 @@ class Walker:
         self.unknown(op)
 
     def result_value(self, what: str) -> int:
-        return {"block_idx": self.block_idx, "block_num": self.blocks, "subblock_idx": 0, "subblock_num": 1}[what]
+        sub = (self.side.index, self.side.count) if self.side is not None and self.side.kind == "vector" else (0, 1)
+        return {"block_idx": self.block_idx, "block_num": self.blocks, "subblock_idx": sub[0],
+                "subblock_num": sub[1]}[what]
 
     def unknown(self, op: Operation) -> None:
         self.stats.unknown[op.name] += 1
@@ -400,11 +404,11 @@ class Walker:
             return False
         return True
 
-    def parsed(self, op: Operation) -> ParsedLine:
+    def parsed(self, op: Operation, text: str | None = None, mode: str | None = None) -> ParsedLine:
         key = id(op)
         if key not in self.memo.parsed:
             try:
-                self.memo.parsed[key] = parse_line(self.db, self.line_text(op), profile=self.profile)
+                self.memo.parsed[key] = parse_line(self.db, text or self.line_text(op), mode, profile=self.profile)
             except PtospecError as exc:
                 self.memo.parsed[key] = exc
         got = self.memo.parsed[key]
@@ -412,10 +416,12 @@ class Walker:
             raise ProgramError(got.message, got.rule or "asm.syntax", op.pos)
         return got
 
-    def instruction(self, op: Operation, name: str) -> None:
+    def instruction(self, op: Operation, name: str, text: str | None = None, mode: str | None = None) -> None:
+        """Validate and run one instruction (``text``: its line in ptospec's spelling when the dialect's differs,
+        ``mode`` its mode when the dialect's spelling decides it)."""
         self.stats.instructions += 1
         try:
-            line = self.parsed(op)
+            line = self.parsed(op, text, mode)
         except ProgramError as exc:
             if not self.checking:
                 raise
@@ -505,21 +511,28 @@ class Walker:
         self.stats.legal += 1
         if self.checking:
             return
+        if mode.cross_core and self.side is not None:  # kernels running together: the FIFO moves the tile
+            from .fifo import transfer
+
+            transfer(self, op, line, data, tiles)
+            return
         if line.implied:
             self.scratch(op, name, line, operands)
         written: dict[str, np.ndarray] | None = {} if self.tracer is not None else None
         data.update({r: self.state[r] for r in mode.reads_state if r in self.state})  # registers set earlier
-        try:
-            outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, written, report=report)
-            # a configuration instruction's registers stay set for the statements after it
-            self.state.update(register_values(self.db, self.db.op(line.op), mode, self.profile, operands, data))
-        except PtospecError as exc:
-            raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
-        for oname, arr in outputs.items():
-            if oname in tiles:
-                tiles[oname].store(arr)
-            elif oname in buffers:
-                np.copyto(buffers[oname].array, arr)
+        # kernels running together share global memory: an instruction reads and writes whole buffers at once
+        with self.side.hub.memory if self.side is not None else nullcontext():
+            try:
+                outputs = execute(self.db, line.op, line.mode, self.profile, operands, data, written, report=report)
+                # a configuration instruction's registers stay set for the statements after it
+                self.state.update(register_values(self.db, self.db.op(line.op), mode, self.profile, operands, data))
+            except PtospecError as exc:
+                raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
+            for oname, arr in outputs.items():
+                if oname in tiles:
+                    tiles[oname].store(arr)
+                elif oname in buffers:
+                    np.copyto(buffers[oname].array, arr)
         if self.tracer is not None:
             self.tracer.instruction(Executed(op, line.op, line.mode, self.profile, operands, data, tiles, buffers,
                                              tuple(outputs), written or {}))

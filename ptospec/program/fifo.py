@@ -1,0 +1,213 @@
+"""Cross-core FIFOs (TPipes) between kernels that run together: the cube kernel and its vector sub-blocks
+each run in a thread of their own; a pipe per (direction, flag id) holds ``slot_num`` slots shared by them.
+Also the assembler's frontend spelling of the pipe (``pto.tpush_to_aiv`` ...), read as TPUSH/TPOP/TFREE."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..tile import AttrDesc
+from .errors import ProgramError
+from .walker import Cursor, Walker
+
+WAIT_SECONDS = 0.2  # a blocked kernel re-checks its pipe (and whether every kernel is blocked) this often
+
+
+class Aborted(Exception):
+    """Another kernel of the run failed: this one stops quietly (the run reports the first error)."""
+
+
+class Hub:
+    """What the kernels of one run share: their pipes, one lock, and who is blocked (a deadlock check)."""
+
+    def __init__(self, kernels: int):
+        self.cond = threading.Condition()
+        self.memory = threading.Lock()  # held while an instruction reads and writes global memory
+        self.alive = kernels
+        self.waiting: dict[int, object] = {}  # thread -> the condition it waits for
+        self.error: BaseException | None = None
+        self.pipes: dict[tuple[str, int], Pipe] = {}
+
+    def fail(self, exc: BaseException) -> None:
+        with self.cond:
+            if self.error is None:
+                self.error = exc
+            self.cond.notify_all()
+
+    def finished(self) -> None:
+        with self.cond:
+            self.alive -= 1
+            self.cond.notify_all()
+
+    def wait(self, ready, what: str, pos) -> None:
+        """Block (the lock held) until ``ready()``.  When every running kernel waits and none of them can go on
+        (a waiter that was notified but has not woken yet counts as able to), the run is
+        ``program.pipe-deadlock``."""
+        me = threading.get_ident()
+        while not ready():
+            if self.error is not None:
+                raise Aborted
+            self.waiting[me] = ready
+            try:
+                if len(self.waiting) >= self.alive and not any(r() for r in self.waiting.values()):
+                    self.error = ProgramError(f"every kernel is blocked (this one {what}): the pipes deadlock",
+                                              "program.pipe-deadlock", pos)
+                    self.cond.notify_all()
+                    raise self.error
+                self.cond.wait(WAIT_SECONDS)
+            finally:
+                del self.waiting[me]
+
+
+@dataclass
+class Pipe:
+    """One direction of a TPipe: ``producers`` push parts of each tile, ``consumers`` pop their parts."""
+
+    slot_num: int
+    producers: int
+    consumers: int
+    pushed: list[int] = field(default_factory=list)
+    popped: list[int] = field(default_factory=list)
+    freed: list[int] = field(default_factory=list)
+    slots: dict[int, dict[int, np.ndarray]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.pushed, self.popped, self.freed = [0] * self.producers, [0] * self.consumers, [0] * self.consumers
+
+
+@dataclass
+class Side:
+    """Where a kernel sits: ``cube`` or ``vector`` sub-block ``index`` of ``count``."""
+
+    hub: Hub
+    kind: str
+    index: int = 0
+    count: int = 1
+
+
+def _split(arr: np.ndarray, split: int, parts: int, k: int, pos) -> np.ndarray:
+    if parts == 1:
+        return arr
+    if split == 0:
+        raise ProgramError(f"split = 0 (TILE_NO_SPLIT) with {parts} vector sub-blocks: which sub-block carries "
+                           "the tile is not modelled; run with one sub-block", "program.pipe-split", pos)
+    return np.array_split(arr, parts, axis=split - 1)[k]
+
+
+def transfer(w: Walker, op, line, data: dict, tiles: dict) -> None:
+    """Run a validated TPUSH/TPOP/TFREE on the run's pipes (``w.side``)."""
+    side: Side = w.side
+    attrs = {k: int(d.value) for k, d in line.operands.items() if isinstance(d, AttrDesc)}
+    direction = line.mode if line.op != "tfree" else _free_direction(side, attrs)
+    vector = side.count
+    producers, consumers = (1, vector) if direction == "c2v" else (vector, 1)
+    me = 0 if side.kind == "cube" else side.index
+    key = (direction, attrs.get("flag_id", 0))
+    hub = side.hub
+    with hub.cond:
+        pipe = hub.pipes.setdefault(key, Pipe(attrs.get("slot_num", 1), producers, consumers))
+        if pipe.slot_num != attrs.get("slot_num", 1):
+            raise ProgramError(f"the {direction} pipe with flag id {key[1]} has {pipe.slot_num} slots in another "
+                               f"kernel, {attrs.get('slot_num', 1)} here", "program.pipe-mismatch", op.pos)
+        if line.op == "tpush":
+            hub.wait(lambda: pipe.pushed[me] - min(pipe.freed) < pipe.slot_num, "pushes into a full pipe", op.pos)
+            pipe.slots.setdefault(pipe.pushed[me], {})[me] = np.array(data["src"], copy=True)
+            pipe.pushed[me] += 1
+        elif line.op == "tpop":
+            hub.wait(lambda: min(pipe.pushed) > pipe.popped[me], "pops from an empty pipe", op.pos)
+            parts = pipe.slots[pipe.popped[me]]
+            split = attrs.get("split", 0)
+            whole = parts[0] if producers == 1 else np.concatenate(
+                [_split_check(parts[k], split, producers, op.pos) for k in range(producers)], axis=max(split - 1, 0))
+            part = _split(whole, split, consumers, me, op.pos)
+            pipe.popped[me] += 1
+            dst = tiles["dst"]
+            if part.shape != (dst.desc.rows, dst.desc.cols):
+                raise ProgramError(f"the popped tile is {part.shape[0]}x{part.shape[1]}, the destination "
+                                   f"{dst.desc.rows}x{dst.desc.cols}", "program.pipe-shape", op.pos)
+            dst.store(part.astype(dst.np_dtype))
+        else:
+            if pipe.freed[me] >= pipe.popped[me]:
+                raise ProgramError("tfree without a popped slot to free", "program.pipe-free", op.pos)
+            pipe.freed[me] += 1
+            for seq in [s for s in pipe.slots if s < min(pipe.freed)]:
+                del pipe.slots[seq]
+        hub.cond.notify_all()
+
+
+def _split_check(arr: np.ndarray, split: int, parts: int, pos) -> np.ndarray:
+    _split(arr, split, parts, 0, pos)  # split 0 with several sub-blocks is refused
+    return arr
+
+
+def _free_direction(side: Side, attrs: dict) -> str:
+    mask = attrs.get("dir_mask", 3)
+    if mask == 1:
+        return "c2v"
+    if mask == 2:
+        return "v2c"
+    return "v2c" if side.kind == "cube" else "c2v"  # a consumer frees what it pops
+
+
+# -- the assembler's frontend spelling ---------------------------------------------------------------------
+# pto.aic_initialize_pipe / aiv_initialize_pipe {dir_mask, slot_size} give the kernel's pipe; the assembler
+# lowers them with 8 slots for one direction and 4 for both (PTOLowerFrontendPipeOpsPass) and flag id 0.
+FRONTEND = {"pto.tpush_to_aiv": ("tpush", "c2v"), "pto.tpush_to_aic": ("tpush", "v2c"),
+            "pto.tpop_from_aic": ("tpop", "c2v"), "pto.tpop_from_aiv": ("tpop", "v2c"),
+            "pto.tfree_from_aic": ("tfree", "c2v"), "pto.tfree_from_aiv": ("tfree", "v2c")}
+
+
+def _initialize(w: Walker, op) -> None:
+    c = Cursor(w, op)
+    attrs = c.skip_attr_dict()
+    mask = int(attrs.get("dir_mask", "3"))
+    w.pipe_attrs = {"dir_mask": mask, "slot_size": int(attrs.get("slot_size", "0")),
+                    "slot_num": 4 if mask == 3 else 8, "flag_id": 0}
+
+
+def _buffer(w: Walker, op) -> None:
+    w.bind(op, [0] * len(op.results))  # a reserved FIFO buffer's address: the interpreter's pipes hold the data
+
+
+def _frontend(w: Walker, op) -> None:
+    name, direction = FRONTEND[op.name]
+    pipe = getattr(w, "pipe_attrs", None)
+    if pipe is None:
+        raise ProgramError(f"{op.name} before pto.aic_initialize_pipe / aiv_initialize_pipe", "program.pipe-init",
+                           op.pos)
+    c = Cursor(w, op)
+    tile = ty = None
+    if name == "tpush":
+        c.expect("(")
+        tile = c.value()
+        c.expect(":")
+        ty = c.type()
+        c.expect(")")
+    elif c.accept("("):  # tpop's optional (valid_row, valid_col): the destination keeps its type's valid shape
+        c.value()
+        c.expect(",")
+        c.value()
+        c.expect(")")
+    split = int(c.skip_attr_dict().get("split", "0"))
+    if name == "tpop":
+        c.expect("->")
+        ty = c.type()
+        tile = op.results[0] if op.results else None
+    mask = pipe["dir_mask"] if pipe["dir_mask"] == 3 else (1 if direction == "c2v" else 2)
+    attrs = (f"{{split = {split} : i8, dir_mask = {mask} : i8, slot_size = {pipe['slot_size']} : i32, "
+             f"slot_num = {pipe['slot_num']} : i32, flag_id = {pipe['flag_id']} : i8}}")
+    if name == "tpush":
+        text = f"pto.tpush ins({tile} {attrs} : {w.resolve_type(ty)})"
+    elif name == "tpop":
+        text = f"pto.tpop ins({attrs}) outs({tile} : {w.resolve_type(ty)})"
+    else:
+        text = f"pto.tfree ins({attrs})"
+    w.instruction(op, name, text, direction if name != "tfree" else None)
+
+
+HANDLERS = {**{n: _frontend for n in FRONTEND}, "pto.aic_initialize_pipe": _initialize,
+            "pto.aiv_initialize_pipe": _initialize, "pto.reserve_buffer": _buffer,
+            "pto.import_reserved_buffer": _buffer}
