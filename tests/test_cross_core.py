@@ -274,3 +274,22 @@ def _params(db, program, func: str) -> list[str]:
 
     w = Walker(db, program, "a5", check=False)
     return [n[1:] for n, _ in _func_signature(w, w.funcs[func])]
+
+
+def test_the_frontend_pipe_spelling_must_name_cross_core_instructions(tmp_path):
+    import shutil
+
+    from ptospec.loader import DatabaseErrors, load_database
+    from ptospec.program.spec import load_program_spec
+
+    specs = tmp_path / "specs"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "specs", specs)
+    db = load_database(specs)
+    spelling = load_program_spec(specs, db).frontend_pipes
+    assert spelling.operations["pto.tpop_from_aiv"] == ("tpop", "v2c") and spelling.flag_id == 0
+    text = (specs / "program.yaml").read_text(encoding="utf-8")
+    edited = text.replace("pto.tfree_from_aic: {op: tfree,", "pto.tfree_from_aic: {op: tadd,")
+    (specs / "program.yaml").write_text(edited, encoding="utf-8")
+    with pytest.raises(DatabaseErrors) as caught:
+        load_program_spec(specs, db)
+    assert [e.rule for e in caught.value.errors] == ["program.pipe-op"]

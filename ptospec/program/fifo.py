@@ -97,11 +97,22 @@ def _split(arr: np.ndarray, split: int, parts: int, k: int, pos) -> np.ndarray:
     return np.array_split(arr, parts, axis=split - 1)[k]
 
 
+def _action(w: Walker, op_name: str, mode_name: str) -> tuple[str, str]:
+    """What a cross-core mode does to its pipe, read from its operands: pushes its input tile, pops into its
+    output tile, or (no tile) frees the slot last popped; with that tile operand's name."""
+    mode = w.db.op(op_name).mode(mode_name)
+    tile = next((o for o in mode.operands if not o.is_attr), None)
+    if tile is None:
+        return "free", ""
+    return ("push" if tile.role == "in" else "pop"), tile.name
+
+
 def transfer(w: Walker, op, line, data: dict, tiles: dict) -> None:
-    """Run a validated TPUSH/TPOP/TFREE on the run's pipes (``w.side``)."""
+    """Run a validated cross-core instruction (TPUSH/TPOP/TFREE) on the run's pipes (``w.side``)."""
     side: Side = w.side
     attrs = {k: int(d.value) for k, d in line.operands.items() if isinstance(d, AttrDesc)}
-    direction = line.mode if line.op != "tfree" else _free_direction(side, attrs)
+    action, operand = _action(w, line.op, line.mode)
+    direction = line.mode if action != "free" else _free_direction(side, attrs)
     vector = side.count
     producers, consumers = (1, vector) if direction == "c2v" else (vector, 1)
     me = 0 if side.kind == "cube" else side.index
@@ -112,11 +123,11 @@ def transfer(w: Walker, op, line, data: dict, tiles: dict) -> None:
         if pipe.slot_num != attrs.get("slot_num", 1):
             raise ProgramError(f"the {direction} pipe with flag id {key[1]} has {pipe.slot_num} slots in another "
                                f"kernel, {attrs.get('slot_num', 1)} here", "program.pipe-mismatch", op.pos)
-        if line.op == "tpush":
+        if action == "push":
             hub.wait(lambda: pipe.pushed[me] - min(pipe.freed) < pipe.slot_num, "pushes into a full pipe", op.pos)
-            pipe.slots.setdefault(pipe.pushed[me], {})[me] = np.array(data["src"], copy=True)
+            pipe.slots.setdefault(pipe.pushed[me], {})[me] = np.array(data[operand], copy=True)
             pipe.pushed[me] += 1
-        elif line.op == "tpop":
+        elif action == "pop":
             hub.wait(lambda: min(pipe.pushed) > pipe.popped[me], "pops from an empty pipe", op.pos)
             parts = pipe.slots[pipe.popped[me]]
             split = attrs.get("split", 0)
@@ -124,7 +135,7 @@ def transfer(w: Walker, op, line, data: dict, tiles: dict) -> None:
                 [_split_check(parts[k], split, producers, op.pos) for k in range(producers)], axis=max(split - 1, 0))
             part = _split(whole, split, consumers, me, op.pos)
             pipe.popped[me] += 1
-            dst = tiles["dst"]
+            dst = tiles[operand]
             if part.shape != (dst.desc.rows, dst.desc.cols):
                 raise ProgramError(f"the popped tile is {part.shape[0]}x{part.shape[1]}, the destination "
                                    f"{dst.desc.rows}x{dst.desc.cols}", "program.pipe-shape", op.pos)
@@ -152,20 +163,15 @@ def _free_direction(side: Side, attrs: dict) -> str:
     return "v2c" if side.kind == "cube" else "c2v"  # a consumer frees what it pops
 
 
-# -- the assembler's frontend spelling ---------------------------------------------------------------------
-# pto.aic_initialize_pipe / aiv_initialize_pipe {dir_mask, slot_size} give the kernel's pipe; the assembler
-# lowers them with 8 slots for one direction and 4 for both (PTOLowerFrontendPipeOpsPass) and flag id 0.
-FRONTEND = {"pto.tpush_to_aiv": ("tpush", "c2v"), "pto.tpush_to_aic": ("tpush", "v2c"),
-            "pto.tpop_from_aic": ("tpop", "c2v"), "pto.tpop_from_aiv": ("tpop", "v2c"),
-            "pto.tfree_from_aic": ("tfree", "c2v"), "pto.tfree_from_aiv": ("tfree", "v2c")}
-
-
+# -- the assembler's frontend spelling (``frontend_pipes`` in specs/program.yaml) -------------------------
 def _initialize(w: Walker, op) -> None:
+    spelling = w.spec.frontend_pipes
     c = Cursor(w, op)
     attrs = c.skip_attr_dict()
     mask = int(attrs.get("dir_mask", "3"))
     w.pipe_attrs = {"dir_mask": mask, "slot_size": int(attrs.get("slot_size", "0")),
-                    "slot_num": 4 if mask == 3 else 8, "flag_id": 0}
+                    "slot_num": spelling.slot_num_both_ways if mask == 3 else spelling.slot_num_one_way,
+                    "flag_id": spelling.flag_id}
 
 
 def _buffer(w: Walker, op) -> None:
@@ -173,41 +179,47 @@ def _buffer(w: Walker, op) -> None:
 
 
 def _frontend(w: Walker, op) -> None:
-    name, direction = FRONTEND[op.name]
+    name, direction = w.spec.frontend_pipes.operations[op.name]
+    mode = direction if any(m.name == direction for m in w.db.op(name).modes) else None  # the direction's mode
+    action, _operand = _action(w, name, mode or w.db.op(name).modes[0].name)
     pipe = getattr(w, "pipe_attrs", None)
     if pipe is None:
-        raise ProgramError(f"{op.name} before pto.aic_initialize_pipe / aiv_initialize_pipe", "program.pipe-init",
+        raise ProgramError(f"{op.name} before {' / '.join(w.spec.frontend_pipes.initialize)}", "program.pipe-init",
                            op.pos)
     c = Cursor(w, op)
     tile = ty = None
-    if name == "tpush":
+    if action == "push":
         c.expect("(")
         tile = c.value()
         c.expect(":")
         ty = c.type()
         c.expect(")")
-    elif c.accept("("):  # tpop's optional (valid_row, valid_col): the destination keeps its type's valid shape
+    elif c.accept("("):  # a pop's optional (valid_row, valid_col): the destination keeps its type's valid shape
         c.value()
         c.expect(",")
         c.value()
         c.expect(")")
     split = int(c.skip_attr_dict().get("split", "0"))
-    if name == "tpop":
+    if action == "pop":
         c.expect("->")
         ty = c.type()
         tile = op.results[0] if op.results else None
     mask = pipe["dir_mask"] if pipe["dir_mask"] == 3 else (1 if direction == "c2v" else 2)
     attrs = (f"{{split = {split} : i8, dir_mask = {mask} : i8, slot_size = {pipe['slot_size']} : i32, "
              f"slot_num = {pipe['slot_num']} : i32, flag_id = {pipe['flag_id']} : i8}}")
-    if name == "tpush":
-        text = f"pto.tpush ins({tile} {attrs} : {w.resolve_type(ty)})"
-    elif name == "tpop":
-        text = f"pto.tpop ins({attrs}) outs({tile} : {w.resolve_type(ty)})"
+    if action == "push":
+        text = f"pto.{name} ins({tile} {attrs} : {w.resolve_type(ty)})"
+    elif action == "pop":
+        text = f"pto.{name} ins({attrs}) outs({tile} : {w.resolve_type(ty)})"
     else:
-        text = f"pto.tfree ins({attrs})"
-    w.instruction(op, name, text, direction if name != "tfree" else None)
+        text = f"pto.{name} ins({attrs})"
+    w.instruction(op, name, text, mode)
 
 
-HANDLERS = {**{n: _frontend for n in FRONTEND}, "pto.aic_initialize_pipe": _initialize,
-            "pto.aiv_initialize_pipe": _initialize, "pto.reserve_buffer": _buffer,
-            "pto.import_reserved_buffer": _buffer}
+def handlers(spec) -> dict:
+    """The walker's handlers of the frontend pipe spelling ``spec`` (a ``ProgramSpec``) declares."""
+    spelling = spec.frontend_pipes
+    if spelling is None:
+        return {}
+    return {**{n: _frontend for n in spelling.operations}, **{n: _initialize for n in spelling.initialize},
+            **{n: _buffer for n in spelling.reserved_buffers}}

@@ -3,7 +3,6 @@ synchronisation instructions are dispatched by the walker itself)."""
 
 from __future__ import annotations
 
-from .fifo import HANDLERS as FIFO_HANDLERS
 from .layer import (
     _addptr,
     _alloc_tile,
@@ -31,7 +30,6 @@ HANDLERS = {
     "pto.set_validshape": _set_validshape, "pto.subset": _subset, "pto.tassign": _tassign,
     "pto.get_tensor_view_stride": _get_tensor_view_stride, "pto.tensor_view_addr": _tensor_view_addr,
     "pto.tile_buf_addr": _tile_buf_addr, "pto.vecscope": _vecscope, "pto.strict_vecscope": _vecscope,
-    **FIFO_HANDLERS,
 }
 
 

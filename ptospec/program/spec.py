@@ -47,6 +47,18 @@ class ProgramInstruction:
 
 
 @dataclass(frozen=True)
+class FrontendPipes:
+    """The assembler's frontend spelling of the cross-core FIFO (``frontend_pipes``)."""
+
+    operations: dict[str, tuple[str, str]]  # operation -> (database op, direction: c2v | v2c)
+    initialize: tuple[str, ...]  # operations declaring a kernel's pipe {dir_mask, slot_size}
+    reserved_buffers: tuple[str, ...]  # operations reserving or importing the pipe's buffer (an address)
+    slot_num_one_way: int
+    slot_num_both_ways: int
+    flag_id: int
+
+
+@dataclass(frozen=True)
 class ProgramSpec:
     sources: dict[str, dict[str, str]]
     targets: dict[str, str]
@@ -61,6 +73,7 @@ class ProgramSpec:
     sim_regions: dict[str, str]  # tile location -> the simulator's memory region
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     enums: dict[str, tuple[str, ...]] = field(default_factory=dict)  # synchronisation enums: name -> enumerators
+    frontend_pipes: FrontendPipes | None = None
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -113,12 +126,30 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     if data["default_target"] not in data["targets"]:
         issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
                    "program.target")
+    frontend = _frontend_pipes(src, data, db, issues)
     if issues.items:
         raise DatabaseErrors(issues.items)
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
-                       enums)
+                       enums, frontend)
+
+
+def _frontend_pipes(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> FrontendPipes | None:
+    """``frontend_pipes``, each operation naming a cross-core instruction of the database."""
+    d = data.get("frontend_pipes")
+    if d is None:
+        return None
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("frontend_pipes", "source"), f"unknown source {d['source']!r}", "program.source")
+    for name, e in d["operations"].items():
+        op = db.ops.get(e["op"])
+        if op is None or not all(m.cross_core for m in op.modes):
+            issues.add(src, ("frontend_pipes", "operations", name), f"{e['op']} is no cross-core instruction of the "
+                       "database", "program.pipe-op")
+    return FrontendPipes({n: (e["op"], e["direction"]) for n, e in d["operations"].items()}, tuple(d["initialize"]),
+                         tuple(d["reserved_buffers"]), int(d["slot_num"]["one_way"]),
+                         int(d["slot_num"]["both_ways"]), int(d["flag_id"]))
 
 
 def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues,

@@ -239,9 +239,10 @@ class Walker:
         self.registers: set[str] = set()  # their names (also while checking, when no value is known)
         self.depth = 0
         self.vecscope = 0  # how many vector scopes (pto.vecscope) the statement being run is inside
+        from . import fifo
         from .handlers import HANDLERS, synchronisation_handlers  # they take a Walker: imported once it exists
 
-        self.handlers = {**HANDLERS, **synchronisation_handlers(db)}
+        self.handlers = {**HANDLERS, **synchronisation_handlers(db), **fifo.handlers(self.spec)}
         self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
         self.side = None  # fifo.Side when kernels run together (--kernels): TPUSH/TPOP/TFREE use its pipes
 
