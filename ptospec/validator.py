@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import attrs
 from .errors import ExprError, InvocationError, PtospecError, UnknownValue
-from .expr.ast import Attr, Index, Name, Node, walk
+from .expr.ast import Attr, Call, Index, Name, Node, children, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
@@ -100,8 +100,18 @@ def _locations_fit(op: OpSpec, mode: Mode, profile: str, operands) -> bool:
     return True
 
 
-def rules_for(op: OpSpec, mode: str, profile: str) -> list[Rule]:
-    return [r for r in op.rules if mode in r.modes and profile in r.profiles]
+_RULES_FOR: dict[tuple[int, str, str], tuple[OpSpec, tuple[Rule, ...]]] = {}
+
+
+def rules_for(op: OpSpec, mode: str, profile: str) -> tuple[Rule, ...]:
+    """The op's rules that apply to ``mode`` on ``profile`` (remembered per op object)."""
+    entry = _RULES_FOR.get((id(op), mode, profile))
+    if entry is None or entry[0] is not op:
+        if len(_RULES_FOR) >= 50_000:
+            _RULES_FOR.clear()
+        entry = _RULES_FOR[id(op), mode, profile] = (
+            op, tuple(r for r in op.rules if mode in r.modes and profile in r.profiles))
+    return entry[1]
 
 
 def make_scope(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping,
@@ -172,11 +182,20 @@ def references(node: Node | None) -> set[str]:
     return found
 
 
-def _rule_references(rule: Rule) -> set[str]:
-    found = set(rule.operands) | references(rule.check) | references(rule.when)
-    for _name, node, _text in rule.let:
-        found |= references(node)
-    return found
+_RULE_REFERENCES: dict[int, tuple[Rule, frozenset[str]]] = {}  # id(rule) -> (rule, the names it mentions)
+
+
+def _rule_references(rule: Rule) -> frozenset[str]:
+    """Every name the rule mentions (remembered: a rule's expressions never change)."""
+    entry = _RULE_REFERENCES.get(id(rule))
+    if entry is None or entry[0] is not rule:
+        if len(_RULE_REFERENCES) >= 50_000:
+            _RULE_REFERENCES.clear()
+        found = set(rule.operands) | references(rule.check) | references(rule.when)
+        for _name, node, _text in rule.let:
+            found |= references(node)
+        entry = _RULE_REFERENCES[id(rule)] = (rule, frozenset(found))
+    return entry[1]
 
 
 _REPORTS: list[tuple[Database, dict[tuple, Report]]] = []  # the last database's reports (one slot)
@@ -262,20 +281,13 @@ def _validate(
         return Report(op.name, mode.name, profile, tuple(out), ())
 
     # 2. every tile must be a well-formed Tile, every global view a well-formed GlobalTensor
-    for name, desc in operands.items():
-        if isinstance(desc, TileDesc):
-            var, isa_rules = "t", db.isa.tile_rules
-        elif isinstance(desc, GlobalDesc):
-            var, isa_rules = "g", db.isa.global_rules
-        else:
-            continue
-        for rule, verdict in rule_verdicts(db, desc, var, isa_rules, profile):
-            if verdict is None:
-                deferred.append(f"{rule.id} ({name})")
-            elif verdict is not True:  # False, or why the check could not be evaluated
-                why = _describe(desc) if verdict is False else verdict
-                out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} ({why})", "static",
-                                     f"{rule.file}:{rule.line}"))
+    for name, desc, rule, verdict in _form_verdicts(db, operands, profile):
+        if verdict is None:
+            deferred.append(f"{rule.id} ({name})")
+        else:  # False, or why the check could not be evaluated
+            why = _describe(desc) if verdict is False else verdict
+            out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} ({why})", "static",
+                                 f"{rule.file}:{rule.line}"))
 
     # 3. operands sharing a type variable must share the dtype
     for var in mode.type_vars:
@@ -290,16 +302,48 @@ def _validate(
     out.extend(_dtype_verdict(db, op, mode, profile, operands))
 
     # 5. the op's rules
+    unchecked: list[str] = []
+    for rule, outcome in _op_rule_outcomes(db, op, mode, profile, operands, unseen, state,
+                                           rules_for(op, mode.name, profile)):
+        if outcome == "skipped":
+            skipped.append(rule.id)
+        elif outcome == "unchecked":
+            unchecked.append(rule.id)  # checked where the registers are known (execution, a program's run)
+        elif outcome == "deferred":
+            deferred.append(rule.id)
+        else:
+            out.extend(outcome)
+    return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped), tuple(unchecked))
+
+
+def _form_verdicts(db: Database, operands: Mapping, profile: str):
+    """(operand, descriptor, rule, verdict) of every tile and global-view well-formedness rule (see
+    ``rule_verdicts``)."""
+    for name, desc in operands.items():
+        if isinstance(desc, TileDesc):
+            var, isa_rules = "t", db.isa.tile_rules
+        elif isinstance(desc, GlobalDesc):
+            var, isa_rules = "g", db.isa.global_rules
+        else:
+            continue
+        for rule, verdict in rule_verdicts(db, desc, var, isa_rules, profile):
+            yield name, desc, rule, verdict
+
+
+def _op_rule_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping,
+                      unseen: frozenset[str], state: Mapping | None, rules: Collection[Rule], described: bool = True):
+    """(rule, outcome) of each of ``rules`` that applies: "skipped" (it concerns an operand the form leaves
+    out), "unchecked" (it reads a register not given), "deferred" (it needs a dynamic value), or the list
+    of its violations (without their sentences unless ``described``)."""
     base = make_scope(db, op, mode, profile, operands, unseen)
     base.state = dict(state or {})
     unset = set(db.isa.state) - set(base.state) - set(operands)  # registers this invocation is not given
-    unchecked: list[str] = []
-    for rule in rules_for(op, mode.name, profile):
+    for rule in rules:
         if unseen and _rule_references(rule) & unseen:
-            skipped.append(rule.id)
+            yield rule, "skipped"
             continue
         if unset and _rule_references(rule) & unset:
-            unchecked.append(rule.id)  # checked where the registers are known (execution, a program's run)
+            yield rule, "unchecked"
             continue
         # a rule with ``let`` values of its own binds them in a copy; evaluation never changes a scope
         scope = base if not rule.let else Scope(
@@ -309,29 +353,68 @@ def _validate(
             bind_lets(rule.let, scope)
             if rule.when is not None and not evaluate(rule.when, scope):
                 continue
-            out.extend(_apply_rule(db, rule, scope, operands))
+            yield rule, _apply_rule(db, rule, scope, operands, described)
         except UnknownValue:
-            deferred.append(rule.id)
+            yield rule, "deferred"
         except ExprError as exc:
-            out.append(Violation(rule.id, rule.operands, f"cannot evaluate the check: {exc.message}", rule.phase,
-                                 f"{rule.file}:{rule.line}"))
-    return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped), tuple(unchecked))
+            yield rule, [Violation(rule.id, rule.operands, f"cannot evaluate the check: {exc.message}", rule.phase,
+                                   f"{rule.file}:{rule.line}")]
+
+
+def failing_rules(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping,
+                  op_rules: Collection[Rule]) -> frozenset[str] | None:
+    """The ids of the well-formedness rules and of ``op_rules`` (a subset of the mode's rules on
+    ``profile``) that ``operands`` break, judged as ``validate`` judges them; None when one of them needs a
+    dynamic value.  For searches that vary only what those rules read, on an invocation ``validate`` has
+    otherwise found well-formed: the rest of its report cannot change."""
+    failed: set[str] = set()
+    for _name, _desc, rule, verdict in _form_verdicts(db, operands, profile):
+        if verdict is None:
+            return None
+        failed.add(rule.id)
+    for _rule, outcome in _op_rule_outcomes(db, op, mode, profile, operands, frozenset(), None, op_rules, False):
+        if outcome == "deferred":
+            return None
+        if isinstance(outcome, list):
+            failed.update(v.rule for v in outcome)
+    return frozenset(failed)
+
+
+_SIZE_FUNCTIONS = ("bytes", "bits")
+
+
+def sizes_only(nodes: list[Node], type_vars: Collection[str], tiles: Collection[str]) -> bool:
+    """Whether the expressions read element types only through their sizes (``bytes(T)``, ``bits(src.dtype)``)
+    and read no whole tile: then two invocations whose types have the same sizes get the same verdicts."""
+    def is_type(n: Node) -> bool:
+        return (isinstance(n, Attr) and n.name == "dtype") or (isinstance(n, Name) and n.id in type_vars)
+
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Call) and n.func in _SIZE_FUNCTIONS and all(is_type(a) for a in n.args):
+            continue
+        if is_type(n) or isinstance(n, Index) or (isinstance(n, Name) and n.id in tiles):
+            return False
+        stack.extend(children(n))
+    return True
 
 
 _TILE_VERDICTS: list[tuple[object, dict[object, tuple]]] = []  # the last ISA's verdicts (one slot)
-_TILE_VERDICTS_MAX = 100_000
+_TILE_VERDICTS_MAX = 1_000_000  # entries are small: most descriptors break no rule
 
 
 def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
                   profile: str) -> tuple[tuple[Rule, bool | str | None], ...]:
-    """Each well-formedness rule that applies to ``desc`` on ``profile`` with its verdict (None: needs a
-    dynamic value; a string: why the check cannot be evaluated, e.g. sizes beyond 2**64), remembered per
-    descriptor and profile: the verdict depends on nothing else, and searches ask about the same operands
-    often."""
+    """Each well-formedness rule ``desc`` does not pass on ``profile``, with its verdict: False, None (needs
+    a dynamic value) or a string (why the check cannot be evaluated, e.g. sizes beyond 2**64).  Remembered
+    per descriptor and profile: the verdict depends on nothing else, and searches ask about the same
+    operands often."""
     if not _TILE_VERDICTS or _TILE_VERDICTS[0][0] is not db.isa or len(_TILE_VERDICTS[0][1]) >= _TILE_VERDICTS_MAX:
         _TILE_VERDICTS[:] = [(db.isa, {})]
     cached = _TILE_VERDICTS[0]
-    verdicts = cached[1].get((desc, profile))
+    key = _verdict_key(db, desc, var, rules, profile)
+    verdicts = cached[1].get(key)
     if verdicts is None:
         scope = Scope(isa=db.isa, tiles={var: desc}, profile_constants=db.isa.profiles[profile].constants)
         found: list[tuple[Rule, bool | str | None]] = []
@@ -339,17 +422,43 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
             try:
                 if rule.when is not None and not evaluate(rule.when, scope):
                     continue
-                found.append((rule, bool(evaluate(rule.check, scope))))
+                if not evaluate(rule.check, scope):
+                    found.append((rule, False))
             except UnknownValue:
                 found.append((rule, None))
             except ExprError as exc:
                 found.append((rule, exc.message))
-        verdicts = cached[1][(desc, profile)] = tuple(found)
+        verdicts = cached[1][key] = tuple(found)
     return verdicts
 
 
+_READ_FIELDS: dict[int, tuple[object, tuple[str, ...], bool]] = {}  # id(rules) -> (rules, fields, sizes only)
+
+
+def _verdict_key(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, profile: str) -> tuple:
+    """What the verdicts of ``rules`` on a tile depend on: the fields they read (a type by its size, when
+    they read types only through ``bytes``/``bits``) and the profile.  Descriptors that differ only in
+    what no rule reads (a pad value, f16 against bf16) share their verdicts."""
+    if not isinstance(desc, TileDesc):
+        return (rules is db.isa.tile_rules, desc, profile)
+    entry = _READ_FIELDS.get(id(rules))
+    if entry is None or entry[0] is not rules:
+        nodes = [n for r in rules for n in (r.check, r.when, *(x for _, x, _ in r.let)) if n is not None]
+        named = {n.name for node in nodes for n in walk(node) if isinstance(n, Attr) and n.obj == var}
+        whole = any(isinstance(n, Name) and n.id == var for node in nodes for n in walk(node))
+        fields = TileDesc.FIELDS if whole or "layout" in named else tuple(f for f in TileDesc.FIELDS if f in named)
+        entry = _READ_FIELDS[id(rules)] = (rules, fields, sizes_only(nodes, (), (var,)))
+    _rules, fields, by_size = entry
+    values = [getattr(desc, f) for f in fields]
+    if by_size and "dtype" in fields:
+        dt = db.isa.dtypes.get(desc.dtype)
+        if dt is not None:
+            values[fields.index("dtype")] = (dt.bytes, dt.bits)
+    return (rules is db.isa.tile_rules, profile, *values)
+
+
 def tile_verdicts(db: Database, desc: TileDesc, profile: str) -> tuple[tuple[Rule, bool | str | None], ...]:
-    """The tile rules' verdicts on one tile (see ``rule_verdicts``)."""
+    """The tile rules one tile does not pass, with their verdicts (see ``rule_verdicts``)."""
     return rule_verdicts(db, desc, "t", db.isa.tile_rules, profile)
 
 
@@ -365,7 +474,7 @@ def _describe(t: TileDesc | GlobalDesc) -> str:
     return f"{t.loc} {t.rows}x{t.cols} {t.dtype}, valid {vr}x{vc}, {t.blayout}/{t.slayout}"
 
 
-def _apply_rule(db: Database, rule: Rule, scope: Scope, operands) -> list[Violation]:
+def _apply_rule(db: Database, rule: Rule, scope: Scope, operands, described: bool = True) -> list[Violation]:
     spec = f"{rule.file}:{rule.line}"
     if rule.kind == "loc":
         bad = [n for n in rule.operands if operands[n].loc not in rule.allow]
@@ -382,6 +491,8 @@ def _apply_rule(db: Database, rule: Rule, scope: Scope, operands) -> list[Violat
         return out
     if evaluate(rule.check, scope):
         return []
+    if not described:
+        return [Violation(rule.id, rule.operands, "", rule.phase, spec)]
     return [Violation(rule.id, rule.operands, f"{rule.message['en']} ({_values(rule, scope)})", rule.phase, spec)]
 
 

@@ -22,9 +22,9 @@ from typing import Any
 from .. import attrs
 from ..asm.types import format_descriptor, parse_descriptor
 from ..expr.ast import Attr, Index, Name, Node, walk
-from ..model import Database, Mode, OpSpec
+from ..model import Database, Mode, OpSpec, Rule
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from ..validator import Report, tile_verdicts, validate
+from ..validator import Report, Violation, failing_rules, rules_for, sizes_only, tile_verdicts, validate
 from . import views
 
 Tiles = dict[str, TileDesc | ScalarDesc]
@@ -270,7 +270,7 @@ def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
     blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None, valid: str | None = None,
-    inner: int | None = None,
+    inner: int | None = None, screened: bool = False,
 ) -> Tiles | None:
     """Map ``base`` (example-shaped tiles) onto valid region ``target``.
 
@@ -284,16 +284,29 @@ def reshape(
     can be accepted; the search skips those (it finds the same rounding, with fewer checks). ``valid``
     overrides the example's mapping of valid regions (``target``, ``proportional``, ``transposed``);
     ``inner``, the third extent of operands with ``valid_axes`` (a matmul's K; default rows + cols - 1).
+    ``screened`` (for an ``accept`` that wants no violation at all): once a rounding fails only rules that
+    read rows or cols, later roundings are judged by those rules alone, and fully checked only when they
+    pass them.
     """
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
+    screen: tuple[Rule, ...] | None = None
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
         tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
                          mode.valid_divisors, valid or mode.example.valid, mode.case_shapes == "proportional",
                          mode.valid_axes, inner)
-        report = check(db, op, mode, profile, tiles)
+        failing = _screened(db, op, mode, profile, tiles, screen) if screen is not None else None
+        if failing:  # exactly the rule ids a full check would report (see below)
+            report = Report(op.name, mode.name, profile, tuple(Violation(r, (), "", "static") for r in failing), ())
+        else:
+            report = check(db, op, mode, profile, tiles)
+            if screened and screen is None and report.violations and not report.deferred and all(
+                    _physical(db, op, mode, r) for r in report.rule_ids):
+                # Roundings change only the tiles' rows and cols.  Every check that reads neither passed
+                # here and passes at every rounding, so from now on the rules that read them decide.
+                screen = tuple(r for r in rules_for(op, mode.name, profile) if _physical(db, op, mode, r.id))
         if accept(report):
             if hint is not None:
                 hint[:] = [(kr, kc)]
@@ -500,6 +513,8 @@ class _Search:
     reads: dict[tuple[str, str], dict[str, frozenset[Read]]] = field(default_factory=dict)
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
     failing: dict[tuple[TileDesc, str], frozenset[str]] = field(default_factory=dict)
+    sizes_only: dict[tuple, bool] = field(default_factory=dict)
+    screens: dict[tuple, frozenset[str] | None] = field(default_factory=dict)
 
     def restart(self) -> None:
         for memo in (self.configs, self.hints, self.feasible):
@@ -530,9 +545,38 @@ def configurations(
         sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
         hint = state.hints.setdefault((op.name, mode.name, profile, target, partial, layout, sizes), [])
         found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, hint,
-                        lambda op, report: _legality_blocked(db, op, mode, report))
+                        lambda op, report: _legality_blocked(db, op, mode, report), screened=True)
     state.configs[exact] = found
     return found
+
+
+def _screened(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles,
+              screen: tuple[Rule, ...]) -> frozenset[str] | None:
+    """``failing_rules`` of ``screen``, remembered per operands with their element types reduced to sizes
+    when every expression involved reads types only through sizes (TRESHAPE's byte-count rule fails alike
+    for every pair of types of different sizes)."""
+    state = _search(db)
+    ids = tuple(r.id for r in screen)
+    by_size = state.sizes_only.get((op.name, mode.name, profile, ids))
+    if by_size is None:
+        nodes = [n for r in (*screen, *db.isa.tile_rules) for n in (r.check, r.when, *(x for _, x, _ in r.let))
+                 if n is not None] + [node for _, node, _ in op.let]
+        by_size = state.sizes_only[op.name, mode.name, profile, ids] = (
+            not any(isinstance(t, GlobalDesc) for t in tiles.values())
+            and sizes_only(nodes, mode.type_vars, {o.name for o in mode.operands if not o.is_attr}))
+    if not by_size:
+        return failing_rules(db, op, mode, profile, tiles, screen)
+
+    def size_of(dtype: str) -> str:
+        dt = db.isa.dtypes.get(dtype)
+        return f"{dt.bytes}:{dt.bits}" if dt is not None else dtype
+
+    key = (op.name, mode.name, profile, ids, tuple(
+        (n, t.with_(dtype=size_of(t.dtype)) if isinstance(t, TileDesc)
+         else ("scalar", size_of(t.dtype)) if isinstance(t, ScalarDesc) else t) for n, t in tiles.items()))
+    if key not in state.screens:
+        state.screens[key] = failing_rules(db, op, mode, profile, tiles, screen)
+    return state.screens[key]
 
 
 # Ranges of the valid regions property tests draw.
@@ -789,6 +833,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
             tile_ids = {r.id for r in db.isa.tile_rules}
             open_ids: dict[frozenset[str], set[str]] = {}  # changed fields -> rules that could add a case
             reshaped: dict[str, int] = {}  # rule -> reshape searches tried for it (each costs hundreds of checks)
+            screens: dict[frozenset[Read], tuple[Rule, ...]] = {}  # changed fields -> the op rules reading them
             for base_case in picked:
                 tiles = base_case.parsed(db)
                 target = example_target(tiles, mode.fixed_shape)
@@ -807,10 +852,18 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
                             if isinstance(t, TileDesc)):
                         continue
                     mutant = {**tiles, **touched}
-                    report = check(db, op, mode, profile, mutant)
-                    if report.deferred:
-                        continue
-                    ids = report.rule_ids
+                    ids = None
+                    if all(f not in ("dtype", "value") for _, f in changed):
+                        # the base is legal and no type changed: the rules that read a changed field decide
+                        if changed not in screens:
+                            screens[changed] = tuple(r for r in rules_for(op, mode.name, profile)
+                                                     if r.id in open_ids[changed])
+                        ids = failing_rules(db, op, mode, profile, mutant, screens[changed])
+                    if ids is None:
+                        report = check(db, op, mode, profile, mutant)
+                        if report.deferred:
+                            continue
+                        ids = report.rule_ids
                     if len(ids) == 1:
                         rid = next(iter(ids))
                         if rid not in found and not rid.startswith("invocation."):
