@@ -27,6 +27,19 @@ class TileDesc:
 
     FIELDS = ("loc", "dtype", "rows", "cols", "valid_row", "valid_col", "blayout", "slayout", "fractal", "pad")
 
+    def __hash__(self) -> int:
+        """The dataclass hash of the fields, computed once: searches use descriptors as keys millions of times."""
+        known = self.__dict__.get("_hash")
+        if known is None:
+            known = hash((self.loc, self.dtype, self.rows, self.cols, self.valid_row, self.valid_col, self.blayout,
+                          self.slayout, self.fractal, self.pad))
+            object.__setattr__(self, "_hash", known)
+        return known
+
+    def __getstate__(self) -> dict:
+        """Pickled without the remembered hash: string hashes differ from one interpreter to the next."""
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     def field(self, name: str):
         """Field access used by the expression evaluator (a fixed whitelist)."""
         if name not in self.FIELDS:
@@ -54,6 +67,7 @@ class TileDesc:
         new = object.__new__(TileDesc)
         state = new.__dict__
         state.update(self.__dict__)
+        state.pop("_hash", None)
         state.update(changes)
         return new
 

@@ -222,21 +222,38 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
             divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
             ratios: bool = False, axes: dict[str, tuple[str, str]] | None = None,
             inner: int | None = None) -> Tiles:
-    """``base`` mapped onto ``target`` (see ``reshape``); ``ratios``: every valid dimension keeps its ratio to
-    the example's largest (a mode's ``case_shapes: proportional``: a destination twice as wide as its source
-    stays so, rounded down, at least 1)."""
+    """``base`` mapped onto ``target`` with physical roundings to multiples of 2**kr rows and 2**kc cols (see
+    ``_shaper``)."""
+    return _shaper(isa, base, target, partial, scaled, fixed, divisors, valid, ratios, axes, inner)(kr, kc)
+
+
+def _shaper(isa, base: Tiles, target: tuple[int, int], partial: bool,
+            scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
+            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
+            ratios: bool = False, axes: dict[str, tuple[str, str]] | None = None,
+            inner: int | None = None) -> Callable[[int, int], Tiles]:
+    """``base`` mapped onto ``target`` (see ``reshape``), as a function of the roundings (kr, kc): the valid
+    extents are worked out once, the physical ones per rounding.  ``ratios``: every valid dimension keeps its
+    ratio to the example's largest (a mode's ``case_shapes: proportional``: a destination twice as wide as its
+    source stays so, rounded down, at least 1)."""
     rows_t, cols_t = target
     ex_rows, ex_cols = example_target(base, fixed)
     proportional = valid == "proportional"
     first = next((t for t in base.values() if isinstance(t, TileDesc)), None)
     mirror = (first.valid_col, first.valid_row) if valid == "transposed" and first is not None else None
-    tiles: Tiles = {}
+    extra = 1 if partial else 0
+    kept: Tiles = {}  # operands every rounding leaves as they are (or shapes once: global views)
+    sized: list[tuple[str, TileDesc, int, int]] = []  # (name, tile, valid rows, valid cols)
+    along: list[tuple[str, TileDesc, tuple[str, str]]] = []  # operands with valid_axes
     for name, t in base.items():
         if isinstance(t, GlobalDesc):
-            tiles[name] = views.shaped_view(isa, t, rows_t, cols_t, partial)
+            kept[name] = views.shaped_view(isa, t, rows_t, cols_t, partial)
             continue
         if not isinstance(t, TileDesc) or name in fixed:
-            tiles[name] = t
+            kept[name] = t
+            continue
+        if name in (axes or {}):  # valid extents along other axes of the region (a matmul's M x K and K x N)
+            along.append((name, t, axes[name]))
             continue
         dr, dc = (divisors or {}).get(name, (1, 1))
         vr = _scaled(t.valid_row, ex_rows, max(1, rows_t // dr), proportional)
@@ -256,14 +273,19 @@ def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, k
                 vr = max(1, t.valid_row * rows_t // ex_rows)
             if vc != 1 and t.valid_col:
                 vc = max(1, t.valid_col * cols_t // ex_cols)
-        extra = 1 if partial else 0
-        if name in (axes or {}):  # valid extents along other axes of the region (a matmul's M x K and K x N)
-            (vr, pr), (vc, pc) = (_axis_extent(a, rows_t, cols_t, inner, kr, kc, extra) for a in axes[name])
+        sized.append((name, t, vr, vc))
+    order = tuple(base)
+
+    def shaped(kr: int, kc: int) -> Tiles:
+        tiles: Tiles = dict(kept)
+        for name, t, vr, vc in sized:
+            tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr),
+                                  cols=roundup(max(vc, 1) + extra, 1 << kc), valid_row=vr, valid_col=vc)
+        for name, t, (row_axis, col_axis) in along:
+            (vr, pr), (vc, pc) = (_axis_extent(a, rows_t, cols_t, inner, kr, kc, extra) for a in (row_axis, col_axis))
             tiles[name] = t.with_(rows=pr, cols=pc, valid_row=vr, valid_col=vc)
-            continue
-        tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr), cols=roundup(max(vc, 1) + extra, 1 << kc),
-                              valid_row=vr, valid_col=vc)
-    return tiles
+        return {name: tiles[name] for name in order}
+    return shaped
 
 
 def reshape(
@@ -291,12 +313,12 @@ def reshape(
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
     screen: tuple[Rule, ...] | None = None
+    shaped = _shaper(db.isa, base, target, partial, mode.scaled_valid, mode.fixed_shape, mode.valid_divisors,
+                     valid or mode.example.valid, mode.case_shapes == "proportional", mode.valid_axes, inner)
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
-        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors, valid or mode.example.valid, mode.case_shapes == "proportional",
-                         mode.valid_axes, inner)
+        tiles = shaped(kr, kc)
         failing = _screened(db, op, mode, profile, tiles, screen) if screen is not None else None
         if failing:  # exactly the rule ids a full check would report (see below)
             report = Report(op.name, mode.name, profile, tuple(Violation(r, (), "", "static") for r in failing), ())
@@ -471,10 +493,17 @@ PHYSICAL_FIELDS = frozenset({"rows", "cols", ANY})
 
 def _physical(db: Database, op: OpSpec, mode: Mode, rid: str) -> frozenset[str]:
     """Which of the physical dimensions (rows, cols, or ``ANY``) rule ``rid`` reads."""
-    reads = rule_reads(db, op, mode).get(rid)
-    if reads is None:
-        return frozenset() if rid.startswith(("profile.", "invocation.")) else frozenset({ANY})
-    return frozenset(f for _, f in reads) & PHYSICAL_FIELDS
+    memo = _search(db).physical
+    key = (op.name, mode.name, rid)
+    found = memo.get(key)
+    if found is None:
+        reads = rule_reads(db, op, mode).get(rid)
+        if reads is None:
+            found = frozenset() if rid.startswith(("profile.", "invocation.")) else frozenset({ANY})
+        else:
+            found = frozenset(f for _, f in reads) & PHYSICAL_FIELDS
+        memo[key] = found
+    return found
 
 
 def _fixed_violations(db: Database, op: OpSpec, mode: Mode, report: Report) -> set[str] | None:
@@ -514,10 +543,17 @@ class _Search:
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
     failing: dict[tuple[TileDesc, str], frozenset[str]] = field(default_factory=dict)
     sizes_only: dict[tuple, bool] = field(default_factory=dict)
+    by_size: dict[tuple[str, str, str], bool] = field(default_factory=dict)  # see _typed_by_size
+    mutation_dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # see _mutation_dtypes
+    mutations: dict[tuple, list] = field(default_factory=dict)  # see _operand_mutations
+    spaces: dict[tuple[str, str], list] = field(default_factory=dict)  # see variant_space
+    physical: dict[tuple[str, str, str], frozenset[str]] = field(default_factory=dict)  # see _physical
+    variants: dict[tuple, list[Tiles]] = field(default_factory=dict)  # (op, mode, binding) -> base_variants
+    hopeless: set[tuple] = field(default_factory=set)  # configurations no binding of those sizes can have
     screens: dict[tuple, frozenset[str] | None] = field(default_factory=dict)
 
     def restart(self) -> None:
-        for memo in (self.configs, self.hints, self.feasible):
+        for memo in (self.configs, self.hints, self.feasible, self.hopeless, self.variants):
             memo.clear()
 
 
@@ -539,15 +575,57 @@ def configurations(
     exact = (op.name, mode.name, profile, target, partial, layout, tuple(binding.items()))
     if exact in state.configs:
         return state.configs[exact]
-    variants = base_variants(db, mode, binding)
+    sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
+    # Where every check reads element types only through their sizes, a binding whose types have the sizes
+    # of one that found no legal rounding here gets the same verdict at every rounding: none either.
+    twins = (op.name, mode.name, profile, target, partial, layout, _size_key(db, mode, binding)) \
+        if _typed_by_size(db, op, mode, profile) else None
+    if twins is not None and twins in state.hopeless:
+        state.configs[exact] = None
+        return None
+    vkey = (op.name, mode.name, tuple(binding.items()))
+    variants = state.variants.get(vkey)
+    if variants is None:
+        variants = state.variants[vkey] = base_variants(db, mode, binding)
     found = None
     if layout < len(variants):
-        sizes = tuple(db.isa.dtypes[d].bits if d in db.isa.dtypes else d for d in binding.values())
         hint = state.hints.setdefault((op.name, mode.name, profile, target, partial, layout, sizes), [])
         found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, hint,
                         lambda op, report: _legality_blocked(db, op, mode, report), screened=True)
     state.configs[exact] = found
+    if found is None and twins is not None and _in_table(op, mode, profile, binding):
+        state.hopeless.add(twins)
     return found
+
+
+def _in_table(op: OpSpec, mode: Mode, profile: str, binding: dict[str, str]) -> bool:
+    """Whether a row of the profile's dtype table admits the binding's types (its twins' then too)."""
+    table = op.dtypes.get(profile)
+    return table is not None and any(
+        mode.name in row.modes and all(binding[v] in row.types[v] for v in mode.type_vars) for row in table.rows)
+
+
+def _typed_by_size(db: Database, op: OpSpec, mode: Mode, profile: str) -> bool:
+    """Whether every check of ``mode`` on ``profile`` (its rules, the op's ``let`` values, the tile rules)
+    reads element types only through their sizes, on tiles alone (no global view: a view's layouts follow
+    its element type)."""
+    memo = _search(db).by_size
+    key = (op.name, mode.name, profile)
+    if key not in memo:
+        rules = (*rules_for(op, mode.name, profile), *db.isa.tile_rules)
+        nodes = [n for r in rules for n in (r.check, r.when, *(x for _, x, _ in r.let)) if n is not None]
+        nodes += [node for _, node, _ in op.let]
+        memo[key] = not any(o.is_global for o in mode.operands) and sizes_only(
+            nodes, mode.type_vars, {o.name for o in mode.operands if not o.is_attr})
+    return memo[key]
+
+
+def _size_key(db: Database, mode: Mode, binding: dict[str, str]) -> tuple:
+    """A binding with each type variable's type reduced to its (bytes, bits) and each attribute's value kept
+    (with its Python type: True is not 1)."""
+    dtypes = db.isa.dtypes
+    return tuple((dtypes[binding[v]].bytes, dtypes[binding[v]].bits) if v in mode.type_vars
+                 else (type(binding[v]).__name__, binding[v]) for v in binding)
 
 
 def _screened(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles,
@@ -623,6 +701,13 @@ def legal_configuration(
 def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
     """(valid-region target, partial, layout variant) triples; a further base starts at its own valid
     region, packed and partial (its view may fit no other target), then its variants follow the example's."""
+    memo = _search(db).spaces
+    if (op.name, mode.name) not in memo:
+        memo[op.name, mode.name] = _variant_space(db, mode)
+    return memo[op.name, mode.name]
+
+
+def _variant_space(db: Database, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
     bases = base_tiles(db, mode)
     space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0], mode.fixed_shape), True, 0)]
     for i, target in enumerate(TARGETS):
@@ -705,60 +790,106 @@ def case_id(case: Case, db: Database) -> str:
 Change = dict[str, dict[str, object]]  # operand -> descriptor field -> new value
 
 
-def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[tuple[Change, bool]]:
-    """Single-attribute mutations of a legal configuration, as changes (see ``_apply``); the flag says
-    whether reshaping may help."""
-    # a packed type (two values per byte) is tried only by an op whose tables name one
-    named = {d for table in op.dtypes.values() for row in table.rows for ds in row.types.values() for d in ds}
-    dtypes = [d for d, dt in db.isa.dtypes.items() if dt.per_byte == 1 or d in named]
+Mutation = tuple[Change, bool, frozenset[Read], frozenset[str] | None]
+# (the change, whether reshaping may help, the (operand, field) pairs it really changes, the tile rules its one
+# changed tile breaks on the profile: None where that is judged on the changed operands themselves)
+
+
+def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[Mutation]:
+    """Single-attribute mutations of a legal configuration, in a fixed order (see ``Mutation``)."""
+    dtypes = _mutation_dtypes(db, op)
     for var in mode.type_vars:
         users = [o.name for o in mode.operands if o.dtype == var]
         for d in dtypes:
             if d != tiles[users[0]].dtype:
-                yield {u: {"dtype": d} for u in users}, True
+                yield _judged(tiles, {u: {"dtype": d} for u in users}, True)
     for a in mode.attrs:
         # a range's ends too: a rule on the attribute's value (a flag number, a slot size) may forbid them
         ends = tuple(v for v in (a.attr_range or ()) if v not in a.attr_values)
         for value in (*attrs.sample_values(db.isa, a), *ends):
             if value != tiles[a.name].value or type(value) is not type(tiles[a.name].value):
-                yield {a.name: {"value": value}}, False
+                yield _judged(tiles, {a.name: {"value": value}}, False)
     for o in mode.operands:
-        t = tiles[o.name]
-        if o.is_attr:
-            continue
-        for d in dtypes:
-            if d != t.dtype:
-                yield {o.name: {"dtype": d}}, True
+        if not o.is_attr:
+            yield from _operand_mutations(db, profile, o.name, tiles[o.name], dtypes, "dtype")
     for o in mode.operands:
         t = tiles[o.name]
         if isinstance(t, GlobalDesc):
             for view in views.mutations(db.isa, t):
-                yield {o.name: {f: getattr(view, f) for f in views.FIELDS if getattr(view, f) != getattr(t, f)}}, False
-            continue
-        if not isinstance(t, TileDesc):
-            continue
-        for loc in db.isa.tile_types:
-            if loc != t.loc:
-                yield {o.name: {"loc": loc}}, False
-        for bl in db.isa.blayouts:
-            for sl in db.isa.slayouts:
-                if (bl, sl) != (t.blayout, t.slayout):
-                    yield {o.name: {"blayout": bl, "slayout": sl}}, True
-        for vr in (0, 1, 2, t.valid_row - 1, t.valid_row + 1):
-            if vr >= 0 and vr != t.valid_row:
-                yield {o.name: {"valid_row": vr}}, False
-                yield {o.name: {"valid_row": vr, "rows": max(t.rows, vr)}}, False
-        for vc in (0, 1, 2, t.valid_col - 1, t.valid_col + 1):
-            if vc >= 0 and vc != t.valid_col:
-                yield {o.name: {"valid_col": vc}}, False
-                yield {o.name: {"valid_col": vc, "cols": max(t.cols, vc)}}, False
-        for k in range(0, 9):
-            size = 1 << k
-            if size != t.cols:
-                yield {o.name: {"cols": size, "valid_col": min(t.valid_col, size)}}, False
-            if size != t.rows:
-                yield {o.name: {"rows": size, "valid_row": min(t.valid_row, size)}}, False
-        yield {o.name: {"fractal": 64}}, False
+                yield _judged(tiles, {o.name: {f: getattr(view, f) for f in views.FIELDS
+                                               if getattr(view, f) != getattr(t, f)}}, False)
+        elif isinstance(t, TileDesc):
+            yield from _operand_mutations(db, profile, o.name, t, dtypes, "shape")
+
+
+def _mutation_dtypes(db: Database, op: OpSpec) -> tuple[str, ...]:
+    """The element types mutations try: a packed type (two values per byte) only for an op whose tables
+    name one."""
+    memo = _search(db).mutation_dtypes
+    if op.name not in memo:
+        named = {d for table in op.dtypes.values() for row in table.rows for ds in row.types.values() for d in ds}
+        memo[op.name] = tuple(d for d, dt in db.isa.dtypes.items() if dt.per_byte == 1 or d in named)
+    return memo[op.name]
+
+
+def _judged(tiles: Tiles, change: Change, may_reshape: bool) -> Mutation:
+    return change, may_reshape, _changed_fields(tiles, change), None
+
+
+def _operand_mutations(db: Database, profile: str, name: str, t: TileDesc | ScalarDesc | GlobalDesc,
+                       dtypes: tuple[str, ...], part: str) -> list[Mutation]:
+    """The mutations of one operand: its element type (``part`` "dtype") or its tile fields ("shape").  They
+    depend on nothing else, so they are remembered (elementwise ops share their example operands)."""
+    memo = _search(db).mutations
+    key = (name, t, profile, dtypes, part)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    if len(memo) >= _MUTATIONS_MAX:
+        memo.clear()
+    if part == "dtype":
+        changes = [({"dtype": d}, True) for d in dtypes if d != t.dtype]
+    else:
+        assert isinstance(t, TileDesc)
+        changes = list(_tile_changes(db, t))
+    found = []
+    for fields, may_reshape in changes:
+        change = {name: fields}
+        changed = _changed_fields({name: t}, change)
+        fails = _failing_tile_rules(db, t.with_(**fields), profile) if isinstance(t, TileDesc) else (
+            frozenset() if isinstance(t, ScalarDesc) else None)
+        found.append((change, may_reshape, changed, fails))
+    memo[key] = found
+    return found
+
+
+_MUTATIONS_MAX = 20_000  # remembered operands (each with about fifty mutations)
+
+
+def _tile_changes(db: Database, t: TileDesc) -> Iterator[tuple[dict[str, object], bool]]:
+    """Changes of one field group of a tile: location, layouts, valid and physical extents, fractal size."""
+    for loc in db.isa.tile_types:
+        if loc != t.loc:
+            yield {"loc": loc}, False
+    for bl in db.isa.blayouts:
+        for sl in db.isa.slayouts:
+            if (bl, sl) != (t.blayout, t.slayout):
+                yield {"blayout": bl, "slayout": sl}, True
+    for vr in (0, 1, 2, t.valid_row - 1, t.valid_row + 1):
+        if vr >= 0 and vr != t.valid_row:
+            yield {"valid_row": vr}, False
+            yield {"valid_row": vr, "rows": max(t.rows, vr)}, False
+    for vc in (0, 1, 2, t.valid_col - 1, t.valid_col + 1):
+        if vc >= 0 and vc != t.valid_col:
+            yield {"valid_col": vc}, False
+            yield {"valid_col": vc, "cols": max(t.cols, vc)}, False
+    for k in range(0, 9):
+        size = 1 << k
+        if size != t.cols:
+            yield {"cols": size, "valid_col": min(t.valid_col, size)}, False
+        if size != t.rows:
+            yield {"rows": size, "valid_row": min(t.valid_row, size)}, False
+    yield {"fractal": 64}, False
 
 
 def _changed(tiles: Tiles, change: Change) -> Tiles:
@@ -832,26 +963,31 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
             reads = {rid: rule_reads(db, op, mode)[rid] for rid in reportable(db, op, mode, profile)}
             tile_ids = {r.id for r in db.isa.tile_rules}
             open_ids: dict[frozenset[str], set[str]] = {}  # changed fields -> rules that could add a case
+            still_open: dict[frozenset[str], tuple[int, set[str]]] = {}  # those not found yet (at len(found))
             reshaped: dict[str, int] = {}  # rule -> reshape searches tried for it (each costs hundreds of checks)
             screens: dict[frozenset[Read], tuple[Rule, ...]] = {}  # changed fields -> the op rules reading them
             for base_case in picked:
                 tiles = base_case.parsed(db)
                 target = example_target(tiles, mode.fixed_shape)
-                for change, may_reshape in _mutations(db, op, mode, profile, tiles):
+                for change, may_reshape, changed, tile_fails in _mutations(db, op, mode, profile, tiles):
                     # the base is legal, so only rules reading a changed field can fail: skip the mutation
                     # when none of those can still add a case (tile rules: judged on the changed tiles)
-                    changed = _changed_fields(tiles, change)
-                    if changed not in open_ids:
-                        open_ids[changed] = {rid for rid, r in reads.items() if _touches(r, changed)}
-                    candidates = open_ids[changed] - found.keys()
+                    entry = still_open.get(changed)
+                    if entry is None or entry[0] != len(found):  # found only grows
+                        if changed not in open_ids:
+                            open_ids[changed] = {rid for rid, r in reads.items() if _touches(r, changed)}
+                        entry = still_open[changed] = (len(found), open_ids[changed] - found.keys())
+                    candidates = entry[1]
                     if not candidates:
                         continue
-                    touched = _changed(tiles, change)
-                    if candidates <= tile_ids and not any(
-                            candidates & _failing_tile_rules(db, t, profile) for t in touched.values()
-                            if isinstance(t, TileDesc)):
-                        continue
-                    mutant = {**tiles, **touched}
+                    if candidates <= tile_ids:
+                        if tile_fails is None:
+                            tile_fails = frozenset().union(*(_failing_tile_rules(db, t, profile)
+                                                             for t in _changed(tiles, change).values()
+                                                             if isinstance(t, TileDesc)))
+                        if not candidates & tile_fails:
+                            continue
+                    mutant = {**tiles, **_changed(tiles, change)}
                     ids = None
                     if all(f not in ("dtype", "value") for _, f in changed):
                         # the base is legal and no type changed: the rules that read a changed field decide

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,11 +101,33 @@ def _size_estimate(db: Database, name: str, mode: str, profile: str) -> int:
     return len(op.mode(mode).examples) * max(rows, 1) * len(op.modes)
 
 
+@contextmanager
+def rare_collections() -> Iterator[None]:
+    """Run the cyclic garbage collector rarely.  A case search makes millions of short-lived objects and
+    keeps large memos; the collector's passes over them cost about a fifth of the search and find almost
+    nothing (the search makes few reference cycles).  What exists before is frozen: forked workers never
+    walk the database."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
 def render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None = None,
                    jobs: int | None = None) -> dict[str, str]:
     """Render the modules of ``names``.  The case search of each (op, mode, profile) runs on its own, in
     parallel worker processes when there are several (the units of one op in one order or another give
     the same cases: see ``unit_cases``); each module is rendered once its units are in."""
+    with rare_collections():
+        return _render_modules(db, names, progress, jobs)
+
+
+def _render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None,
+                    jobs: int | None) -> dict[str, str]:
     units = [(name, mode, profile) for name in names for mode, profile in case_units(db, db.ops[name])]
     jobs = min(jobs or os.cpu_count() or 1, len(units))
     found: dict[tuple[str, str, str], Searched] = {}
