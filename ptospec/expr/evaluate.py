@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ExprError, UnknownValue
 from ..tile import GlobalDesc, TileDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Unary
-from .functions import FUNCTIONS, c_div, c_mod
+from .functions import FUNCTIONS, c_div, c_mod, ceil_div
 
 TILE_FIELDS = (*TileDesc.FIELDS, "layout")
 MAX_INT = 1 << 64  # integers beyond this are no size, index or value any tile has: refuse, never compute them
@@ -219,9 +219,37 @@ def _compile_binary(op: str, a: Evaluator, b: Evaluator) -> Evaluator:
             return _binary_checked(op, left, right)
         return ordered
 
+    fast = _INT_ARITHMETIC.get(op)
+    if fast is not None:
+        def arithmetic(scope: Scope) -> Any:
+            left, right = a(scope), b(scope)
+            if type(left) is int and type(right) is int and -_INT64 < left < _INT64 and 0 < abs(right) < _INT64:
+                result = fast(left, right)  # what _binary gives for two such ints, without its dispatch
+                if -MAX_INT <= result <= MAX_INT:
+                    return result
+            return _binary_checked(op, left, right)
+        return arithmetic
+
     def binary(scope: Scope) -> Any:
         return _binary_checked(op, a(scope), b(scope))
     return binary
+
+
+_INT64 = 1 << 63
+
+
+def _c_remainder(a: int, b: int) -> int:
+    """C's ``%`` of two ints (the sign of the dividend), as ``c_mod`` computes it."""
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+# Integer operations of operands below 2**63 in magnitude and a non-zero right side, computed directly (a
+# result beyond 2**64 goes the checked way, which refuses it).
+_INT_ARITHMETIC: dict[str, Callable[[int, int], int]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "%": _c_remainder, "//": operator.floordiv,
+    "/": c_div,
+}
 
 
 def _binary_checked(op: str, left: Any, right: Any) -> Any:
@@ -242,6 +270,10 @@ def _compile_call(node: Call) -> Evaluator:
     if len(args) != fn.arity:
         return _fails(ExprError(f"{func}() takes {fn.arity} argument(s), got {len(args)}", rule="expr.arity"))
     arguments = [_compile(a) for a in args]
+    if func in _DTYPE_FIELDS:  # bytes(T), bits(src.dtype), ...: a field of the dtype
+        argument, field_name = arguments[0], _DTYPE_FIELDS[func]
+        return lambda scope: getattr(_dtype(scope, argument(scope), func), field_name)
+    fast = _INT_FUNCTIONS.get(func)
 
     def call(scope: Scope) -> Any:
         vals = [a(scope) for a in arguments]
@@ -249,12 +281,11 @@ def _compile_call(node: Call) -> Evaluator:
             return _pad_value(scope, vals[0], vals[1])
         if func == "code":
             return _code(scope, vals[0])
-        if fn.type_level:
+        if fn.type_level:  # highest, lowest, max_finite (the fields of a dtype are compiled apart)
             dt = _dtype(scope, vals[0], func)
-            if func in ("highest", "lowest", "max_finite"):
-                return _extreme(scope, dt, func != "lowest", finite=func == "max_finite")
-            return {"bytes": dt.bytes, "bits": dt.bits, "is_float": dt.is_float,
-                    "is_signed": dt.is_signed}[func]
+            return _extreme(scope, dt, func != "lowest", finite=func == "max_finite")
+        if fast is not None and all(type(v) is int and -_INT64 < v < _INT64 for v in vals) and vals[-1]:
+            return fast(*vals)  # what the NumPy function gives for such ints
         for v in vals:
             _check_value(v, func)
         with np.errstate(all="ignore"):
@@ -263,6 +294,11 @@ def _compile_call(node: Call) -> Evaluator:
             raise ExprError(f"{func}() does not give one value here", rule="expr.type")
         return _check_value(result.item() if isinstance(result, np.generic | np.ndarray) else result, func)
     return call
+
+
+_DTYPE_FIELDS = {"bytes": "bytes", "bits": "bits", "is_float": "is_float", "is_signed": "is_signed"}
+# Functions of ints below 2**63 in magnitude (the last one not zero) computed without NumPy: same results.
+_INT_FUNCTIONS: dict[str, Callable[..., int]] = {"min": min, "max": max, "ceil_div": ceil_div}
 
 
 def _extreme(scope: Scope, dt, high: bool, finite: bool = False) -> int | float:
@@ -315,6 +351,11 @@ def _checked(compute, what: str) -> Any:
 
 
 def _check_value(value: Any, what: str) -> Any:
+    kind = type(value)
+    if kind is bool or kind is str:
+        return value
+    if kind is int and -MAX_INT <= value <= MAX_INT:
+        return value
     if isinstance(value, bool | str | TileDesc | np.bool_) or value is None:
         return value
     if isinstance(value, int | np.integer):
@@ -329,6 +370,8 @@ def _check_value(value: Any, what: str) -> Any:
 
 
 def _truth(value: Any) -> bool:
+    if value is True or value is False:
+        return value
     if isinstance(value, bool | np.bool_):
         return bool(value)
     raise ExprError(f"expected a true/false condition, got {value!r}", rule="expr.type")
