@@ -316,10 +316,12 @@ def _validate(
     return Report(op.name, mode.name, profile, tuple(out), tuple(deferred), tuple(skipped), tuple(unchecked))
 
 
-def _form_verdicts(db: Database, operands: Mapping, profile: str):
+def _form_verdicts(db: Database, operands: Mapping, profile: str, well_formed: Collection[str] = ()):
     """(operand, descriptor, rule, verdict) of every tile and global-view well-formedness rule (see
-    ``rule_verdicts``)."""
+    ``rule_verdicts``), leaving out the operands named in ``well_formed`` (known to pass every one)."""
     for name, desc in operands.items():
+        if name in well_formed:
+            continue
         if isinstance(desc, TileDesc):
             var, isa_rules = "t", db.isa.tile_rules
         elif isinstance(desc, GlobalDesc):
@@ -362,13 +364,14 @@ def _op_rule_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, operan
 
 
 def failing_rules(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping,
-                  op_rules: Collection[Rule]) -> frozenset[str] | None:
+                  op_rules: Collection[Rule], well_formed: Collection[str] = ()) -> frozenset[str] | None:
     """The ids of the well-formedness rules and of ``op_rules`` (a subset of the mode's rules on
     ``profile``) that ``operands`` break, judged as ``validate`` judges them; None when one of them needs a
     dynamic value.  For searches that vary only what those rules read, on an invocation ``validate`` has
-    otherwise found well-formed: the rest of its report cannot change."""
+    otherwise found well-formed: the rest of its report cannot change.  ``well_formed``: operands known to
+    pass every well-formedness rule (unchanged ones of a legal invocation), not judged again."""
     failed: set[str] = set()
-    for _name, _desc, rule, verdict in _form_verdicts(db, operands, profile):
+    for _name, _desc, rule, verdict in _form_verdicts(db, operands, profile, well_formed):
         if verdict is None:
             return None
         failed.add(rule.id)

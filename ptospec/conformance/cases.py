@@ -987,14 +987,16 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
                                                              if isinstance(t, TileDesc)))
                         if not candidates & tile_fails:
                             continue
-                    mutant = {**tiles, **_changed(tiles, change)}
+                    touched = _changed(tiles, change)
+                    mutant = {**tiles, **touched}
                     ids = None
                     if all(f not in ("dtype", "value") for _, f in changed):
                         # the base is legal and no type changed: the rules that read a changed field decide
                         if changed not in screens:
                             screens[changed] = tuple(r for r in rules_for(op, mode.name, profile)
                                                      if r.id in open_ids[changed])
-                        ids = failing_rules(db, op, mode, profile, mutant, screens[changed])
+                        ids = failing_rules(db, op, mode, profile, mutant, screens[changed],
+                                            [n for n in tiles if n not in touched])  # the base is legal
                     if ids is None:
                         report = check(db, op, mode, profile, mutant)
                         if report.deferred:
