@@ -88,9 +88,9 @@ def _search_unit(db: Database, unit: tuple[str, str, str]) -> Searched:
     return cases, property_bindings(db, op, mode, profile) if profile in op.dtypes else []
 
 
-def _search_in_worker(unit: tuple[str, str, str]) -> tuple[tuple[str, str, str], Searched]:
+def _search_in_worker(units: list[tuple[str, str, str]]) -> list[tuple[tuple[str, str, str], Searched]]:
     assert _WORKER_DB is not None
-    return unit, _search_unit(_WORKER_DB, unit)
+    return [(unit, _search_unit(_WORKER_DB, unit)) for unit in units]
 
 
 def _size_estimate(db: Database, name: str, mode: str, profile: str) -> int:
@@ -119,9 +119,9 @@ def rare_collections() -> Iterator[None]:
 
 def render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None = None,
                    jobs: int | None = None) -> dict[str, str]:
-    """Render the modules of ``names``.  The case search of each (op, mode, profile) runs on its own, in
-    parallel worker processes when there are several (the units of one op in one order or another give
-    the same cases: see ``unit_cases``); each module is rendered once its units are in."""
+    """Render the modules of ``names``.  The case search of each (op, mode, profile) runs on its own (the
+    units of one op in one order or another give the same cases: see ``unit_cases``), the ops in parallel
+    worker processes when there are several; each module is rendered once its units are in."""
     with rare_collections():
         return _render_modules(db, names, progress, jobs)
 
@@ -129,7 +129,7 @@ def render_modules(db: Database, names: list[str], progress: Callable[[str, int,
 def _render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None,
                     jobs: int | None) -> dict[str, str]:
     units = [(name, mode, profile) for name in names for mode, profile in case_units(db, db.ops[name])]
-    jobs = min(jobs or os.cpu_count() or 1, len(units))
+    jobs = min(jobs or os.cpu_count() or 1, len({name for name, _mode, _profile in units}))  # an op per task
     found: dict[tuple[str, str, str], Searched] = {}
     left = {name: len(case_units(db, db.ops[name])) for name in names}
     out: dict[str, str] = {}
@@ -156,11 +156,16 @@ def _render_modules(db: Database, names: list[str], progress: Callable[[str, int
         for unit in units:
             collect(unit, _search_unit(db, unit))
         return out
-    # the largest units first, so that no worker is left with a large one at the end
-    order = sorted(units, key=lambda u: -_size_estimate(db, *u))
+    # A worker searches all the units of an op (they share operands, so its memos serve them all); the
+    # largest ops first, so that no worker is left with a large one at the end.
+    by_op: dict[str, list[tuple[str, str, str]]] = {}
+    for unit in units:
+        by_op.setdefault(unit[0], []).append(unit)
+    order = sorted(by_op.values(), key=lambda group: -sum(_size_estimate(db, *u) for u in group))
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker, initargs=(db,)) as pool:
-        for unit, searched in pool.imap_unordered(_search_in_worker, order):
-            collect(unit, searched)
+        for searched in pool.imap_unordered(_search_in_worker, order):
+            for unit, found_cases in searched:
+                collect(unit, found_cases)
     return out
 
 
