@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from .expr.ast import Node, Statement
@@ -329,12 +330,12 @@ class Mode:
     def cpp_array(self, name: str) -> CppArray | None:
         return next((a for a in self.cpp_arrays if a.name == name), None)
 
-    @property
+    @cached_property
     def examples(self) -> tuple[Example, ...]:
         """The example, then the further bases of the conformance cases."""
         return (self.example, *self.bases)
 
-    @property
+    @cached_property
     def attrs(self) -> tuple[Operand, ...]:
         return tuple(o for o in self.operands if o.is_attr)
 
@@ -344,7 +345,7 @@ class Mode:
                 return op
         raise KeyError(name)
 
-    @property
+    @cached_property  # worked out once: searches ask millions of times (a frozen model never changes)
     def type_vars(self) -> tuple[str, ...]:
         seen: list[str] = []
         for op in self.operands:

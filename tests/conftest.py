@@ -28,9 +28,11 @@ def tiles(db):
 def pytest_collection_finish(session: pytest.Session) -> None:
     site_build.start_if_needed(session)
     # The collected items (ten thousand and more) live until the end: keep them out of every later full
-    # garbage collection, which would otherwise walk them all again and again.
+    # garbage collection, which would otherwise walk them all again and again; and collect rarely (the
+    # tests make millions of short-lived objects and few reference cycles).
     gc.collect()
     gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

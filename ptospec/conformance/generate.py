@@ -42,6 +42,8 @@ CONFTEST = f'''{HEADER}
 # the hypothesis settings profile "ci" unless --hypothesis-profile is given ("thorough": many examples).
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 
@@ -50,6 +52,14 @@ def pytest_configure(config: pytest.Config) -> None:
         from hypothesis import settings
 
         settings.load_profile("ci")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # thousands of cases live until the end and each makes many short-lived arrays: full garbage
+    # collections would walk the cases again and again, and find almost nothing
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
 '''
 
 

@@ -8,6 +8,7 @@ Nothing here is hand-written data: the configuration comes from the conformance 
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from dataclasses import dataclass
 from html import escape
@@ -47,23 +48,33 @@ class Worked:
     after: dict[str, np.ndarray]
 
 
-def _bindings(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dict[str, str]]:
-    """Per dtype-table row of the mode: the most readable type of each variable, then each attribute value."""
+def _bindings(db: Database, op: OpSpec, mode: Mode, profile: str, limit: int) -> list[dict[str, str]]:
+    """Per dtype-table row of the mode: the most readable type of each variable, then each attribute value;
+    the first ``limit`` of them, the most readable types first.  Made lazily: the attribute values of some
+    modes combine into tens of thousands of bindings (TIMG2COL's img2col parameters)."""
     table = op.dtypes.get(profile)
     if table is None:
         return []
+
+    def rank(d: str) -> int:
+        return READABLE.index(d) if d in READABLE else len(READABLE)
+
+    bases = [{v: min(row.types[v], key=rank) for v in mode.type_vars} for row in table.rows
+             if mode.name in row.modes and all(v in row.types for v in mode.type_vars)]
+    bases.sort(key=lambda b: tuple(rank(b[v]) for v in mode.type_vars))  # stable: table order among equals
     out: list[dict[str, str]] = []
-    for row in table.rows:
-        if mode.name not in row.modes or any(v not in row.types for v in mode.type_vars):
-            continue
-        binding = {v: min(row.types[v], key=lambda d: READABLE.index(d) if d in READABLE else len(READABLE))
-                   for v in mode.type_vars}
-        choices: list[dict[str, str]] = [binding]
-        for attr in mode.attrs:
-            choices = [{**c, attr.name: value} for c in choices for value in attrs.sample_values(db.isa, attr)]
-        out += [c for c in choices if c not in out]
-    return sorted(out, key=lambda b: tuple(READABLE.index(b[v]) if b[v] in READABLE else len(READABLE)
-                                           for v in mode.type_vars))
+    seen: set[tuple] = set()
+    values = [[(a.name, value) for value in attrs.sample_values(db.isa, a)] for a in mode.attrs]
+    for base in bases:
+        for chosen in itertools.product(*values):
+            binding = {**base, **dict(chosen)}
+            key = tuple(binding.items())  # equal as the dicts are (the keys come in one order)
+            if key not in seen:
+                seen.add(key)
+                out.append(binding)
+                if len(out) == limit:
+                    return out
+    return out
 
 
 def _profiles(db: Database, mode: Mode) -> list[str]:
@@ -89,7 +100,7 @@ def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
     seed = zlib.crc32(f"worked:{op.name}:{mode.name}".encode())
     for partial in (True, False):
         for profile in _profiles(db, mode):
-            for binding in _bindings(db, op, mode, profile)[:6]:
+            for binding in _bindings(db, op, mode, profile, 6):
                 for target in TARGETS:
                     tiles = _legal_tiles(db, op, mode, profile, binding, target, partial)
                     if tiles is None:
