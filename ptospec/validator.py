@@ -289,17 +289,8 @@ def _validate(
             out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} ({why})", "static",
                                  f"{rule.file}:{rule.line}"))
 
-    # 3. operands sharing a type variable must share the dtype
-    for var in mode.type_vars:
-        users = [o.name for o in mode.operands if o.dtype == var and o.name in operands]
-        kinds = {operands[u].dtype for u in users}
-        if len(kinds) > 1:
-            detail = ", ".join(f"{u}={operands[u].dtype}" for u in users)
-            out.append(Violation(f"dtype.same-{var.lower()}", tuple(users),
-                                 f"{', '.join(users)} must have the same element type ({detail})", "static"))
-
-    # 4. the profile's dtype table
-    out.extend(_dtype_verdict(db, op, mode, profile, operands))
+    # 3. operands sharing a type variable must share the dtype; 4. the profile's dtype table
+    out.extend(type_violations(db, op, mode, profile, operands))
 
     # 5. the op's rules
     unchecked: list[str] = []
@@ -361,6 +352,21 @@ def _op_rule_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, operan
         except ExprError as exc:
             yield rule, [Violation(rule.id, rule.operands, f"cannot evaluate the check: {exc.message}", rule.phase,
                                    f"{rule.file}:{rule.line}")]
+
+
+def type_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> list[Violation]:
+    """The element-type checks of a well-formed invocation: operands sharing a type variable share the
+    dtype (``dtype.same-<var>``), and the profile's dtype table admits the types (``dtype.<var>``)."""
+    out: list[Violation] = []
+    for var in mode.type_vars:
+        users = [o.name for o in mode.operands if o.dtype == var and o.name in operands]
+        kinds = {operands[u].dtype for u in users}
+        if len(kinds) > 1:
+            detail = ", ".join(f"{u}={operands[u].dtype}" for u in users)
+            out.append(Violation(f"dtype.same-{var.lower()}", tuple(users),
+                                 f"{', '.join(users)} must have the same element type ({detail})", "static"))
+    out.extend(_dtype_verdict(db, op, mode, profile, operands))
+    return out
 
 
 def failing_rules(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping,

@@ -24,7 +24,16 @@ from ..asm.types import format_descriptor, parse_descriptor
 from ..expr.ast import Attr, Index, Name, Node, walk
 from ..model import Database, Mode, OpSpec, Rule
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from ..validator import Report, Violation, failing_rules, rules_for, sizes_only, tile_verdicts, validate
+from ..validator import (
+    Report,
+    Violation,
+    failing_rules,
+    rules_for,
+    sizes_only,
+    tile_verdicts,
+    type_violations,
+    validate,
+)
 from . import views
 
 Tiles = dict[str, TileDesc | ScalarDesc]
@@ -990,13 +999,16 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
                     touched = _changed(tiles, change)
                     mutant = {**tiles, **touched}
                     ids = None
-                    if all(f not in ("dtype", "value") for _, f in changed):
-                        # the base is legal and no type changed: the rules that read a changed field decide
+                    if all(f != "value" for _, f in changed):
+                        # the base is legal and no attribute changed: the rules that read a changed field
+                        # decide, with the element-type checks where a type changed
                         if changed not in screens:
                             screens[changed] = tuple(r for r in rules_for(op, mode.name, profile)
                                                      if r.id in open_ids[changed])
                         ids = failing_rules(db, op, mode, profile, mutant, screens[changed],
                                             [n for n in tiles if n not in touched])  # the base is legal
+                        if ids is not None and any(f == "dtype" for _, f in changed):
+                            ids |= {v.rule for v in type_violations(db, op, mode, profile, mutant)}
                     if ids is None:
                         report = check(db, op, mode, profile, mutant)
                         if report.deferred:
