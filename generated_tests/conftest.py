@@ -4,6 +4,8 @@
 # the hypothesis settings profile "ci" unless --hypothesis-profile is given ("thorough": many examples).
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 
@@ -12,4 +14,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from hypothesis import settings
 
         settings.load_profile("ci")
-# sha256 of the text above: 12d68c302f6de5079bfcd42f41349a8801e82b871df5ae66914fcd2526b2fb9f
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # thousands of cases live until the end and each makes many short-lived arrays: full garbage
+    # collections would walk the cases again and again, and find almost nothing
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+# sha256 of the text above: bf77d77ef2e60c6d47f8f0b645a7777cc73b379518039165cb618a2118dfa1b1
