@@ -40,7 +40,7 @@ def test_derived_cases_keep_the_static_configuration_and_are_legal(db, op):
         for d in derived:
             assert static(d.tiles) == static(tiles)  # same compiled variant: only valid shapes differ
             assert legal(validate(db, op, case.mode, case.profile, d.tiles)) and legal(d.report)
-            assert d.pattern in patterns_for(db, op)
+            assert d.pattern in patterns_for(db, op, case.profile)
             first = next(t for t in d.tiles.values() if isinstance(t, TileDesc))
             regions.add((first.valid_row == first.rows, first.valid_row == 1, first.valid_col == 1))
         assert {d.pattern for d in derived} >= {"special", "edge"} - {case.pattern}
@@ -52,6 +52,21 @@ def test_must_reject_cases_and_a_count_of_zero_derive_nothing(db):
     assert derived_cases(db, case, case.parsed(db), ident, 8) == []
     ident, case = fixed("tadd")[0]
     assert derived_cases(db, case, case.parsed(db), ident, 0) == []
+
+
+def test_large_counts_add_data_sets_without_more_validator_calls(db, monkeypatch):
+    import ptospec.conformance.derive as derive
+
+    calls = []
+    real = derive.validate
+    monkeypatch.setattr(derive, "validate", lambda *a: calls.append(a) or real(*a))
+    ident, case = fixed("tmax")[0]
+    derived = derived_cases(db, case, case.parsed(db), ident, 40)
+    assert len(derived) == 40 and len({d.label for d in derived}) == 40
+    assert len({d.seed for d in derived}) == 40  # every data set its own
+    assert len(calls) <= 1 + derive.MAX_REGION_TRIES
+    assert any(d.label.endswith("-2") for d in derived)  # a second round of data over the same regions
+    assert "ieee" in {d.pattern for d in derived}  # tmax defines NaN, infinities and signed zeros on cpu
 
 
 def check_all(runner: Runner, cases) -> list[str]:
