@@ -13,8 +13,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TextIO
 
+from ..dbcache import load_database_cached
 from ..errors import InvocationError
-from ._common import database
 
 # backends shipped with ptospec, usable by name even when the package's entry points are not installed
 BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend"}
@@ -204,7 +204,7 @@ def run(args) -> int:
 
     if args.derived < 0:
         raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
-    db = database(args)
+    db = load_database_cached(getattr(args, "specs", None))  # a repeated run reads the database built before
     ops = _op_names(db, args.ops)
     backend = args.backend
     profile = args.profile
