@@ -1,10 +1,10 @@
 """A loaded database kept on disk between processes, for commands that start often (``ptospec conformance``).
 
 Loading the specs (YAML, schemas, kinds, cross-references) takes about a second; unpickling the database it
-built takes a tenth of that.  The file is keyed by what the load depends on (the loader's content key: the
-specs' bytes, their place, the working directory) and by the code that built it (every ``.py`` file of the
-package, and the Python version), so an edited spec or engine never reads a stale database.  Anything wrong
-with the file (missing, truncated, another version) is a plain load, which then rewrites it.
+built takes a tenth of that.  The file is keyed by what the load depends on (the specs' bytes, their place,
+the working directory: message paths) and by the code that built it (every ``.py`` file of the package, and
+the Python version), so an edited spec or engine never reads a stale database.  Anything wrong with the file
+(missing, truncated, another version) is a plain load, which then rewrites it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pickle
 import sys
 from pathlib import Path
 
-from .loader import content_key, find_specs_root, load_database, remember
+from .loader import find_specs_root, kind_files, load_database, op_files
 from .model import Database
 
 KEEP = 4  # database files kept in the cache directory (the most recent)
@@ -37,6 +37,14 @@ def default_dir() -> Path | None:
     return Path(base) / "ptospec" / "database"
 
 
+def _specs_key(root_path: Path) -> str:
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(f"{root_path.resolve()}\0{os.getcwd()}\0".encode())
+    for path in [root_path / "isa.yaml", *kind_files(root_path), *op_files(root_path)]:
+        digest.update(str(path.relative_to(root_path)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _code_fingerprint() -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(sys.version.encode())
@@ -52,14 +60,15 @@ def load_database_cached(root: str | os.PathLike | None = None, directory: Path 
     if directory is None:
         return load_database(root)
     root_path = find_specs_root(root)
-    specs = content_key(root_path)
-    key = hashlib.blake2b(repr((specs, _code_fingerprint())).encode(), digest_size=20).hexdigest()
+    try:
+        key = hashlib.blake2b(f"{_specs_key(root_path)} {_code_fingerprint()}".encode(), digest_size=20).hexdigest()
+    except OSError:  # an unreadable spec file: the loader says what is wrong with it
+        return load_database(root_path)
     path = directory / f"{key}.pickle"
     try:
         with open(path, "rb") as f:
             db = pickle.load(f)
         if isinstance(db, Database):
-            remember(specs, db)  # later loads in this process (the pytest session's) get it too
             return db
     except Exception:  # any unreadable file is a cache miss
         pass

@@ -1151,7 +1151,7 @@ _LOADED: dict[tuple, Database] = {}
 _LOADED_LIMIT = 4
 
 
-def content_key(root_path: Path) -> tuple:
+def _content_key(root_path: Path) -> tuple:
     """What a load depends on: the specs' bytes, where they are, and the working directory (message paths)."""
     digest = hashlib.blake2b(digest_size=20)
     for path in [root_path / "isa.yaml", *kind_files(root_path), *op_files(root_path)]:
@@ -1172,20 +1172,14 @@ def load_database(root: str | os.PathLike | None = None, *, reuse: bool = True) 
     ``reuse`` is false (a fresh build, e.g. to check that two builds agree).
     """
     root_path = find_specs_root(root)
-    key = content_key(root_path)
+    key = _content_key(root_path)
     if reuse and key in _LOADED:
         return _LOADED[key]
     database = _load_database(root_path)
-    remember(key, database)
-    return database
-
-
-def remember(key: tuple, database: Database) -> None:
-    """Keep ``database`` as the one loaded from the specs of ``key`` (``content_key``): later loads in this
-    process return it."""
-    if len(_LOADED) >= _LOADED_LIMIT and key not in _LOADED:
+    if len(_LOADED) >= _LOADED_LIMIT:
         _LOADED.pop(next(iter(_LOADED)))
     _LOADED[key] = database
+    return database
 
 
 def _load_database(root_path: Path) -> Database:
