@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ptospec.conformance.backend import Result
 from ptospec.conformance.cases import legal
 from ptospec.conformance.derive import derived_cases, patterns_for
 from ptospec.conformance.reference import ReferenceBackend
@@ -127,3 +128,28 @@ def test_worker_processes_reach_the_same_verdicts(db):
     assert pooled.tally == inline.tally
     assert [d.case for d in pooled.divergences] == [d.case for d in inline.divergences]
     assert all(d.artifacts["cpp_core"].startswith("// tadd vec") for d in pooled.divergences)
+
+
+class RejectsF16(ReferenceBackend):
+    """Prepares in batches (recording their sizes) and rejects every f16 case."""
+
+    def prepare(self, cases, progress=None) -> None:
+        self.batches = [*getattr(self, "batches", []), len(cases)]
+
+    def run(self, case) -> Result:
+        if case.tiles["dst"].dtype == "f16":
+            return Result.reject("no f16 here")
+        return super().run(case)
+
+
+def test_derived_cases_are_made_only_for_fixed_cases_the_backend_ran(db):
+    cases = [c for _, c in fixed("tadd")]
+    runner = Runner(db, RejectsF16(db), "no-f16")
+    runner.derive = 4
+    runner.prepare(cases)
+    f16 = [c for c in cases if c.parsed(db)["dst"].dtype == "f16"]
+    assert f16 and not any(runner._derived.get(c) for c in f16)
+    assert len(runner.backend.batches) == 2  # the fixed cases, then the derived cases of those that ran
+    assert runner.backend.batches[1] == sum(len(v) for v in runner._derived.values()) > 0
+    failed = check_all(runner, [(c.op, c) for c in cases])
+    assert len(failed) == len(f16) and runner.tally["skipped"] == 0  # rejected: nothing derived to skip
