@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ptospec.conformance.backend import Result
 from ptospec.conformance.cases import legal
 from ptospec.conformance.derive import derived_cases, patterns_for
 from ptospec.conformance.reference import ReferenceBackend
@@ -40,7 +41,7 @@ def test_derived_cases_keep_the_static_configuration_and_are_legal(db, op):
         for d in derived:
             assert static(d.tiles) == static(tiles)  # same compiled variant: only valid shapes differ
             assert legal(validate(db, op, case.mode, case.profile, d.tiles)) and legal(d.report)
-            assert d.pattern in patterns_for(db, op)
+            assert d.pattern in patterns_for(db, op, case.profile)
             first = next(t for t in d.tiles.values() if isinstance(t, TileDesc))
             regions.add((first.valid_row == first.rows, first.valid_row == 1, first.valid_col == 1))
         assert {d.pattern for d in derived} >= {"special", "edge"} - {case.pattern}
@@ -52,6 +53,21 @@ def test_must_reject_cases_and_a_count_of_zero_derive_nothing(db):
     assert derived_cases(db, case, case.parsed(db), ident, 8) == []
     ident, case = fixed("tadd")[0]
     assert derived_cases(db, case, case.parsed(db), ident, 0) == []
+
+
+def test_large_counts_add_data_sets_without_more_validator_calls(db, monkeypatch):
+    import ptospec.conformance.derive as derive
+
+    calls = []
+    real = derive.validate
+    monkeypatch.setattr(derive, "validate", lambda *a: calls.append(a) or real(*a))
+    ident, case = fixed("tmax")[0]
+    derived = derived_cases(db, case, case.parsed(db), ident, 40)
+    assert len(derived) == 40 and len({d.label for d in derived}) == 40
+    assert len({d.seed for d in derived}) == 40  # every data set its own
+    assert len(calls) <= 1 + derive.MAX_REGION_TRIES
+    assert any(d.label.endswith("-2") for d in derived)  # a second round of data over the same regions
+    assert "ieee" in {d.pattern for d in derived}  # tmax defines NaN, infinities and signed zeros on cpu
 
 
 def check_all(runner: Runner, cases) -> list[str]:
@@ -112,3 +128,28 @@ def test_worker_processes_reach_the_same_verdicts(db):
     assert pooled.tally == inline.tally
     assert [d.case for d in pooled.divergences] == [d.case for d in inline.divergences]
     assert all(d.artifacts["cpp_core"].startswith("// tadd vec") for d in pooled.divergences)
+
+
+class RejectsF16(ReferenceBackend):
+    """Prepares in batches (recording their sizes) and rejects every f16 case."""
+
+    def prepare(self, cases, progress=None) -> None:
+        self.batches = [*getattr(self, "batches", []), len(cases)]
+
+    def run(self, case) -> Result:
+        if case.tiles["dst"].dtype == "f16":
+            return Result.reject("no f16 here")
+        return super().run(case)
+
+
+def test_derived_cases_are_made_only_for_fixed_cases_the_backend_ran(db):
+    cases = [c for _, c in fixed("tadd")]
+    runner = Runner(db, RejectsF16(db), "no-f16")
+    runner.derive = 4
+    runner.prepare(cases)
+    f16 = [c for c in cases if c.parsed(db)["dst"].dtype == "f16"]
+    assert f16 and not any(runner._derived.get(c) for c in f16)
+    assert len(runner.backend.batches) == 2  # the fixed cases, then the derived cases of those that ran
+    assert runner.backend.batches[1] == sum(len(v) for v in runner._derived.values()) > 0
+    failed = check_all(runner, [(c.op, c) for c in cases])
+    assert len(failed) == len(f16) and runner.tally["skipped"] == 0  # rejected: nothing derived to skip

@@ -5,10 +5,16 @@ Valid shapes are run-time values, so the same static configuration can be checke
 valid regions and data sets at little cost (a compiled backend runs them all on one binary).  The
 derived cases of a fixed case are, in this order:
 
-* its own valid region with the other data patterns (``edge``, ``special``, ``random``, and ``ties``
-  when the op's numerics say ties resolve to the first candidate);
+* its own valid region with the other data patterns (``edge``, ``special``, ``random``, ``ties`` when the
+  op's numerics say ties resolve to the first candidate, and ``ieee`` when they define NaN, infinities and
+  signed zeros exactly on the case's profile);
 * other valid regions, each with two patterns (in turn): the full tile, one less than full in both
-  directions, one row, one column, one element, about half (odd counts), and mixes of those.
+  directions, one row, one column, one element, about half (odd counts), and mixes of those;
+* then more data sets over the same legal regions (own region first): every pattern a region has not had,
+  then each pattern again with a new seed (label suffix ``-2``, ``-3``, ...), until the count is reached.
+
+Only finding a region costs a validator call (at most ``MAX_REGION_TRIES`` per fixed case); a data set
+costs only its run and the reference executor, so large counts are cheap.
 
 A region is derived per axis: every tile whose valid extent along the axis is not 1 in the fixed case
 (or every tile, when all are 1) gets the new extent, which never exceeds the smallest physical extent
@@ -28,8 +34,8 @@ from ..validator import Report, validate
 from .cases import Case, Tiles, legal
 
 PATTERNS = ("random", "edge", "special")
-MAX_REGION_TRIES = 5  # validator calls per fixed case spent on finding other legal regions
-PATTERNS_PER_REGION = 2  # data sets per other region (each region costs a validator call)
+MAX_REGION_TRIES = 8  # validator calls per fixed case spent on finding other legal regions
+PATTERNS_PER_REGION = 2  # data sets per other region in the first pass (regions before more data)
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,12 @@ class Derived:
     report: Report
 
 
-def patterns_for(db: Database, op: str) -> tuple[str, ...]:
-    return PATTERNS + (("ties",) if db.op(op).numerics.ties == "first" else ())
+def patterns_for(db: Database, op: str, profile: str | None = None) -> tuple[str, ...]:
+    """The data patterns derived cases of ``op`` use (``ieee`` only on a ``profile`` whose numerics define
+    the special values exactly)."""
+    numerics = db.op(op).numerics
+    return (PATTERNS + (("ties",) if numerics.ties == "first" else ())
+            + (("ieee",) if profile is not None and profile in numerics.exact_specials else ()))
 
 
 def _pairs(rows: int, cols: int) -> list[tuple[int, int]]:
@@ -91,19 +101,23 @@ def derived_cases(db: Database, case: Case, tiles: Tiles, label: str, count: int
     """Up to ``count`` derived cases of the fixed positive ``case`` (parsed ``tiles``, test id ``label``)."""
     if case.reject or count <= 0:
         return []
-    patterns = patterns_for(db, case.op)
+    patterns = patterns_for(db, case.op, case.profile)
     out: list[Derived] = []
+    names: set[str] = set()
 
-    def add(region: Tiles, pattern: str, report: Report) -> None:
-        name = f"{_region_label(region)}-{pattern}"
-        out.append(Derived(name, region, zlib.crc32(f"{label}/{name}".encode()), pattern, report))
+    def add(region: Tiles, report: Report, pattern: str, round_: int = 1) -> None:
+        name = f"{_region_label(region)}-{pattern}" + (f"-{round_}" if round_ > 1 else "")
+        if len(out) < count and name not in names:
+            names.add(name)
+            out.append(Derived(name, region, zlib.crc32(f"{label}/{name}".encode()), pattern, report))
 
     own = validate(db, case.op, case.mode, case.profile, tiles)
     if not legal(own):
         return []
+    names.add(f"{_region_label(tiles)}-{case.pattern}")  # the fixed case itself
+    regions: list[tuple[Tiles, Report]] = [(tiles, own)]
     for pattern in patterns:
-        if pattern != case.pattern and len(out) < count:
-            add(tiles, pattern, own)
+        add(tiles, own, pattern)
     tries = 0
     seen = {_region_label(tiles)}
     for region in _regions(tiles):
@@ -116,7 +130,16 @@ def derived_cases(db: Database, case: Case, tiles: Tiles, label: str, count: int
         if not legal(report):
             continue
         seen.add(_region_label(region))
+        regions.append((region, report))
         for k in range(PATTERNS_PER_REGION):
-            if len(out) < count:
-                add(region, patterns[(len(seen) + k) % len(patterns)], report)
+            add(region, report, patterns[(len(seen) + k) % len(patterns)])
+    round_ = 1
+    while len(out) < count:  # more data sets over the legal regions: the other patterns, then new seeds
+        before = len(out)
+        for region, report in regions:
+            for pattern in patterns:
+                add(region, report, pattern, round_)
+        if len(out) == before and round_ > 1:
+            break
+        round_ += 1
     return out

@@ -136,11 +136,26 @@ def _observed(db: Database, op: OpSpec, d: Divergence) -> tuple[Difference, str]
     return None
 
 
-def explain(db: Database, d: Divergence) -> Explanation:
+def _observed_key(op: OpSpec, d: Divergence) -> tuple:
+    """What ``_observed`` reads of a divergence: many derived cases of one region share the answer."""
+    scalars = tuple((o.name, repr(d.inputs[o.name])) for o in op.mode(d.mode).operands
+                    if o.role == "scalar" and o.name in d.inputs)
+    return (d.op, d.mode, d.profile, d.category, d.rule, tuple(d.violations), tuple(sorted(d.descriptors.items())),
+            scalars)
+
+
+def explain(db: Database, d: Divergence, observed: dict[tuple, object] | None = None) -> Explanation:
+    """``observed``: a memo of ``_observed`` answers shared by the calls on one list of divergences."""
     op = db.op(d.op)
     # An observed entry may also name a harness error: a must-reject case the simulator refuses with an
     # ordinary compile error instead of a static_assert, which the spec records as its way of rejecting.
-    hit = _observed(db, op, d)
+    if observed is None:
+        hit = _observed(db, op, d)
+    else:
+        key = _observed_key(op, d)
+        if key not in observed:
+            observed[key] = _observed(db, op, d)
+        hit = observed[key]  # type: ignore[assignment]
     if hit is not None:
         diff, why = hit
         verdict = KNOWN_BUG if diff.kind == "simulator-bug" else RECORDED
@@ -235,7 +250,8 @@ class Group:
 
 def group(db: Database, divergences: list[Divergence]) -> list[Group]:
     """Group by (category, op, mode, profile, cause); inside, the smallest case per dtype binding."""
-    explained = [(d, explain(db, d)) for d in divergences]
+    memo: dict[tuple, object] = {}
+    explained = [(d, explain(db, d, memo)) for d in divergences]
     groups: dict[tuple, list[tuple[Divergence, Explanation]]] = {}
     for d, ex in explained:
         groups.setdefault((d.category, d.op, d.mode, d.profile, cause(db, d, ex)), []).append((d, ex))
@@ -352,9 +368,13 @@ class ConformanceReport:
     environment: dict[str, str] = field(default_factory=dict)
     command: str = ""
     skipped: dict[str, int] = field(default_factory=dict)  # skip reason -> count
+    _groups: list[Group] | None = field(default=None, init=False, repr=False, compare=False)
 
     def groups(self) -> list[Group]:
-        return group(self.db, self.divergences)
+        """The divergences grouped and explained (once: the JSON, the Markdown and the repros all read them)."""
+        if self._groups is None:
+            self._groups = group(self.db, self.divergences)
+        return self._groups
 
     def to_json(self) -> dict:
         entries = []

@@ -102,17 +102,19 @@ class Runner:
         self.workers = 0  # worker processes for deriving and checking prepared cases (0 or 1: none)
         self.parallel_worker = False  # this is a worker's copy of the runner
         self._checks: Checks | None = None
+        self._fixed_results: dict[Case, Result] = {}  # the backend's results on prepared fixed positive cases
 
     # -------------------------------------------------------------- batch preparation
     def prepare(self, cases: Sequence[Case], progress: Callable[[str, int, int], None] | None = None) -> None:
-        """Hand every runnable case, and the derived cases of each, to the backend's ``prepare`` hook at once
-        (if it has one).  The data made here is kept for ``check``.  With ``workers`` > 1, deriving and
-        then checking the cases run in that many worker processes (see ``parallel``)."""
+        """Hand every runnable case to the backend's ``prepare`` hook (if it has one) at once, then the derived
+        cases of the positive ones it ran, at once.  Derived cases of a fixed case the backend rejected or failed
+        on would only repeat that, so they are not made.  The data made here is kept for ``check``.  With
+        ``workers`` > 1, deriving and then checking the cases run in that many worker processes (see ``parallel``)."""
         if type(self.backend).prepare is Backend.prepare:
             return
         invocations = []
         runnable: list[Case] = []
-        positives: list[tuple[Case, dict]] = []
+        positives: list[tuple[Case, dict, Invocation]] = []
         for case in cases:
             tiles = case.parsed(self.db)
             if self.db.op(case.op).mode(case.mode).cross_core:
@@ -124,21 +126,31 @@ class Runner:
             self._inputs[(case, "")] = data
             invocations.append(self._invocation(case.op, case.mode, case.profile, tiles, data))
             runnable.append(case)
-            if self.derive and not case.reject:
-                positives.append((case, tiles))
-        if positives:
+            if self.derive and not case.reject and spec.mode(case.mode).has_data_semantics:
+                positives.append((case, tiles, invocations[-1]))
+        self.backend.prepare(invocations, progress)
+        ran = [(case, tiles) for case, tiles, invocation in positives if self._ran(case, invocation)]
+        if ran:
             if progress:
-                progress("derive", 0, len(positives))
-            for (case, _tiles), items in zip(positives, derive_all(self, positives, self.workers), strict=True):
+                progress("derive", 0, len(ran))
+            derived = []
+            for (case, _tiles), items in zip(ran, derive_all(self, ran, self.workers), strict=True):
                 self._derived[case] = [d for d, _ in items]
                 for d, data in items:
                     self._inputs[(case, d.label)] = data
-                    invocations.append(self._invocation(case.op, case.mode, case.profile, d.tiles, data))
+                    derived.append(self._invocation(case.op, case.mode, case.profile, d.tiles, data))
             if progress:
-                progress("derive", len(positives), len(positives))
-        self.backend.prepare(invocations, progress)
+                progress("derive", len(ran), len(ran))
+            self.backend.prepare(derived, progress)
         if usable(self.workers) and len(runnable) > 1:
             self._checks = Checks(self, runnable, self.workers)
+
+    def _ran(self, case: Case, invocation: Invocation) -> bool:
+        """Whether the backend ran a prepared fixed case (neither rejected, failed nor skipped it); its result is
+        kept for ``check``."""
+        result = self.backend.run(invocation)
+        self._fixed_results[case] = result
+        return not (result.error or result.rejected or result.unsupported)
 
     def _take(self, case: Case) -> bool:
         """Report the verdict the workers reached on ``case``; False when they have none (check it here)."""
@@ -198,7 +210,8 @@ class Runner:
             else:
                 # derived cases with the fixed case's own region carry the validator's report on it
                 report = next((d.report for d in self._derived.get(case, ()) if d.tiles == tiles), None)
-                self.check_positive(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, report, data)
+                self.check_positive(case.op, case.mode, case.profile, tiles, case.seed, case.pattern, report, data,
+                                    self._fixed_results.pop(case, None))
                 if not self.db.op(case.op).mode(case.mode).has_data_semantics:
                     self.tally["no_data"] += 1
             self.tally["passed"] += 1
@@ -290,13 +303,17 @@ class Runner:
         raise ConformanceFailure(text, records)
 
     def check_positive(self, op: str, mode: str, profile: str, tiles: dict, seed: int, pattern: str,
-                       report: Report | None = None, data: dict | None = None) -> None:
-        """``report``: the validator's report on ``tiles`` if known; ``data``: the inputs if already made."""
+                       report: Report | None = None, data: dict | None = None, result: Result | None = None) -> None:
+        """``report``: the validator's report on ``tiles`` if known; ``data``: the inputs if already made;
+        ``result``: the backend's result on them if already asked."""
         spec = self.db.op(op)
         mode_spec = spec.mode(mode)
         if data is None:
             data = make_inputs(self.db, spec, mode_spec, tiles, seed, pattern)
-        result = self._invoke(op, mode, profile, tiles, data)
+        if result is None:
+            result = self._invoke(op, mode, profile, tiles, data)
+        elif result.unsupported:
+            raise Unsupported(f"{self.backend_name}: {result.unsupported}")
         if result.error:
             self._fail(op, mode, profile, tiles, data,
                        [("harness-error", [f"the backend failed: {result.error}"])], result.error)

@@ -35,7 +35,7 @@ from .toolchain import cache_dir, find_checkout, find_compiler, jobs
 
 MAX_VARIANTS_PER_UNIT = 40  # ~0.4 s + ~55 ms per variant at -O0 with the PCH (measured: 40 in ~2.5 s)
 CASE_TIMEOUT = 20  # seconds per case
-BATCH_CASES = 1500  # cases per driver invocation (smaller batches balance the -j runs better)
+BATCH_CASES = 400  # cases per driver invocation (smaller batches balance the -j runs better)
 
 Progress = Callable[[str, int, int], None]
 _MISSING = VariantStatus("error", "missing from the build manifest")
@@ -114,6 +114,16 @@ class _Planned:
 
 
 @dataclass(frozen=True)
+class _BuiltVariant:
+    """A variant after its unit's build: the unit's binary, the variant's name in it, and its status."""
+
+    binary: Path | None
+    name: str
+    plan: cppgen.VariantPlan
+    status: VariantStatus
+
+
+@dataclass(frozen=True)
 class Unit:
     """One translation unit: (variant name, plan, cases) triples; ``suspect``: probably rejections."""
 
@@ -144,6 +154,7 @@ class CpuSimBackend(Backend):
         self._suspects = SuspectCache(self.cache / "suspects.json")
         self._outcomes: dict[str, int] = {}
         self._compiled: set[str] = set()  # driver templates (VariantPlan.template) with a variant that compiled
+        self._built: dict[str, _BuiltVariant] = {}  # by VariantPlan.signature: later batches run on the same binary
         self._lock = threading.Lock()
         self._caps: Capabilities | None = None
         self.unsupported_dtypes: dict[str, str] = {}
@@ -204,9 +215,11 @@ class CpuSimBackend(Backend):
         self._suspects.save()
         if not planned:
             return
-        units = self._units(planned)
-        built = self._build_all(units, progress)
-        self._run_all(units, built, progress)
+        # a variant built by an earlier call (the fixed cases, before their derived cases) is not built again
+        units = self._units([p for p in planned if p.plan.signature not in self._built])
+        if units:
+            self._record(units, self._build_all(units, progress))
+        self._run_all(planned, progress)
 
     def _plan(self, case: Invocation) -> cppgen.VariantPlan | cppgen.Unplannable:
         """The case's driver variant (one per static shape group, so planned once per group)."""
@@ -271,25 +284,27 @@ class CpuSimBackend(Backend):
             futures = {i: pool.submit(one, units[i]) for i in order}
         return [futures[i].result() for i in range(total)]
 
-    def _run_all(self, units: list[Unit], built: list[Built], progress: Progress | None) -> None:
-        for unit, b in zip(units, built, strict=True):  # the control of refusals (outcome.from_build)
-            self._compiled |= {plan.template for name, plan, _ in unit.variants
-                               if b.variants.get(name, _MISSING).kind == "ok"}
-        jobs_list = []
+    def _record(self, units: list[Unit], built: list[Built]) -> None:
+        """Keep each variant's binary and status; note the driver templates that compiled (the control of
+        refusals, ``outcome.from_build``)."""
         for unit, b in zip(units, built, strict=True):
-            runnable = []
-            for name, plan, members in unit.variants:
-                status = b.variants.get(name)
-                early = outcome.from_build(status, plan.template in self._compiled,
-                                           f"{plan.op} {plan.mode}") if status is not None else \
-                    Result.harness_error("the variant is missing from the build manifest")
-                if early is not None:
-                    for p in members:
-                        self._store(p.key, early)
-                    continue
-                runnable += [(name, plan, p) for p in members]
-            if runnable and b.binary is not None:
-                jobs_list += [(b.binary, runnable[i:i + BATCH_CASES]) for i in range(0, len(runnable), BATCH_CASES)]
+            for name, plan, _ in unit.variants:
+                status = b.variants.get(name, _MISSING)
+                self._built[plan.signature] = _BuiltVariant(b.binary, name, plan, status)
+                if status.kind == "ok":
+                    self._compiled.add(plan.template)
+
+    def _run_all(self, planned: list[_Planned], progress: Progress | None) -> None:
+        by_binary: dict[Path, list[tuple[str, cppgen.VariantPlan, _Planned]]] = {}
+        for p in planned:
+            v = self._built[p.plan.signature]
+            early = outcome.from_build(v.status, v.plan.template in self._compiled, f"{v.plan.op} {v.plan.mode}")
+            if early is not None:
+                self._store(p.key, early)
+            elif v.binary is not None:
+                by_binary.setdefault(v.binary, []).append((v.name, v.plan, p))
+        jobs_list = [(binary, runnable[i:i + BATCH_CASES]) for binary, runnable in by_binary.items()
+                     for i in range(0, len(runnable), BATCH_CASES)]
         jobs_list.sort(key=lambda job: -len(job[1]))  # big batches first: better packing on -j
         total = sum(len(r) for _, r in jobs_list)
         done = 0

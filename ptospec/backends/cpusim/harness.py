@@ -128,12 +128,17 @@ public:
     template <typename TileT>
     void tile(TileT& t, const char* name, Role role)
     {
-        std::vector<size_t> offsets(static_cast<size_t>(TileT::Rows) * static_cast<size_t>(TileT::Cols));
-        for (size_t r = 0; r < static_cast<size_t>(TileT::Rows); ++r) {
-            for (size_t c = 0; c < static_cast<size_t>(TileT::Cols); ++c) {
-                offsets[r * TileT::Cols + c] = pto::GetTileElementOffset<TileT>(r, c);
+        // the storage offset of each logical element depends on the type alone: computed once per process
+        static const std::vector<size_t> table = [] {
+            std::vector<size_t> out(static_cast<size_t>(TileT::Rows) * static_cast<size_t>(TileT::Cols));
+            for (size_t r = 0; r < static_cast<size_t>(TileT::Rows); ++r) {
+                for (size_t c = 0; c < static_cast<size_t>(TileT::Cols); ++c) {
+                    out[r * TileT::Cols + c] = pto::GetTileElementOffset<TileT>(r, c);
+                }
             }
-        }
+            return out;
+        }();
+        std::vector<size_t> offsets(table);
         t.SetValidShape(t.GetValidRow(), t.GetValidCol());  // the checked way to set a valid shape
         const size_t elem = sizeof(typename TileT::DType);
         // a packed pair type (float4_e2m1x2_t) keeps element k in the low (k even) or high half of byte k / 2
@@ -219,16 +224,20 @@ private:
 
     size_t place(int loc, const char* name, const std::vector<size_t>& offsets, size_t elem, size_t per_byte = 1)
     {
-        size_t span = offsets.size();
-        for (size_t off : offsets) {
-            span = off + 1 > span ? off + 1 : span;
+        // raw pointers: the harness is built at -O0, where every container access is a call
+        const size_t* offs = offsets.data();
+        const size_t n = offsets.size();
+        size_t span = n;
+        for (size_t i = 0; i < n; ++i) {
+            span = offs[i] + 1 > span ? offs[i] + 1 : span;
         }
-        std::vector<bool> used(span, false);
-        for (size_t off : offsets) {
-            if (used[off]) {
+        std::vector<unsigned char> seen(span, 0);
+        unsigned char* used = seen.data();
+        for (size_t i = 0; i < n; ++i) {
+            if (used[offs[i]]) {
                 throw HarnessError(std::string(name) + ": two elements map to one storage offset");
             }
-            used[off] = true;
+            used[offs[i]] = 1;
         }
         size_t& next = next_[region(loc)];
         size_t at = next;
@@ -246,11 +255,13 @@ private:
         if (role != Role::Tmp) {
             std::vector<unsigned char> logical(n * elem);
             case_.read(name, logical.data(), logical.size());
+            const size_t* offs = offsets.data();
+            const unsigned char* from = logical.data();
             for (size_t i = 0; i < n; ++i) {
                 if (per_byte == 2) {
-                    set_half(base, offsets[i], logical[i]);
+                    set_half(base, offs[i], from[i]);
                 } else {
-                    std::memcpy(base + offsets[i] * elem, logical.data() + i * elem, elem);
+                    std::memcpy(base + offs[i] * elem, from + i * elem, elem);
                 }
             }
         }
@@ -282,17 +293,20 @@ private:
         // A tile pointed at another operand's storage is read there, element by element, as far as that
         // storage goes; an element beyond it belongs to no operand and is read from the tile's own storage.
         const unsigned char* live = s.live ? s.live() : s.base;
-        std::vector<unsigned char> now(s.offsets.size() * s.elem);
-        for (size_t i = 0; i < s.offsets.size(); ++i) {
+        const size_t* offs = s.offsets.data();
+        const size_t n = s.offsets.size();
+        std::vector<unsigned char> now(n * s.elem);
+        unsigned char* to = now.data();
+        for (size_t i = 0; i < n; ++i) {
             if (s.per_byte == 2) {
-                now[i] = get_half(live, s.offsets[i]);
+                to[i] = get_half(live, offs[i]);
                 continue;
             }
-            const unsigned char* at = live + s.offsets[i] * s.elem;
+            const unsigned char* at = live + offs[i] * s.elem;
             if (live != s.base && !inside_other(s, at)) {
-                at = s.base + s.offsets[i] * s.elem;
+                at = s.base + offs[i] * s.elem;
             }
-            std::memcpy(now.data() + i * s.elem, at, s.elem);
+            std::memcpy(to + i * s.elem, at, s.elem);
         }
         if (s.role == Role::Out) {
             case_.output(s.name, now.data(), now.size());
@@ -301,12 +315,13 @@ private:
         std::vector<unsigned char> before(now.size());
         case_.read(s.name, before.data(), before.size());
         size_t differ = 0;
-        for (size_t i = 0; i < s.offsets.size(); ++i) {
+        const unsigned char* was = before.data();
+        for (size_t i = 0; i < n; ++i) {
             if (s.per_byte == 2) {
-                differ += now[i] != (before[i] & 0xF);
+                differ += to[i] != (was[i] & 0xF);
                 continue;
             }
-            differ += std::memcmp(now.data() + i * s.elem, before.data() + i * s.elem, s.elem) != 0;
+            differ += std::memcmp(to + i * s.elem, was + i * s.elem, s.elem) != 0;
         }
         if (differ) {
             note("input " + s.name + " " + std::to_string(differ));

@@ -1,0 +1,32 @@
+"""The database kept on disk between processes (``ptospec conformance`` reads it instead of the specs)."""
+
+from __future__ import annotations
+
+import pickle
+
+from ptospec import dbcache
+from ptospec.model import Database
+
+
+def test_a_second_process_reads_the_database_the_first_one_built(tmp_path, db):
+    first = dbcache.load_database_cached(db.root, tmp_path)
+    files = list(tmp_path.glob("*.pickle"))
+    assert len(files) == 1
+    second = dbcache.load_database_cached(db.root, tmp_path)  # read from the file: another object, same content
+    assert isinstance(second, Database) and second is not first
+    assert sorted(second.ops) == sorted(first.ops) and second.isa.profiles.keys() == first.isa.profiles.keys()
+
+
+def test_a_damaged_file_is_a_plain_load_and_is_rewritten(tmp_path, db):
+    dbcache.load_database_cached(db.root, tmp_path)
+    (path,) = tmp_path.glob("*.pickle")
+    path.write_bytes(b"not a pickle")
+    again = dbcache.load_database_cached(db.root, tmp_path)
+    assert isinstance(again, Database)
+    assert isinstance(pickle.loads(path.read_bytes()), Database)
+
+
+def test_off_loads_the_specs(monkeypatch, db):
+    monkeypatch.setenv(dbcache.ENV_DIR, "off")
+    assert dbcache.default_dir() is None
+    assert dbcache.load_database_cached(db.root) is not None
