@@ -53,6 +53,13 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def _private(path: Path) -> bool:
+    """Whether ``path`` is the user's own and nobody else may write it: only such a file is unpickled (a
+    pickle can run code, so one another user could have written is never read)."""
+    info = path.stat()
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
 def load_database_cached(root: str | os.PathLike | None = None, directory: Path | None = None) -> Database:
     """``load_database(root)``, read from ``directory`` (default ``default_dir()``) when a process with the same
     specs and code has built it before."""
@@ -66,17 +73,19 @@ def load_database_cached(root: str | os.PathLike | None = None, directory: Path 
         return load_database(root_path)
     path = directory / f"{key}.pickle"
     try:
-        with open(path, "rb") as f:
-            db = pickle.load(f)
-        if isinstance(db, Database):
-            return db
+        if _private(directory) and _private(path):
+            with open(path, "rb") as f:
+                db = pickle.load(f)
+            if isinstance(db, Database):
+                return db
     except Exception:  # any unreadable file is a cache miss
         pass
     db = load_database(root_path)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL))
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+            out.write(pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, path)
         for old in sorted(directory.glob("*.pickle"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
             old.unlink(missing_ok=True)

@@ -30,3 +30,14 @@ def test_off_loads_the_specs(monkeypatch, db):
     monkeypatch.setenv(dbcache.ENV_DIR, "off")
     assert dbcache.default_dir() is None
     assert dbcache.load_database_cached(db.root) is not None
+
+
+def test_a_file_others_may_write_is_never_unpickled(tmp_path, db, monkeypatch):
+    dbcache.load_database_cached(db.root, tmp_path)
+    (path,) = tmp_path.glob("*.pickle")
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.chmod(0o664)  # group-writable: a pickle can run code, so it is loaded afresh instead
+    read = []
+    monkeypatch.setattr(dbcache.pickle, "load", lambda f: read.append(f) or pickle.load(f))
+    assert isinstance(dbcache.load_database_cached(db.root, tmp_path), Database)
+    assert not read and path.stat().st_mode & 0o777 == 0o600  # rewritten by this user, privately
