@@ -80,6 +80,9 @@ def _for(w: Walker, op: Operation) -> None:
         raise ProgramError("scf.for needs one body region", "program.syntax", op.pos)
     body = op.regions[0][0]
     carried = inits
+    for what, v in (("lower bound", lb), ("upper bound", ub), ("step", st)):
+        if v is not UNKNOWN and (not isinstance(v, int) or isinstance(v, bool)):
+            raise ProgramError(f"scf.for {what} is not an integer", "program.type", op.pos)
     if w.checking or not known(lb, ub, st):
         if not w.checking:
             raise ProgramError("scf.for bounds are not known", "program.unknown-value", op.pos)
@@ -88,7 +91,12 @@ def _for(w: Walker, op: Operation) -> None:
         return
     if st <= 0:
         raise ProgramError(f"scf.for step must be positive, got {st}", "program.loop-step", op.pos)
-    for i in range(lb, ub, st):
+    trips = range(lb, ub, st)
+    if w.stats.statements + len(trips) > w.max_steps:  # refused before it starts: each iteration counts
+        raise ProgramError(f"scf.for runs {len(trips)} iterations; a run executes at most {w.max_steps} statements",
+                           "program.step-limit", op.pos)
+    for i in trips:
+        w.tick(op)  # an iteration is a statement (its scf.yield), so an empty body cannot spin unbounded
         _, carried, term = _enter(w, body, [iv, *names], [i, *carried])
         if len(carried) != len(names):
             raise ProgramError(f"scf.yield gives {len(carried)} value(s), the loop carries {len(names)}",
@@ -150,7 +158,7 @@ def _while(w: Walker, op: Operation) -> None:
             w.bind(op, values[1:])
             return
         _, args, _ = w.run_block(after, values[1:] if after.args else [])
-        w.stats.statements += 1
+        w.tick(op)
 
 
 def _bind_header(w: Walker, before: Block, header: list[str], args: list) -> None:

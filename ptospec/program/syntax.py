@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ProgramError, SourcePos
-from .lexer import Token, tokenize
+from .lexer import Token, int_literal, tokenize
 
 MAX_DEPTH = 200  # nested regions
 
@@ -126,8 +126,8 @@ class _Parser:
                     raise self.error("expected a result value", t)
                 self.i += 1
                 if self.is_punct(0, ":") and self.peek(1) is not None and self.peek(1).kind == "number":
-                    count = int(self.peek(1).text, 0)
-                    if not 0 < count <= 1024:
+                    count = int_literal(self.peek(1).text)
+                    if count is None or not 0 < count <= 1024:
                         raise self.error(f"result count {count} out of range", self.peek(1))
                     results.extend(f"{t.text}#{k}" for k in range(count))
                     self.i += 2

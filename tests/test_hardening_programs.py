@@ -1,0 +1,135 @@
+"""Red-team regressions of the program layer and the CLI's input files: each hostile input ends in one
+``PtospecError`` with a rule id, quickly and without allocating what the input merely declares."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from ptospec.cli import main
+from ptospec.errors import PtospecError
+from ptospec.program.api import check_program, run_program
+from ptospec.program.syntax import parse_program
+
+HEAD = """module {
+  func.func @k(%a: !pto.ptr<f32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+"""
+TAIL = """    return
+  }
+}
+"""
+
+
+def _run(db, body: str, check: bool = False, max_steps: int | None = None):
+    program = parse_program(HEAD + body + TAIL, "k.pto")
+    if check:
+        return check_program(db, program, "a5")
+    return run_program(db, program, {"a": np.ones(64, np.float32), "n": 4}, "a5", max_steps=max_steps)
+
+
+def _rule(db, body: str, **kw) -> str:
+    start = time.perf_counter()
+    with pytest.raises(PtospecError) as info:
+        _run(db, body, **kw)
+    assert time.perf_counter() - start < 2.0
+    assert info.value.rule, info.value
+    return info.value.rule
+
+
+def test_a_loop_with_a_huge_trip_count_and_an_empty_body_is_refused_before_it_starts(db):
+    body = """    %big = arith.constant 1000000000000 : index
+    scf.for %i = %c0 to %big step %c1 {
+    }
+"""
+    assert _rule(db, body) == "program.step-limit"
+
+
+def test_an_empty_while_loop_counts_its_iterations(db):
+    body = """    %t = arith.constant true
+    %r = scf.while (%x = %c0) : (index) -> index {
+      scf.condition(%t) %x : index
+    } do {
+    ^bb0(%y: index):
+      scf.yield %y : index
+    }
+"""
+    assert _rule(db, body, max_steps=10_000) == "program.step-limit"
+
+
+@pytest.mark.parametrize("body, rule", [
+    ("    %t = pto.alloc_tile : !pto.tile_buf<vec, 16x16xf32>\n"
+     "    scf.for %i = %c0 to %t step %c1 {\n    }\n", "program.type"),  # a tile as a loop bound
+    ("    %x = arith.addi %a, %a : index\n", "program.arith"),  # a pointer as an arith operand
+    ("    %t = pto.alloc_tile : !pto.tile_buf<vec, 16x16xf32>\n    %x = arith.muli %c1, %t : index\n", "program.arith"),
+    ("    %f = arith.constant 1.5 : f32\n    %x = arith.extsi %f : i32 to i64\n", "program.arith"),
+    ("    %f = arith.constant 0.25 : f32\n"  # a float as a view's extent
+     "    %v = pto.make_tensor_view %a, shape = [%f, %c1], strides = [%c1, %c1] : !pto.tensor_view<?x?xf32>\n",
+     "program.type"),
+    ("    %x = arith.constant 1" + "0" * 5000 + " : index\n", "program.syntax"),  # beyond int()'s digit limit
+    ("    %t = pto.alloc_tile : !pto.tile_buf<vec, 1048576x1048576xf32>\n", "tile.capacity"),  # 4 TiB, not allocated
+])
+def test_hostile_values_in_programs_are_rule_violations(db, body, rule):
+    assert _rule(db, body) == rule
+
+
+def test_check_program_reports_what_run_program_refuses(db):
+    result = _run(db, "    %t = pto.alloc_tile : !pto.tile_buf<vec, 1048576x1048576xf32>\n", check=True)
+    assert [f.rule for f in result.violations] == ["tile.capacity"]
+
+
+@pytest.mark.parametrize("text, value", [("064", 64), ("0x10", 16), ("-7", -7)])
+def test_integer_literals_with_leading_zeros_and_hex(db, text, value):
+    result = run_program(db, parse_program(HEAD + f"    %x = arith.constant {text} : index\n"
+                                           "    %y = arith.addi %x, %c0 : index\n" + TAIL, "k.pto"),
+                         {"a": np.ones(4, np.float32), "n": 1}, "a5")
+    assert result.stats.statements == 5
+
+
+def test_frontend_pipe_attributes_are_integers(db):
+    body = """    pto.aiv_initialize_pipe {dir_mask = 1, slot_size = 1024}
+    pto.tfree_from_aic {split = 1e308}
+"""
+    assert _rule(db, body, check=False) == "program.syntax"
+
+
+def _npy(path, header: bytes, version: bytes = b"\x01\x00") -> None:
+    size = len(header).to_bytes(2 if version == b"\x01\x00" else 4, "little")
+    path.write_bytes(b"\x93NUMPY" + version + size + header + b"\0" * 1024)
+
+
+@pytest.mark.parametrize("header", [
+    b"{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 100000000000), }\n",  # 40 ZB promised
+    b"{'descr': [('a', '<f4', (100000000,))], 'fortran_order': False, 'shape': (16, 16), }\n",  # a huge record
+    b"{'descr': '<f4', 'fortran_order': False, 'shape': (64, 64), }\n",  # 1 KiB of data for 16 KiB
+])
+def test_run_refuses_an_npy_header_promising_more_than_its_file(tmp_path, capsys, header):
+    _npy(tmp_path / "x.npy", header)
+    np.save(tmp_path / "ok.npy", np.ones((16, 16), np.float32))
+    assert main(["run", "tadd", "--profile", "cpu", "--input", f"src0={tmp_path / 'x.npy'}",
+                 "--input", f"src1={tmp_path / 'ok.npy'}", "-o", str(tmp_path / "o.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "[run.input]" in err and "header declares" in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_refuses_an_npz_member_promising_more_than_it_holds(tmp_path, capsys):
+    import zipfile
+
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000,), }\n"
+    with zipfile.ZipFile(tmp_path / "x.npz", "w") as archive:
+        archive.writestr("src0.npy", b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+    assert main(["run", "tadd", "--profile", "cpu", "--inputs", str(tmp_path / "x.npz"),
+                 "-o", str(tmp_path / "o.npz")]) == 2
+    assert "member src0.npy: its header declares" in capsys.readouterr().err
+
+
+def test_an_oversized_npy_header_is_named_as_such(tmp_path, capsys):
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (16, 16), " + b" " * 20000 + b"}\n"
+    _npy(tmp_path / "x.npy", header, b"\x02\x00")
+    assert main(["run", "tadd", "--profile", "cpu", "--input", f"src0={tmp_path / 'x.npy'}",
+                 "-o", str(tmp_path / "o.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "header is too large" in err and "pickle" not in err
