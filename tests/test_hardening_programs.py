@@ -40,12 +40,40 @@ def _rule(db, body: str, **kw) -> str:
     return info.value.rule
 
 
-def test_a_loop_with_a_huge_trip_count_and_an_empty_body_is_refused_before_it_starts(db):
-    body = """    %big = arith.constant 1000000000000 : index
-    scf.for %i = %c0 to %big step %c1 {
-    }
+@pytest.mark.parametrize("low, high", [("0", "1000000000000"), ("-9223372036854775808", "9223372036854775807")])
+def test_a_loop_with_a_huge_trip_count_and_an_empty_body_is_refused_before_it_starts(db, low, high):
+    body = f"""    %lo = arith.constant {low} : index
+    %hi = arith.constant {high} : index
+    scf.for %i = %lo to %hi step %c1 {{
+    }}
 """
     assert _rule(db, body) == "program.step-limit"
+
+
+@pytest.mark.parametrize("inner_bound", ["%big", "%b2"])  # invariant in the outer loop, or the body's constant
+def test_nested_loops_beyond_the_step_limit_are_refused_before_they_start(db, inner_bound):
+    body = f"""    %big = arith.constant 10000 : index
+    scf.for %i = %c0 to %big step %c1 {{
+      %b2 = arith.constant 10000 : index
+      scf.for %j = %c0 to {inner_bound} step %c1 {{
+        %x = arith.addi %i, %j : index
+      }}
+    }}
+"""
+    with pytest.raises(PtospecError, match="at least 20003 statement") as info:
+        _run(db, body)
+    assert info.value.rule == "program.step-limit" and info.value.where.endswith("k.pto:6:5")
+
+
+def test_a_loop_whose_inner_bound_varies_is_not_refused_early(db):
+    body = """    %c3 = arith.constant 3 : index
+    scf.for %i = %c0 to %c3 step %c1 {
+      scf.for %j = %c0 to %i step %c1 {
+        %x = arith.addi %i, %j : index
+      }
+    }
+"""
+    assert _run(db, body, max_steps=17).stats.statements == 17  # exactly what it needs
 
 
 def test_an_empty_while_loop_counts_its_iterations(db):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .errors import ProgramError
+from .lexer import int_literal
 from .syntax import Block, Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
 from .walker import Cursor, Walker, _Return, call_function
@@ -91,17 +92,71 @@ def _for(w: Walker, op: Operation) -> None:
         return
     if st <= 0:
         raise ProgramError(f"scf.for step must be positive, got {st}", "program.loop-step", op.pos)
-    trips = range(lb, ub, st)
-    if w.stats.statements + len(trips) > w.max_steps:  # refused before it starts: each iteration counts
-        raise ProgramError(f"scf.for runs {len(trips)} iterations; a run executes at most {w.max_steps} statements",
-                           "program.step-limit", op.pos)
-    for i in trips:
+    trips = _trips(lb, ub, st)
+    least = trips * (1 + _least_statements(w, body, _defined(w, body)))
+    if w.stats.statements + least > w.max_steps:  # refused before it starts: each iteration counts
+        raise ProgramError(f"scf.for runs {trips} iterations of at least {least // max(trips, 1)} statement(s); a "
+                           f"run executes at most {w.max_steps} statements", "program.step-limit", op.pos)
+    for i in range(lb, ub, st):
         w.tick(op)  # an iteration is a statement (its scf.yield), so an empty body cannot spin unbounded
         _, carried, term = _enter(w, body, [iv, *names], [i, *carried])
         if len(carried) != len(names):
             raise ProgramError(f"scf.yield gives {len(carried)} value(s), the loop carries {len(names)}",
                                "program.results", term.pos if term else op.pos)
     w.bind(op, carried)
+
+
+def _trips(lb: int, ub: int, st: int) -> int:
+    return max(0, -((lb - ub) // st))  # len(range(lb, ub, st)), which overflows beyond 2**63
+
+
+def _defined(w: Walker, block: Block) -> frozenset[str]:
+    """Every value a loop body (re)defines on each iteration: results, block arguments, loop headers' names."""
+    memo = w.__dict__.setdefault("_loop_defined", {})
+    found = memo.get(id(block))
+    if found is None or found[0] is not block:
+        names: set[str] = {name for name, _ty in block.args}
+        for inner in block.ops:
+            names.update(inner.results)
+            names.update(t.text for k, t in enumerate(inner.tail[:-1]) if t.kind == "value" and
+                         inner.tail[k + 1].text == "=")
+            for region in inner.regions:
+                for b in region:
+                    names |= _defined(w, b)
+        found = memo[id(block)] = (block, frozenset(names))
+    return found[1]
+
+
+_LEAST_DEPTH = 16
+
+
+def _least_statements(w: Walker, block: Block, varying: frozenset[str], depth: int = 0) -> int:
+    """A lower bound of the statements one run of ``block`` executes: each of its operations once, and a
+    nested ``scf.for`` whose bounds are constants of the block or values the enclosing loop does not change
+    (not in ``varying``) its trip count times its own body.  0 when the block may return early."""
+    constants: dict[str, int] = {}
+    total = 0
+    for inner in block.ops:
+        if inner.name in ("scf.yield", "scf.condition"):
+            continue
+        if inner.name in ("return", "func.return"):
+            return 0
+        total += 1
+        tail = inner.tail
+        if inner.name == "arith.constant" and len(inner.results) == 1 and tail and tail[0].kind == "number":
+            value = int_literal(tail[0].text)
+            if value is not None:
+                constants[inner.results[0]] = value
+        elif (inner.name == "scf.for" and len(tail) > 6 and tail[3].text == "to" and tail[5].text == "step"
+              and len(inner.regions) == 1 and depth < _LEAST_DEPTH):
+            bounds = [constants.get(t.text, w.env.get(t.text) if t.text not in varying else None)
+                      for t in (tail[2], tail[4], tail[6])]
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in bounds) and bounds[2] > 0:
+                nested = _least_statements(w, inner.regions[0][0], varying, depth + 1)
+                total += _trips(*bounds) * (1 + nested)
+        if total > w.max_steps:
+            break
+    return total
 
 
 def _if(w: Walker, op: Operation) -> None:
