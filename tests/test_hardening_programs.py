@@ -13,6 +13,7 @@ from ptospec.errors import PtospecError
 from ptospec.program.api import check_program, run_program
 from ptospec.program.syntax import parse_program
 
+pytest_plugins = ["pytester"]
 HEAD = """module {
   func.func @k(%a: !pto.ptr<f32>, %n: index) {
     %c0 = arith.constant 0 : index
@@ -161,3 +162,30 @@ def test_an_oversized_npy_header_is_named_as_such(tmp_path, capsys):
                  "-o", str(tmp_path / "o.npz")]) == 2
     err = capsys.readouterr().err
     assert "header is too large" in err and "pickle" not in err
+
+
+# --------------------------------------------------------------------------- the pytest plugin's options
+@pytest.mark.parametrize("option, fragment", [
+    ("--pto-backend=os:system", "is not a subclass of ptospec.conformance.backend.Backend"),  # not a class
+    ("--pto-backend=ptospec.errors:PtospecError", "is not a subclass"),  # a class, not a backend
+    ("--pto-specs=/nonexistent", "[specs.root]"),  # checked before collection, not at the first case's setup
+])
+def test_more_bad_plugin_options_stop_before_collection(pytester, option, fragment):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", option)
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, output
+    assert fragment in output and "Traceback" not in output and "passed" not in output
+
+
+def test_a_report_that_cannot_be_written_is_one_line(pytester):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    module = root / "generated_tests" / "test_tcolmax.py"
+    pytester.makepyfile(test_x=module.read_text(encoding="utf-8"))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "0", "--pto-report=/dev/full",
+                                          f"--pto-specs={root / 'specs'}", "-k", "test_positive and cpu")
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, output
+    assert "--pto-report /dev/full: cannot write" in output and "Traceback" not in output
