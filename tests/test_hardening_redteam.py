@@ -1,4 +1,4 @@
-"""Red-team regressions of the program layer and the CLI's input files: each hostile input ends in one
+"""Red-team regressions (program layer, input files, plugin options, the Python API): each hostile input ends in one
 ``PtospecError`` with a rule id, quickly and without allocating what the input merely declares."""
 
 from __future__ import annotations
@@ -189,3 +189,45 @@ def test_a_report_that_cannot_be_written_is_one_line(pytester):
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == 4, output
     assert "--pto-report /dev/full: cannot write" in output and "Traceback" not in output
+
+
+# --------------------------------------------------------------------------- the Python API
+def test_validate_refuses_operand_names_that_are_not_strings(db):
+    from ptospec.tile import TileDesc
+    from ptospec.validator import validate
+
+    tile = TileDesc("Vec", "f32", 16, 16, 16, 16)
+    for name in (None, 1):
+        with pytest.raises(PtospecError) as info:
+            validate(db, "tadd", None, "a5", {name: tile, "dst": tile, "src1": tile})
+        assert info.value.rule == "invocation.operand"
+
+
+@pytest.mark.parametrize("field, value", [("rows", 16.5), ("rows", True), ("valid_row", "16"), ("dtype", ["f32"]),
+                                          ("fractal", None)])
+def test_validate_and_execute_refuse_hand_built_tiles_with_fields_of_the_wrong_type(db, field, value):
+    from dataclasses import replace
+
+    from ptospec.executor import execute
+    from ptospec.tile import TileDesc
+    from ptospec.validator import validate
+
+    tile = TileDesc("Vec", "f32", 16, 16, 16, 16)
+    tiles = {"dst": replace(tile, **{field: value}), "src0": tile, "src1": tile}
+    data = {"src0": np.ones((16, 16), np.float32), "src1": np.ones((16, 16), np.float32)}
+    for call in (lambda: validate(db, "tadd", None, "a5", tiles), lambda: execute(db, "tadd", None, "a5", tiles, data)):
+        with pytest.raises(PtospecError) as info:
+            call()
+        assert info.value.rule == "invocation.operand" and field in info.value.message
+
+
+def test_validate_refuses_global_views_with_fields_of_the_wrong_type(db):
+    from ptospec.tile import GlobalDesc, TileDesc
+    from ptospec.validator import validate
+
+    tile = TileDesc("Vec", "f32", 16, 16, 16, 16)
+    for view in (GlobalDesc("f32", [16, 16], (16, 1)), GlobalDesc("f32", (16.0, 16), (16, 1)),
+                 GlobalDesc("f32", (16, 16), (16, 1), offset=1.5)):
+        with pytest.raises(PtospecError) as info:
+            validate(db, "tload", None, "a5", {"dst": tile, "src": view})
+        assert info.value.rule == "invocation.operand"
