@@ -231,3 +231,18 @@ def test_validate_refuses_global_views_with_fields_of_the_wrong_type(db):
         with pytest.raises(PtospecError) as info:
             validate(db, "tload", None, "a5", {"dst": tile, "src": view})
         assert info.value.rule == "invocation.operand"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_program_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_path, capsys, kind):
+    import os
+
+    path = tmp_path / "k.pto"
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would wait for a writer forever
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path = "/dev/zero"
+    assert main(["check-program", str(path)]) == 2
+    assert "[program.read] not a regular file" in capsys.readouterr().err
