@@ -246,3 +246,32 @@ def test_a_program_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_
         path = "/dev/zero"
     assert main(["check-program", str(path)]) == 2
     assert "[program.read] not a regular file" in capsys.readouterr().err
+
+
+def test_an_internal_error_is_one_line_with_exit_status_3(monkeypatch, capsys):
+    import ptospec.commands.listing as listing
+
+    def broken(args):
+        raise ZeroDivisionError("a defect")
+
+    monkeypatch.setattr(listing, "run", broken)
+    monkeypatch.delenv("PTOSPEC_TRACEBACK", raising=False)
+    assert main(["list"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("ptospec: internal error: ZeroDivisionError: a defect") and len(err.splitlines()) == 1
+    monkeypatch.setenv("PTOSPEC_TRACEBACK", "1")
+    with pytest.raises(ZeroDivisionError):
+        main(["list"])
+
+
+def test_lint_of_a_directory_without_spec_files_is_a_problem(tmp_path, capsys):
+    assert main(["lint", str(tmp_path)]) == 1
+    assert "[lint.path] no .yaml file in this directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("port", ["-1", "65536"])
+def test_docs_serve_refuses_a_bad_port_before_building(capsys, port):
+    start = time.perf_counter()
+    assert main(["docs", "serve", "--port", port]) == 2
+    assert time.perf_counter() - start < 1.0  # not after a whole site build
+    assert "[cli.args] --port must be 0 .. 65535" in capsys.readouterr().err
