@@ -275,3 +275,57 @@ def test_docs_serve_refuses_a_bad_port_before_building(capsys, port):
     assert main(["docs", "serve", "--port", port]) == 2
     assert time.perf_counter() - start < 1.0  # not after a whole site build
     assert "[cli.args] --port must be 0 .. 65535" in capsys.readouterr().err
+
+
+def test_a_value_defined_twice_is_refused(db):
+    with pytest.raises(PtospecError) as info:
+        _run(db, "    %c0 = arith.constant 5 : index\n")
+    assert info.value.rule == "program.redefined" and info.value.where.endswith("k.pto:5:5")
+    # sibling regions may reuse a name, as in the assembler's parser
+    _run(db, """    %t = arith.constant true
+    scf.if %t {
+      %x = arith.constant 1 : index
+    } else {
+      %x = arith.constant 2 : index
+    }
+""")
+
+
+def test_an_scf_if_condition_must_be_an_i1_value(db):
+    body = "    %t = pto.alloc_tile : !pto.tile_buf<vec, 16x16xf32>\n    scf.if %t {\n    }\n"
+    assert _rule(db, body) == "program.type"
+    assert [f.rule for f in _run(db, body, check=True).violations] == ["program.type"]
+
+
+def test_check_program_counts_call_arguments(db):
+    program = parse_program("""module {
+  func.func @k(%n: index) {
+    func.call @g() : () -> ()
+    return
+  }
+  func.func private @g(%n: index, %m: index) {
+    return
+  }
+}
+""", "k.pto")
+    found = check_program(db, program, "a5").violations
+    assert [(f.rule, str(f.pos)) for f in found] == [("program.call", "k.pto:3:5")]
+
+
+def test_mutual_recursion_names_the_problem_of_choosing_an_entry(db):
+    program = parse_program("""module {
+  func.func @k(%n: index) {
+    func.call @g(%n) : (index) -> ()
+    return
+  }
+  func.func @g(%n: index) {
+    func.call @k(%n) : (index) -> ()
+    return
+  }
+}
+""", "k.pto")
+    with pytest.raises(PtospecError, match="every function is called by another"):
+        run_program(db, program, {"n": 1}, "a5")
+    with pytest.raises(PtospecError) as info:
+        run_program(db, program, {"n": 1}, "a5", func="k")
+    assert info.value.rule == "program.call-depth"

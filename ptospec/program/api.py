@@ -131,6 +131,9 @@ def entry_function(w: Walker, program: Program, name: str | None) -> Operation:
     roots = [f for f in funcs if w.symbol(f) not in called]
     if len(roots) == 1:
         return roots[0]
+    if not roots:
+        raise ProgramError("every function is called by another (recursion?); choose the kernel with --func",
+                           "program.entry", None)
     raise ProgramError(f"several functions could be the kernel ({', '.join('@' + w.symbol(f) for f in roots)}); "
                        "choose one with --func", "program.entry", None)
 

@@ -7,7 +7,7 @@ from .errors import ProgramError
 from .lexer import int_literal
 from .syntax import Block, Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
-from .walker import Cursor, Walker, _Return, call_function
+from .walker import Cursor, Walker, _func_signature, _Return, call_function
 
 
 def _return(w: Walker, op: Operation) -> None:
@@ -38,7 +38,10 @@ def _call(w: Walker, op: Operation) -> None:
     callee = w.funcs.get(name)
     if callee is None:
         raise ProgramError(f"call to unknown function @{name}", "program.call", op.pos)
-    if w.checking:
+    if w.checking:  # not entered: its arguments are counted here, as the run would
+        params = _func_signature(w, callee)
+        if len(params) != len(args):
+            w.violation(op.pos, "program.call", f"@{name} takes {len(params)} argument(s), got {len(args)}")
         w.bind(op, [UNKNOWN] * len(op.results))
         return
     w.bind(op, call_function(w, callee, args))
@@ -162,6 +165,8 @@ def _least_statements(w: Walker, block: Block, varying: frozenset[str], depth: i
 def _if(w: Walker, op: Operation) -> None:
     c = Cursor(w, op)
     cond = w.get(c.value(), c.peek(-1))
+    if cond is not UNKNOWN and (not isinstance(cond, int) or isinstance(cond, bool)):
+        raise ProgramError("scf.if condition is not an i1 value", "program.type", op.pos)
     if not op.regions:
         raise ProgramError("scf.if needs a then region", "program.syntax", op.pos)
     then, other = op.regions[0][0], (op.regions[1][0] if len(op.regions) > 1 else None)
