@@ -329,3 +329,8 @@ def test_mutual_recursion_names_the_problem_of_choosing_an_entry(db):
     with pytest.raises(PtospecError) as info:
         run_program(db, program, {"n": 1}, "a5", func="k")
     assert info.value.rule == "program.call-depth"
+
+
+def test_list_refuses_an_empty_family(capsys):
+    assert main(["list", "--family", ""]) == 2
+    assert "[cli.family] unknown family ''" in capsys.readouterr().err
