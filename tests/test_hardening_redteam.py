@@ -334,3 +334,18 @@ def test_mutual_recursion_names_the_problem_of_choosing_an_entry(db):
 def test_list_refuses_an_empty_family(capsys):
     assert main(["list", "--family", ""]) == 2
     assert "[cli.family] unknown family ''" in capsys.readouterr().err
+
+
+def test_a_kernel_on_the_wrong_side_of_a_pipe_is_a_rule_violation(db):
+    from pathlib import Path
+
+    from ptospec.program.api import run_kernels
+
+    text = (Path(__file__).parent / "programs" / "fifo_roundtrip.pto").read_text(encoding="utf-8")
+    text = text.replace("%back = pto.tpop_from_aic {split = 1} -> !vhalf",  # the vector kernel pops the V2C pipe
+                        "%back = pto.tpop_from_aiv {split = 1} -> !mat")
+    args = {"x": np.ones(2 * 256, np.float32), "y": np.zeros(2 * 256, np.float32), "z": np.zeros(2 * 256, np.float32),
+            "eye": np.eye(16, dtype=np.float32).ravel(), "tiles": 2}
+    with pytest.raises(PtospecError) as info:
+        run_kernels(db, parse_program(text, "f.pto"), args, ["cube", "vector"], 2)
+    assert info.value.rule == "program.pipe-side", info.value  # sub-block 1 raised IndexError in its thread

@@ -116,6 +116,10 @@ def transfer(w: Walker, op, line, data: dict, tiles: dict) -> None:
     vector = side.count
     producers, consumers = (1, vector) if direction == "c2v" else (vector, 1)
     me = 0 if side.kind == "cube" else side.index
+    producer = "cube" if direction == "c2v" else "vector"
+    if (side.kind == producer) != (action == "push"):  # a cube pops only V2C, a vector kernel only C2V, ...
+        raise ProgramError(f"a {action} of the {direction} pipe runs on the {side.kind} kernel, which "
+                           f"{'produces' if side.kind == producer else 'consumes'} it", "program.pipe-side", op.pos)
     key = (direction, attrs.get("flag_id", 0))
     hub = side.hub
     with hub.cond:
