@@ -349,3 +349,11 @@ def test_a_kernel_on_the_wrong_side_of_a_pipe_is_a_rule_violation(db):
     with pytest.raises(PtospecError) as info:
         run_kernels(db, parse_program(text, "f.pto"), args, ["cube", "vector"], 2)
     assert info.value.rule == "program.pipe-side", info.value  # sub-block 1 raised IndexError in its thread
+
+
+@pytest.mark.parametrize("option, rule", [(["--jobs", "0"], "[cli.jobs]"), (["--jobs", "9999999"], "[cli.jobs]"),
+                                          (["--backend", "bogus"], "[conformance.backend]")])
+def test_conformance_refuses_bad_options_before_the_run(tmp_path, capsys, option, rule):
+    assert main(["conformance", "--ops", "tadd", "--report-dir", str(tmp_path), *option]) == 2
+    assert rule in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing started
