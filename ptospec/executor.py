@@ -55,6 +55,20 @@ def coerce_array(db: Database, name: str, desc: TileDesc, array, cast: bool = Fa
     return arr
 
 
+MAX_MADE_BUFFER_BYTES = 64 << 20  # a global buffer the executor makes itself (zeros); as large as `run` reads
+
+
+def _zero_buffer(name: str, desc: GlobalDesc, dtype: np.dtype) -> np.ndarray:
+    """The zeros of a view's whole buffer (``desc.size`` elements), refused beyond ``MAX_MADE_BUFFER_BYTES``: a
+    descriptor's size or offset is a number the caller wrote, not memory anyone gave."""
+    nbytes = desc.size * dtype.itemsize
+    if nbytes > MAX_MADE_BUFFER_BYTES:
+        raise InvocationError(f"{name}: the view's buffer holds {desc.size} elements ({nbytes} bytes); the executor "
+                              f"makes buffers of at most {MAX_MADE_BUFFER_BYTES} bytes (give the whole buffer as data)",
+                              rule="run.too-large")
+    return np.zeros(desc.size, dtype=dtype)
+
+
 def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array, cast: bool = False) -> np.ndarray:
     """The buffer behind a global view: ``array`` is either the whole buffer (1-D, ``desc.size`` elements)
     or the view's elements (shaped like the view), placed into a zero buffer of ``desc.size`` elements.
@@ -63,7 +77,7 @@ def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array, cast: bool =
     if arr.ndim == 1 and arr.shape[0] == desc.size:
         return arr
     if arr.shape == desc.shape:
-        buffer = np.zeros(desc.size, dtype=arr.dtype)
+        buffer = _zero_buffer(name, desc, arr.dtype)
         buffer[view_offsets(desc)] = arr
         return buffer
     shape = "x".join(map(str, desc.shape))
@@ -295,7 +309,7 @@ def execute(
             initial = data.get(o.name)
             if initial is None and o.role != "out":
                 raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
-            arr = np.zeros(desc.size, numpy_dtype(db, desc.dtype)) if initial is None \
+            arr = _zero_buffer(o.name, desc, numpy_dtype(db, desc.dtype)) if initial is None \
                 else coerce_buffer(db, o.name, desc, initial, cast)
             if o.role == "out" and initial is not None:
                 arr = arr.copy()  # the caller's buffer stays as it was; an input buffer is only read

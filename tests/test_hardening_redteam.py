@@ -357,3 +357,18 @@ def test_conformance_refuses_bad_options_before_the_run(tmp_path, capsys, option
     assert main(["conformance", "--ops", "tadd", "--report-dir", str(tmp_path), *option]) == 2
     assert rule in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing started
+
+
+@pytest.mark.parametrize("view", ["gm,16x16xf32,size=1048576000", "gm,16x16xf32,offset=1000000000"])
+def test_execute_refuses_to_make_a_global_buffer_larger_than_it_reads(db, view):
+    from ptospec.asm.types import parse_descriptor
+    from ptospec.executor import execute
+
+    tiles = {"dst": parse_descriptor(view, db.isa), "src": parse_descriptor("vec,16x16xf32", db.isa)}
+    with pytest.raises(PtospecError) as info:  # a 4 GB buffer of zeros, from a number in a descriptor
+        execute(db, "tstore", "default", "cpu", tiles, {"src": np.ones((16, 16), np.float32)})
+    assert info.value.rule == "run.too-large"
+    with pytest.raises(PtospecError) as info:  # the view's elements given: placed into the same buffer
+        execute(db, "tstore", "default", "cpu", tiles, {"src": np.ones((16, 16), np.float32),
+                                                        "dst": np.zeros((16, 16), np.float32)})
+    assert info.value.rule == "run.too-large"
