@@ -8,6 +8,7 @@ everything else of an output keeps its initial contents.  Invocations the valida
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -97,6 +98,13 @@ def view_elements(desc: GlobalDesc, buffer: np.ndarray) -> np.ndarray:
     return buffer[view_offsets(desc)]
 
 
+def _shown(value) -> str:
+    """A scalar for a message: integers beyond 30 digits by their magnitude (repr fails beyond 4300 digits)."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"{'-' if value < 0 else ''}2**{abs(value).bit_length() - 1}.."
+    return repr(value)
+
+
 def scalar_value(db: Database, name: str, dtype: str, value) -> np.generic:
     """``value`` as a scalar of ``dtype``, refusing values the type cannot hold exactly (1.5 for i32, -1 for u64)."""
     np_type = numpy_dtype(db, dtype)
@@ -109,13 +117,17 @@ def scalar_value(db: Database, name: str, dtype: str, value) -> np.generic:
         if isinstance(value, float) and not value.is_integer():
             raise InvocationError(f"scalar {name} = {value!r} is not an integer ({dtype})", rule="run.scalar")
         if not info.min <= value <= info.max:
-            raise InvocationError(f"scalar {name} = {value!r} is outside the range of {dtype} "
+            raise InvocationError(f"scalar {name} = {_shown(value)} is outside the range of {dtype} "
                                   f"[{info.min}, {info.max}]", rule="run.scalar")
         return np_type.type(int(value))
+    try:
+        number = float(value)  # an integer beyond any float (2**1024) is out of range too
+    except OverflowError:
+        number = math.inf
     with np.errstate(all="ignore"):
-        converted = np_type.type(value)
-    if np.isinf(float(converted)) and not np.isinf(value):
-        raise InvocationError(f"scalar {name} = {value!r} is outside the range of {dtype}", rule="run.scalar")
+        converted = np_type.type(number)
+    if math.isinf(float(converted)) and not (isinstance(value, float) and math.isinf(value)):
+        raise InvocationError(f"scalar {name} = {_shown(value)} is outside the range of {dtype}", rule="run.scalar")
     return converted
 
 

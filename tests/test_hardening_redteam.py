@@ -372,3 +372,13 @@ def test_execute_refuses_to_make_a_global_buffer_larger_than_it_reads(db, view):
         execute(db, "tstore", "default", "cpu", tiles, {"src": np.ones((16, 16), np.float32),
                                                         "dst": np.zeros((16, 16), np.float32)})
     assert info.value.rule == "run.too-large"
+
+
+@pytest.mark.parametrize("value", [2**64, 10**400, -10**400, 10**5000], ids=["2^64", "1e400", "-1e400", "1e5000"])
+@pytest.mark.parametrize("dtype", ["f16", "i32"])
+def test_a_scalar_beyond_the_type_is_out_of_range(db, value, dtype):
+    from ptospec.executor import scalar_value
+
+    with pytest.raises(PtospecError) as info:  # was a TypeError (np.isinf of a Python int) or an OverflowError
+        scalar_value(db, "scalar", dtype, value)
+    assert info.value.rule == "run.scalar" and len(info.value.message) < 200
