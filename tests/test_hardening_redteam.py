@@ -382,3 +382,11 @@ def test_a_scalar_beyond_the_type_is_out_of_range(db, value, dtype):
     with pytest.raises(PtospecError) as info:  # was a TypeError (np.isinf of a Python int) or an OverflowError
         scalar_value(db, "scalar", dtype, value)
     assert info.value.rule == "run.scalar" and len(info.value.message) < 200
+
+
+@pytest.mark.parametrize("value", [np.ones((2, 2)), np.array("x")])
+def test_a_register_field_in_an_npz_is_one_number(tmp_path, capsys, value):
+    np.savez(tmp_path / "in.npz", **{"fmatrix.fmap_h": value})
+    assert main(["run", "timg2col", "--profile", "a5", "--inputs", str(tmp_path / "in.npz"),
+                 "-o", str(tmp_path / "o.npz")]) == 2
+    assert "[run.state] fmatrix.fmap_h must hold one number" in capsys.readouterr().err  # was a ValueError

@@ -143,7 +143,12 @@ def _registers(db, data: dict) -> dict[str, dict[str, object]]:
         if register not in db.isa.state or field not in db.isa.state[register].fields:
             continue  # an operand's name, or an unknown register: reported as an unknown input
         value = data.pop(key)
-        out.setdefault(register, {})[field] = value.item() if isinstance(value, np.ndarray | np.generic) else value
+        if isinstance(value, np.ndarray | np.generic):  # an --inputs member: one number
+            if value.size != 1 or value.dtype.kind not in "biuf":
+                raise InvocationError(f"{key} must hold one number, got an array of shape {value.shape} and dtype "
+                                      f"{value.dtype}", rule="run.state", where="--inputs")
+            value = value.item()
+        out.setdefault(register, {})[field] = value
     return out
 
 
