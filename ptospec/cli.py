@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.specs is not None and not args.specs.strip():  # '' would silently mean the default database
+            raise PtospecError("--specs names no directory", where="--specs", rule="cli.specs")
         return int(args.func(args) or 0)
     except DatabaseErrors as exc:
         for err in exc.errors:

@@ -390,3 +390,8 @@ def test_a_register_field_in_an_npz_is_one_number(tmp_path, capsys, value):
     assert main(["run", "timg2col", "--profile", "a5", "--inputs", str(tmp_path / "in.npz"),
                  "-o", str(tmp_path / "o.npz")]) == 2
     assert "[run.state] fmatrix.fmap_h must hold one number" in capsys.readouterr().err  # was a ValueError
+
+
+def test_an_empty_specs_option_is_refused(capsys):
+    assert main(["--specs", "", "list"]) == 2
+    assert "[cli.specs]" in capsys.readouterr().err
