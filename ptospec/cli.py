@@ -2,15 +2,19 @@
 and exposes ``register(subparsers)``; this module only discovers and dispatches.
 
 Exit codes: 0 success, 1 a finding (lint problems, illegal invocation, stale
-files), 2 bad input (arguments, files, descriptors, assembly).
+files), 2 bad input (arguments, files, descriptors, assembly), 3 an internal error (a defect of ptospec:
+one line; ``PTOSPEC_TRACEBACK=1`` re-raises it with its traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
+from pathlib import Path
 
 from . import __version__, commands
 from .errors import PtospecError
@@ -42,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.specs is not None and not args.specs.strip():  # '' would silently mean the default database
+            raise PtospecError("--specs names no directory", where="--specs", rule="cli.specs")
         return int(args.func(args) or 0)
     except DatabaseErrors as exc:
         for err in exc.errors:
@@ -60,6 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ptospec: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print("ptospec: error: [memory] out of memory", file=sys.stderr)
+        return 3
+    except Exception as exc:  # a defect of ptospec, not of the input: one line, the traceback on request
+        if os.environ.get("PTOSPEC_TRACEBACK"):
+            raise
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"ptospec: internal error: {type(exc).__name__}: {exc} (at {Path(frame.filename).name}:{frame.lineno}; "
+              "please report it; PTOSPEC_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

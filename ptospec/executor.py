@@ -8,6 +8,7 @@ everything else of an output keeps its initial contents.  Invocations the valida
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -55,6 +56,20 @@ def coerce_array(db: Database, name: str, desc: TileDesc, array, cast: bool = Fa
     return arr
 
 
+MAX_MADE_BUFFER_BYTES = 64 << 20  # a global buffer the executor makes itself (zeros); as large as `run` reads
+
+
+def _zero_buffer(name: str, desc: GlobalDesc, dtype: np.dtype) -> np.ndarray:
+    """The zeros of a view's whole buffer (``desc.size`` elements), refused beyond ``MAX_MADE_BUFFER_BYTES``: a
+    descriptor's size or offset is a number the caller wrote, not memory anyone gave."""
+    nbytes = desc.size * dtype.itemsize
+    if nbytes > MAX_MADE_BUFFER_BYTES:
+        raise InvocationError(f"{name}: the view's buffer holds {desc.size} elements ({nbytes} bytes); the executor "
+                              f"makes buffers of at most {MAX_MADE_BUFFER_BYTES} bytes (give the whole buffer as data)",
+                              rule="run.too-large")
+    return np.zeros(desc.size, dtype=dtype)
+
+
 def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array, cast: bool = False) -> np.ndarray:
     """The buffer behind a global view: ``array`` is either the whole buffer (1-D, ``desc.size`` elements)
     or the view's elements (shaped like the view), placed into a zero buffer of ``desc.size`` elements.
@@ -63,7 +78,7 @@ def coerce_buffer(db: Database, name: str, desc: GlobalDesc, array, cast: bool =
     if arr.ndim == 1 and arr.shape[0] == desc.size:
         return arr
     if arr.shape == desc.shape:
-        buffer = np.zeros(desc.size, dtype=arr.dtype)
+        buffer = _zero_buffer(name, desc, arr.dtype)
         buffer[view_offsets(desc)] = arr
         return buffer
     shape = "x".join(map(str, desc.shape))
@@ -83,6 +98,13 @@ def view_elements(desc: GlobalDesc, buffer: np.ndarray) -> np.ndarray:
     return buffer[view_offsets(desc)]
 
 
+def _shown(value) -> str:
+    """A scalar for a message: integers beyond 30 digits by their magnitude (repr fails beyond 4300 digits)."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"{'-' if value < 0 else ''}2**{abs(value).bit_length() - 1}.."
+    return repr(value)
+
+
 def scalar_value(db: Database, name: str, dtype: str, value) -> np.generic:
     """``value`` as a scalar of ``dtype``, refusing values the type cannot hold exactly (1.5 for i32, -1 for u64)."""
     np_type = numpy_dtype(db, dtype)
@@ -95,13 +117,17 @@ def scalar_value(db: Database, name: str, dtype: str, value) -> np.generic:
         if isinstance(value, float) and not value.is_integer():
             raise InvocationError(f"scalar {name} = {value!r} is not an integer ({dtype})", rule="run.scalar")
         if not info.min <= value <= info.max:
-            raise InvocationError(f"scalar {name} = {value!r} is outside the range of {dtype} "
+            raise InvocationError(f"scalar {name} = {_shown(value)} is outside the range of {dtype} "
                                   f"[{info.min}, {info.max}]", rule="run.scalar")
         return np_type.type(int(value))
+    try:
+        number = float(value)  # an integer beyond any float (2**1024) is out of range too
+    except OverflowError:
+        number = math.inf
     with np.errstate(all="ignore"):
-        converted = np_type.type(value)
-    if np.isinf(float(converted)) and not np.isinf(value):
-        raise InvocationError(f"scalar {name} = {value!r} is outside the range of {dtype}", rule="run.scalar")
+        converted = np_type.type(number)
+    if math.isinf(float(converted)) and not (isinstance(value, float) and math.isinf(value)):
+        raise InvocationError(f"scalar {name} = {_shown(value)} is outside the range of {dtype}", rule="run.scalar")
     return converted
 
 
@@ -295,7 +321,7 @@ def execute(
             initial = data.get(o.name)
             if initial is None and o.role != "out":
                 raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
-            arr = np.zeros(desc.size, numpy_dtype(db, desc.dtype)) if initial is None \
+            arr = _zero_buffer(o.name, desc, numpy_dtype(db, desc.dtype)) if initial is None \
                 else coerce_buffer(db, o.name, desc, initial, cast)
             if o.role == "out" and initial is not None:
                 arr = arr.copy()  # the caller's buffer stays as it was; an input buffer is only read

@@ -66,7 +66,10 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         files = op_files(root)
     for p in paths:
         if p.is_dir():
-            files.extend(sorted(p.rglob("*.yaml")))
+            found = sorted(p.rglob("*.yaml"))
+            if not found:  # a mistyped folder is not a clean database
+                problems.append(SpecError("no .yaml file in this directory", where=str(p), rule="lint.path"))
+            files.extend(found)
         elif p.is_file():
             files.append(p)
         else:

@@ -9,6 +9,7 @@ run time (``valid=?x?``) are reported as *deferred*, not as violations.
 from __future__ import annotations
 
 import contextlib
+import numbers
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
@@ -226,16 +227,49 @@ def validate(
     return report
 
 
+def _is_int(value, optional: bool = False) -> bool:
+    return (value is None and optional) or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
+
+
+def _ill_typed_field(desc: TileDesc | ScalarDesc | AttrDesc | GlobalDesc) -> str | None:
+    """What is wrong with the field types of a hand-built descriptor (``parse_descriptor`` builds right ones),
+    or None: a float or a string where an extent belongs would otherwise reach NumPy."""
+    if isinstance(desc, TileDesc):
+        ints = [("rows", False), ("cols", False), ("valid_row", True), ("valid_col", True), ("fractal", False)]
+        texts = ("loc", "dtype", "blayout", "slayout", "pad")
+    elif isinstance(desc, GlobalDesc):
+        if not isinstance(desc.shape, tuple) or not isinstance(desc.strides, tuple) or not all(
+                _is_int(v, True) for v in (*desc.shape, *desc.strides)):
+            return "shape and strides must be tuples of integers (or None)"
+        ints, texts = [("offset", True), ("size", True)], ("dtype", "layout", "view")
+    elif isinstance(desc, ScalarDesc):
+        ints, texts = [], ("dtype",)
+    else:
+        return None
+    for field, optional in ints:
+        if not _is_int(getattr(desc, field), optional):
+            return f"{field} must be an integer{' or None' if optional else ''}, got {getattr(desc, field)!r}"
+    for field in texts:
+        if not isinstance(getattr(desc, field), str):
+            return f"{field} must be a string, got {getattr(desc, field)!r}"
+    return None
+
+
 def _validate(
     db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
     implied: Collection[str] = (), state: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Report:
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     for name, desc in operands.items():
+        if not isinstance(name, str):
+            raise InvocationError(f"operand names are strings, got {name!r}", rule="invocation.operand")
         if not isinstance(desc, TileDesc | ScalarDesc | AttrDesc | GlobalDesc):
             raise InvocationError(f"operand {name!r} must be described by a TileDesc, ScalarDesc, AttrDesc or "
                                   f"GlobalDesc (parse_descriptor gives one), got {type(desc).__name__}",
                                   rule="invocation.operand")
+        wrong = _ill_typed_field(desc)
+        if wrong:
+            raise InvocationError(f"operand {name!r}: {wrong}", rule="invocation.operand")
     out: list[Violation] = []
     deferred: list[str] = []
     declared = {o.name: o for o in mode.operands}

@@ -123,3 +123,36 @@ def deep_expressions() -> list[str]:
         "sum(i < sum(j < sum(k < 1: k): j): i)" * 3,
         "t.rows <" + " t.rows <" * 3,
     ]
+
+
+PROGRAM_NUMBERS = ["0", "-1", "1", "16", "65536", "99999999999999999999999", "-9223372036854775808", "0x10", "064",
+                   "1e308", "3.5", "1" + "0" * 50]
+
+
+def mutate_program(text: str, rng: random.Random, steps: int = 2) -> str:
+    """A .pto text with a few lines changed: numbers swapped for hostile ones, %values swapped, lines deleted,
+    duplicated or cut, braces dropped, characters inserted."""
+    import re
+
+    lines = text.split("\n")
+    values = re.findall(r"%\w+", text) or ["%x"]
+    for _ in range(steps):
+        if not lines:
+            break
+        i = rng.randrange(len(lines))
+        action = rng.random()
+        if action < 0.3:
+            lines[i] = re.sub(r"(?<![%\w])\d+", lambda m: rng.choice(PROGRAM_NUMBERS), lines[i])
+        elif action < 0.45:
+            lines[i] = re.sub(r"%\w+", lambda m: rng.choice(values) if rng.random() < 0.4 else m.group(0), lines[i])
+        elif action < 0.55:
+            del lines[i]
+        elif action < 0.65:
+            lines.insert(i, lines[rng.randrange(len(lines))])
+        elif action < 0.7:
+            lines = lines[:i]
+        elif action < 0.8:
+            lines[i] = lines[i].replace(rng.choice("{}()[]<>"), "", 1)
+        else:
+            lines[i] = _mutate_text(lines[i], rng)
+    return "\n".join(lines)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hostile import deep_expressions, mutate_data, mutate_text, random_expression
+from hostile import deep_expressions, mutate_data, mutate_program, mutate_text, random_expression
 
 from ptospec.asm.forms import FORMS, parse_line, print_form
 from ptospec.asm.types import parse_descriptor
@@ -170,3 +170,37 @@ def test_hostile_executions(db):
                     cast=rng.random() < 0.5)
 
         only_ptospec_errors(run)
+
+
+def test_hostile_programs(db):
+    """Mutated kernels (the cross-core pair and the loop kernel of test_programs), checked and run: only
+    PtospecError, quickly (loops are bounded by the step limit, refused up front when they would exceed it)."""
+    from test_programs import LOOP_KERNEL
+
+    from ptospec.program.api import check_program, run_kernels, run_program
+    from ptospec.program.syntax import parse_program
+
+    rng = random.Random(7)  # the main branch before the red-team pass failed 7 of these 150 inputs
+    fifo = (ROOT / "tests" / "programs" / "fifo_roundtrip.pto").read_text(encoding="utf-8")
+    buffers = {"x": np.ones(512, np.float32), "y": np.zeros(512, np.float32), "z": np.zeros(512, np.float32),
+               "eye": np.eye(16, dtype=np.float32).ravel(), "tiles": 2}
+    loop_args = {**{f"arg{k}": np.ones(256, np.float32) for k in range(3)}, "n": 3}
+    start = time.perf_counter()
+    for k in range(150):
+        if time.perf_counter() - start > 6:
+            break
+        text = mutate_program(fifo if k % 2 else LOOP_KERNEL, rng, rng.randint(1, 3))
+
+        def check_and_run(text=text, k=k):
+            program = parse_program(text, "k.pto")
+            check_program(db, program)
+            if k % 2:
+                try:
+                    run_kernels(db, program, dict(buffers), ["cube", "vector"], 2, max_steps=200_000)
+                except PtospecError as exc:  # a kernel's thread failing with anything else is wrapped so
+                    assert exc.rule != "program.kernel-error", exc
+                    raise
+            else:
+                run_program(db, program, dict(loop_args), max_steps=200_000)
+
+        only_ptospec_errors(check_and_run)

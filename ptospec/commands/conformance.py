@@ -19,6 +19,7 @@ from ..errors import InvocationError
 # backends shipped with ptospec, usable by name even when the package's entry points are not installed
 BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend"}
 DERIVED = 32  # derived cases per fixed positive case (conformance/derive.py): data sets cost no compile
+MAX_JOBS = 256
 
 
 def register(sub) -> None:
@@ -204,6 +205,12 @@ def run(args) -> int:
 
     if args.derived < 0:
         raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:  # each job is a process (and a compiler)
+        raise InvocationError(f"--jobs must be 1 .. {MAX_JOBS}, got {args.jobs}", rule="cli.jobs", where="--jobs")
+    if args.backend != "cpusim":  # named before the run starts, not in the log of a run that did not start
+        from ..conformance.load import backend_class
+
+        backend_class(_backend_spec(args.backend))
     db = load_database_cached(getattr(args, "specs", None))  # a repeated run reads the database built before
     ops = _op_names(db, args.ops)
     backend = args.backend

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import InvocationError
 from ._common import database
 
 
@@ -59,6 +60,8 @@ def run_build(args) -> int:
 def run_serve(args) -> int:
     from ..docs.build import build_date, build_html, generate, site_dir, write
 
+    if not 0 <= args.port <= 65535:  # refused before the build, not by the server after it
+        raise InvocationError(f"--port must be 0 .. 65535, got {args.port}", rule="cli.args", where="--port")
     db = database(args)
     site = site_dir(db, args.site)
     write(generate(db), site)

@@ -70,6 +70,6 @@ def _upstream(db, args) -> int:
 
 
 def _check_family(family: str | None, known: list[str]) -> None:
-    if family and family not in known:
+    if family is not None and family not in known:  # an empty name is no family either
         raise InvocationError(f"unknown family {family!r} (known: {', '.join(known)})", rule="cli.family",
                               where="--family")

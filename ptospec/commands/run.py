@@ -67,6 +67,7 @@ def _load(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str, np.n
         if size > limit:
             raise InvocationError(f"{path} holds {size} bytes of data; the limit here is {limit} bytes",
                                   rule="run.input", where=where)
+        _check_headers(p, limit)
         loaded = np.load(p, allow_pickle=False)
         if isinstance(loaded, np.lib.npyio.NpzFile):
             with loaded:
@@ -76,9 +77,38 @@ def _load(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str, np.n
         raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, UnicodeError, RuntimeError) as exc:
         reason = str(exc) or type(exc).__name__
-        if "pickle" in reason.lower():
+        if "object arrays" in reason.lower():
             reason = "it holds Python objects (pickled data), which are never loaded"
+        elif "max_header_size" in reason:
+            reason = "its array header is too large"
         raise InvocationError(f"cannot read {path}: {reason}", rule="run.input", where=where) from None
+
+
+def _check_headers(p: Path, limit: int) -> None:
+    """Refuse an array whose header promises more data than the limit or than its file holds, before NumPy
+    allocates it (``np.load`` trusts the shape and dtype of the header)."""
+    if zipfile.is_zipfile(p):
+        with zipfile.ZipFile(p) as archive:
+            for info in archive.infolist():
+                if info.filename.endswith(".npy"):
+                    with archive.open(info) as fh:
+                        _check_header(fh, info.file_size, limit, f"member {info.filename}: ")
+        return
+    with p.open("rb") as fh:
+        _check_header(fh, p.stat().st_size, limit, "")
+
+
+def _check_header(fh, size: int, limit: int, member: str) -> None:
+    version = np.lib.format.read_magic(fh)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _fortran, dtype = read(fh)
+    count = 1
+    for extent in shape:
+        count *= extent
+    nbytes = count * dtype.itemsize
+    if nbytes > limit or nbytes > size:
+        raise ValueError(f"{member}its header declares shape {shape} of {dtype} ({nbytes} bytes), more than "
+                         f"{'the file holds' if nbytes <= limit else f'the limit of {limit} bytes'}")
 
 
 _INT = re.compile(r"[+-]?[0-9]{1,25}")
@@ -113,7 +143,12 @@ def _registers(db, data: dict) -> dict[str, dict[str, object]]:
         if register not in db.isa.state or field not in db.isa.state[register].fields:
             continue  # an operand's name, or an unknown register: reported as an unknown input
         value = data.pop(key)
-        out.setdefault(register, {})[field] = value.item() if isinstance(value, np.ndarray | np.generic) else value
+        if isinstance(value, np.ndarray | np.generic):  # an --inputs member: one number
+            if value.size != 1 or value.dtype.kind not in "biuf":
+                raise InvocationError(f"{key} must hold one number, got an array of shape {value.shape} and dtype "
+                                      f"{value.dtype}", rule="run.state", where="--inputs")
+            value = value.item()
+        out.setdefault(register, {})[field] = value
     return out
 
 

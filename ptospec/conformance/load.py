@@ -43,14 +43,21 @@ def backend_class(spec: str) -> type:
     cls = getattr(module, attr, None)
     if cls is None:
         raise InvocationError(f"backend module {module_name!r} has no {attr!r}", rule="conformance.backend")
+    if not isinstance(cls, type) or not issubclass(cls, Backend):
+        raise InvocationError(f"backend {spec!r} is not a subclass of ptospec.conformance.backend.Backend",
+                              rule="conformance.backend")
     return cls
 
 
 def load_backend(spec: str, db: Database) -> Backend:
     """Instantiate the backend; its constructor gets ``db`` if it takes a ``db`` parameter."""
     cls = backend_class(spec)
-    takes_db = "db" in inspect.signature(cls).parameters
-    backend = cls(db=db) if takes_db else cls()
+    try:  # the backend's own constructor: any failure in it is the backend's, reported as such
+        takes_db = "db" in inspect.signature(cls).parameters
+        backend = cls(db=db) if takes_db else cls()
+    except Exception as exc:
+        raise InvocationError(f"backend {spec!r} cannot be created: {type(exc).__name__}: {exc}",
+                              rule="conformance.backend") from None
     if not isinstance(backend, Backend):
         raise InvocationError(f"backend {spec!r} is not a ptospec.conformance.backend.Backend",
                               rule="conformance.backend")

@@ -127,14 +127,14 @@ def _check_options(config: pytest.Config) -> None:
         except PtospecError as exc:
             raise pytest.UsageError(f"ptospec: --pto-backend: {exc.one_line()}") from None
     profile = config.getoption("--pto-profile", None)
-    if profile is not None:
+    if profile is not None or config.getoption("--pto-specs", None):
         specs = config.getoption("--pto-specs", None) or _find_specs(Path(str(config.invocation_params.dir))) \
             or _find_specs(Path(str(config.rootpath)))
         try:
             known = _database(config, specs).isa.profiles  # loaded once: collection and the runner use it too
         except PtospecError as exc:
             raise pytest.UsageError(f"ptospec: --pto-specs: {exc.one_line()}") from None
-        if profile not in known:
+        if profile is not None and profile not in known:
             raise pytest.UsageError(f"ptospec: --pto-profile: unknown profile {profile!r} "
                                     f"(known: {', '.join(known)})")
 
@@ -223,6 +223,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 
+_REPORT_ERROR = pytest.StashKey[str]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write --pto-report (before the terminal summary, which names the file or why it could not be written:
+    a full disk or a device that refuses data is one line and exit status 4, not a traceback)."""
+    config = session.config
+    matrix = config.stash.get(_MATRIX, None)
+    path = config.getoption("--pto-report", None)
+    if not path or matrix is None or not matrix.cells or hasattr(config, "workerinput"):
+        return
+    try:
+        matrix.write(path, config.getoption("--pto-backend"))
+    except OSError as exc:
+        config.stash[_REPORT_ERROR] = f"ptospec: --pto-report {path}: cannot write: {exc.strerror or exc}"
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     matrix = config.stash.get(_MATRIX, None)
     if matrix is None or not matrix.cells:
@@ -237,8 +256,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(f"PTO conformance (backend: {backend}): {matrix.summary()}; "
                                     "--pto-matrix prints the matrix")
     if path:
-        matrix.write(path, backend)
-        terminalreporter.write_line(f"wrote {path}")
+        error = config.stash.get(_REPORT_ERROR, None)
+        terminalreporter.write_line(error, red=True) if error else terminalreporter.write_line(f"wrote {path}")
 
 
 def _find_specs(start: Path) -> str | None:

@@ -26,6 +26,8 @@ _ARCH = re.compile(r'^"?pto\.target_arch"?$')
 def read_program(path: str | Path) -> Program:
     p = Path(path)
     try:
+        if p.exists() and not p.is_file():  # a directory, a FIFO (whose read would wait for a writer), a device
+            raise PtospecError("not a regular file", where=str(path), rule="program.read")
         if p.stat().st_size > MAX_FILE:
             raise ProgramError(f"file is larger than {MAX_FILE} bytes", "program.too-long", None)
         text = p.read_text(encoding="utf-8")
@@ -129,6 +131,9 @@ def entry_function(w: Walker, program: Program, name: str | None) -> Operation:
     roots = [f for f in funcs if w.symbol(f) not in called]
     if len(roots) == 1:
         return roots[0]
+    if not roots:
+        raise ProgramError("every function is called by another (recursion?); choose the kernel with --func",
+                           "program.entry", None)
     raise ProgramError(f"several functions could be the kernel ({', '.join('@' + w.symbol(f) for f in roots)}); "
                        "choose one with --func", "program.entry", None)
 

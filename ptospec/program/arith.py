@@ -168,7 +168,18 @@ CASTS = ("index_cast", "index_castui", "extsi", "extui", "trunci", "sitofp", "ui
          "extf", "truncf")
 
 
+def _numbers(name: str, *values, integer: bool) -> None:
+    """The operands of an arith operation are numbers (an integer type's are integers), never a pointer, a
+    view or a tile."""
+    for v in values:
+        if v is UNKNOWN or isinstance(v, int) or (not integer and isinstance(v, float)):
+            continue
+        what = "a float" if isinstance(v, float) else f"a {type(v).__name__.lower()}"
+        raise ArithError(f"an operand of arith.{name} is {what}, not {'an integer' if integer else 'a number'}")
+
+
 def binary(name: str, a, b, ty: str):
+    _numbers(name, a, b, integer=name in INT_BINARY)
     if not known(a, b):
         return UNKNOWN
     if name in INT_BINARY:
@@ -189,6 +200,7 @@ def binary(name: str, a, b, ty: str):
 def compare_int(pred: str, a, b, ty: str):
     if pred not in CMPI:
         raise ArithError(f"unknown arith.cmpi predicate {pred!r} (known: {', '.join(CMPI)})")
+    _numbers("cmpi", a, b, integer=True)
     if not known(a, b):
         return UNKNOWN
     bits = int_width(ty) or 64
@@ -201,15 +213,17 @@ def compare_int(pred: str, a, b, ty: str):
 def compare_float(pred: str, a, b):
     if pred not in CMPF:
         raise ArithError(f"unknown arith.cmpf predicate {pred!r} (known: {', '.join(CMPF)})")
+    _numbers("cmpf", a, b, integer=False)
     if not known(a, b):
         return UNKNOWN
     return int(CMPF[pred](float(a), float(b)))
 
 
 def cast(name: str, value, src: str, dst: str):
+    src_bits = int_width(src)
+    _numbers(name, value, integer=src_bits is not None)
     if value is UNKNOWN:
         return UNKNOWN
-    src_bits = int_width(src)
     if name in ("index_castui", "extui", "uitofp") and src_bits is not None:
         value = unsigned(value, src_bits)
     if name in ("fptosi", "fptoui"):
@@ -220,4 +234,5 @@ def cast(name: str, value, src: str, dst: str):
 
 
 def negf(value, ty: str):
+    _numbers("negf", value, integer=False)
     return UNKNOWN if value is UNKNOWN else round_float(-float(value), ty)

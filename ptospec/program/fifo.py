@@ -116,6 +116,10 @@ def transfer(w: Walker, op, line, data: dict, tiles: dict) -> None:
     vector = side.count
     producers, consumers = (1, vector) if direction == "c2v" else (vector, 1)
     me = 0 if side.kind == "cube" else side.index
+    producer = "cube" if direction == "c2v" else "vector"
+    if (side.kind == producer) != (action == "push"):  # a cube pops only V2C, a vector kernel only C2V, ...
+        raise ProgramError(f"a {action} of the {direction} pipe runs on the {side.kind} kernel, which "
+                           f"{'produces' if side.kind == producer else 'consumes'} it", "program.pipe-side", op.pos)
     key = (direction, attrs.get("flag_id", 0))
     hub = side.hub
     with hub.cond:
@@ -168,10 +172,23 @@ def _initialize(w: Walker, op) -> None:
     spelling = w.spec.frontend_pipes
     c = Cursor(w, op)
     attrs = c.skip_attr_dict()
-    mask = int(attrs.get("dir_mask", "3"))
-    w.pipe_attrs = {"dir_mask": mask, "slot_size": int(attrs.get("slot_size", "0")),
+    mask = _int_attr(attrs, "dir_mask", 3, op)
+    w.pipe_attrs = {"dir_mask": mask, "slot_size": _int_attr(attrs, "slot_size", 0, op),
                     "slot_num": spelling.slot_num_both_ways if mask == 3 else spelling.slot_num_one_way,
                     "flag_id": spelling.flag_id}
+
+
+def _int_attr(attrs: dict[str, str], key: str, default: int, op) -> int:
+    """An integer attribute of a frontend pipe operation (``{split = 1}``), as written: ASCII digits."""
+    text = attrs.get(key)
+    if text is None:
+        return default
+    try:
+        if text.isascii() and len(text) <= 20:
+            return int(text, 16) if text.lower().startswith("0x") else int(text, 10)
+    except ValueError:
+        pass
+    raise ProgramError(f"{op.name}: {key} must be an integer, got {text!r}", "program.syntax", op.pos)
 
 
 def _buffer(w: Walker, op) -> None:
@@ -199,7 +216,7 @@ def _frontend(w: Walker, op) -> None:
         c.expect(",")
         c.value()
         c.expect(")")
-    split = int(c.skip_attr_dict().get("split", "0"))
+    split = _int_attr(c.skip_attr_dict(), "split", 0, op)
     if action == "pop":
         c.expect("->")
         ty = c.type()

@@ -42,6 +42,21 @@ _SIMPLE = [
     ("arrow", r"->"),
     ("punct", r"[(){}\[\],:=<>?*+-]"),
 ]
+MAX_LITERAL_DIGITS = 40  # 2^128 has 39 digits: wider literals are refused, not parsed
+
+
+def int_literal(text: str) -> int | None:
+    """The value of a ``number`` token that is an integer (decimal, leading zeros allowed, or 0x hex); None
+    for a float literal or one longer than ``MAX_LITERAL_DIGITS`` digits."""
+    if len(text.lstrip("+-")) > MAX_LITERAL_DIGITS + 2:
+        return None
+    if text.lower().startswith("0x"):
+        return int(text, 16)
+    if "." in text or "e" in text.lower():
+        return None
+    return int(text, 10)
+
+
 _MASTER = re.compile("|".join(f"(?P<{k}>{p})" for k, p in _SIMPLE))
 _WORD = re.compile(r"[!#]?[A-Za-z_][A-Za-z0-9_.$]*")
 _BODY_WORDS = {"memref", "tensor", "vector", "dense", "complex", "tuple", "affine_map", "strided", "array",

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from .errors import ProgramError
+from .lexer import int_literal
 from .syntax import Block, Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
-from .walker import Cursor, Walker, _Return, call_function
+from .walker import Cursor, Walker, _func_signature, _Return, call_function
 
 
 def _return(w: Walker, op: Operation) -> None:
@@ -37,7 +38,10 @@ def _call(w: Walker, op: Operation) -> None:
     callee = w.funcs.get(name)
     if callee is None:
         raise ProgramError(f"call to unknown function @{name}", "program.call", op.pos)
-    if w.checking:
+    if w.checking:  # not entered: its arguments are counted here, as the run would
+        params = _func_signature(w, callee)
+        if len(params) != len(args):
+            w.violation(op.pos, "program.call", f"@{name} takes {len(params)} argument(s), got {len(args)}")
         w.bind(op, [UNKNOWN] * len(op.results))
         return
     w.bind(op, call_function(w, callee, args))
@@ -80,6 +84,9 @@ def _for(w: Walker, op: Operation) -> None:
         raise ProgramError("scf.for needs one body region", "program.syntax", op.pos)
     body = op.regions[0][0]
     carried = inits
+    for what, v in (("lower bound", lb), ("upper bound", ub), ("step", st)):
+        if v is not UNKNOWN and (not isinstance(v, int) or isinstance(v, bool)):
+            raise ProgramError(f"scf.for {what} is not an integer", "program.type", op.pos)
     if w.checking or not known(lb, ub, st):
         if not w.checking:
             raise ProgramError("scf.for bounds are not known", "program.unknown-value", op.pos)
@@ -88,7 +95,13 @@ def _for(w: Walker, op: Operation) -> None:
         return
     if st <= 0:
         raise ProgramError(f"scf.for step must be positive, got {st}", "program.loop-step", op.pos)
+    trips = _trips(lb, ub, st)
+    least = trips * (1 + _least_statements(w, body, _defined(w, body)))
+    if w.stats.statements + least > w.max_steps:  # refused before it starts: each iteration counts
+        raise ProgramError(f"scf.for runs {trips} iterations of at least {least // max(trips, 1)} statement(s); a "
+                           f"run executes at most {w.max_steps} statements", "program.step-limit", op.pos)
     for i in range(lb, ub, st):
+        w.tick(op)  # an iteration is a statement (its scf.yield), so an empty body cannot spin unbounded
         _, carried, term = _enter(w, body, [iv, *names], [i, *carried])
         if len(carried) != len(names):
             raise ProgramError(f"scf.yield gives {len(carried)} value(s), the loop carries {len(names)}",
@@ -96,9 +109,64 @@ def _for(w: Walker, op: Operation) -> None:
     w.bind(op, carried)
 
 
+def _trips(lb: int, ub: int, st: int) -> int:
+    return max(0, -((lb - ub) // st))  # len(range(lb, ub, st)), which overflows beyond 2**63
+
+
+def _defined(w: Walker, block: Block) -> frozenset[str]:
+    """Every value a loop body (re)defines on each iteration: results, block arguments, loop headers' names."""
+    memo = w.__dict__.setdefault("_loop_defined", {})
+    found = memo.get(id(block))
+    if found is None or found[0] is not block:
+        names: set[str] = {name for name, _ty in block.args}
+        for inner in block.ops:
+            names.update(inner.results)
+            names.update(t.text for k, t in enumerate(inner.tail[:-1]) if t.kind == "value" and
+                         inner.tail[k + 1].text == "=")
+            for region in inner.regions:
+                for b in region:
+                    names |= _defined(w, b)
+        found = memo[id(block)] = (block, frozenset(names))
+    return found[1]
+
+
+_LEAST_DEPTH = 16
+
+
+def _least_statements(w: Walker, block: Block, varying: frozenset[str], depth: int = 0) -> int:
+    """A lower bound of the statements one run of ``block`` executes: each of its operations once, and a
+    nested ``scf.for`` whose bounds are constants of the block or values the enclosing loop does not change
+    (not in ``varying``) its trip count times its own body.  0 when the block may return early."""
+    constants: dict[str, int] = {}
+    total = 0
+    for inner in block.ops:
+        if inner.name in ("scf.yield", "scf.condition"):
+            continue
+        if inner.name in ("return", "func.return"):
+            return 0
+        total += 1
+        tail = inner.tail
+        if inner.name == "arith.constant" and len(inner.results) == 1 and tail and tail[0].kind == "number":
+            value = int_literal(tail[0].text)
+            if value is not None:
+                constants[inner.results[0]] = value
+        elif (inner.name == "scf.for" and len(tail) > 6 and tail[3].text == "to" and tail[5].text == "step"
+              and len(inner.regions) == 1 and depth < _LEAST_DEPTH):
+            bounds = [constants.get(t.text, w.env.get(t.text) if t.text not in varying else None)
+                      for t in (tail[2], tail[4], tail[6])]
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in bounds) and bounds[2] > 0:
+                nested = _least_statements(w, inner.regions[0][0], varying, depth + 1)
+                total += _trips(*bounds) * (1 + nested)
+        if total > w.max_steps:
+            break
+    return total
+
+
 def _if(w: Walker, op: Operation) -> None:
     c = Cursor(w, op)
     cond = w.get(c.value(), c.peek(-1))
+    if cond is not UNKNOWN and (not isinstance(cond, int) or isinstance(cond, bool)):
+        raise ProgramError("scf.if condition is not an i1 value", "program.type", op.pos)
     if not op.regions:
         raise ProgramError("scf.if needs a then region", "program.syntax", op.pos)
     then, other = op.regions[0][0], (op.regions[1][0] if len(op.regions) > 1 else None)
@@ -150,7 +218,7 @@ def _while(w: Walker, op: Operation) -> None:
             w.bind(op, values[1:])
             return
         _, args, _ = w.run_block(after, values[1:] if after.args else [])
-        w.stats.statements += 1
+        w.tick(op)
 
 
 def _bind_header(w: Walker, before: Block, header: list[str], args: list) -> None:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import ProgramError
+from .lexer import int_literal
 from .syntax import Operation
 from .values import UNKNOWN, known
 from .walker import Cursor, Walker
@@ -74,8 +75,11 @@ def _read(w: Walker, op: Operation, operands: list[str], attributes: tuple[str, 
             c.i += 1
             items.append(w.get(t.text, t))
         elif t.kind == "number":
+            value = int_literal(t.text)
+            if value is None:
+                raise c.error(f"{op.name}: expected an integer, got {t.text!r}", t)
             c.i += 1
-            items.append(int(t.text, 0))
+            items.append(value)
         elif t.kind == "ident":
             c.i += 1
             items.append(t.text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ProgramError, SourcePos
-from .lexer import Token, tokenize
+from .lexer import Token, int_literal, tokenize
 
 MAX_DEPTH = 200  # nested regions
 
@@ -126,8 +126,8 @@ class _Parser:
                     raise self.error("expected a result value", t)
                 self.i += 1
                 if self.is_punct(0, ":") and self.peek(1) is not None and self.peek(1).kind == "number":
-                    count = int(self.peek(1).text, 0)
-                    if not 0 < count <= 1024:
+                    count = int_literal(self.peek(1).text)
+                    if count is None or not 0 < count <= 1024:
                         raise self.error(f"result count {count} out of range", self.peek(1))
                     results.extend(f"{t.text}#{k}" for k in range(count))
                     self.i += 2
@@ -230,4 +230,24 @@ def parse_program(text: str, path: str) -> Program:
     """Read a ``.pto`` file's text into generic operations (raises ``ProgramError`` with file:line:col)."""
     parser = _Parser(text, path)
     top = parser.program()
+    for op in top:
+        _single_definitions(op, frozenset())
     return Program(path, text, dict(parser.aliases), top)
+
+
+def _single_definitions(op: Operation, visible: frozenset[str]) -> None:
+    """SSA: a value is defined once where it is visible (its block and the regions nested in it; a function
+    starts afresh), as the assembler's parser requires: a second definition is ``program.redefined``."""
+    if op.name in ("func.func", "module"):
+        visible = frozenset()
+    for region in op.regions:
+        for block in region:
+            local = {name for name, _ty in block.args}
+            for inner in block.ops:
+                for name in dict.fromkeys(r.split("#")[0] for r in inner.results):
+                    if name in local or name in visible:
+                        raise ProgramError(f"{name} is defined twice (SSA values are defined once)",
+                                           "program.redefined", inner.pos)
+                    local.add(name)
+                if inner.regions:
+                    _single_definitions(inner, visible | local)

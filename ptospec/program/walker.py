@@ -26,7 +26,7 @@ from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import make_scope, state_reads, validate
 from . import arith
 from .errors import ProgramError, SourcePos
-from .lexer import Token
+from .lexer import Token, int_literal
 from .spec import ProgramSpec, broken_rules, program_spec
 from .syntax import Block, Operation, Program
 from .values import UNKNOWN, GlobalBuffer, PartitionView, TileBuffer, known
@@ -157,12 +157,16 @@ class Cursor:
         return t.text
 
     def operand(self):
-        """A %value or an integer literal (sizes may be written as numbers)."""
+        """A %value or an integer literal (sizes may be written as numbers): an integer, or unknown."""
         t = self.next("a value")
         if t.kind == "value":
-            return self.w.get(t.text, t)
-        if t.kind == "number":
-            return int(t.text, 0)
+            value = self.w.get(t.text, t)
+            if value is not UNKNOWN and (not isinstance(value, int) or isinstance(value, bool)):
+                what = "a float" if isinstance(value, float) else f"a {type(value).__name__.lower()}"
+                raise self.error(f"{t.text} is {what}, not an integer, in {self.op.name}", t, "program.type")
+            return value
+        if t.kind == "number" and (value := int_literal(t.text)) is not None:
+            return value
         raise self.error(f"expected a %value or an integer in {self.op.name}, got {t.text!r}", t)
 
     def type(self) -> str:
@@ -338,11 +342,15 @@ class Walker:
                 break
         return values
 
-    def step(self, op: Operation) -> None:
-        self.stats.statements += 1
+    def tick(self, op: Operation, count: int = 1) -> None:
+        """Count ``count`` statements (or loop iterations) executed at ``op``; beyond the limit, stop."""
+        self.stats.statements += count
         if self.stats.statements > self.max_steps:
             raise ProgramError(f"more than {self.max_steps} statements executed (a loop that does not end?)",
                                "program.step-limit", op.pos)
+
+    def step(self, op: Operation) -> None:
+        self.tick(op)
         name = op.name
         handler = self.handlers.get(name)
         if handler is not None:
@@ -622,8 +630,11 @@ class Walker:
                 raise c.error(f"arith.constant {t.text!r} is not a number the interpreter reads", t,
                               "program.unsupported")
             ty = c.type() if c.accept(":") else "i64"
-            value = float(t.text) if ("." in t.text or "e" in t.text.lower()) and not t.text.startswith("0x") \
-                else int(t.text, 0)
+            value = int_literal(t.text)
+            if value is None:
+                if len(t.text) > 400:
+                    raise c.error(f"arith.constant {t.text[:40]}... is too long", t, "program.syntax")
+                value = float(t.text)
             return arith.as_type(value, ty)
         if name in ("cmpi", "cmpf"):
             pred = c.next("a predicate").text
