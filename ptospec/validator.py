@@ -211,6 +211,7 @@ def validate(
     has no tmp: the implementation allocates it); they are not reported missing, and the rules that
     concern them are listed in ``Report.implied`` instead of being checked.  Reports are remembered (they
     are immutable, and a conformance run asks about the same invocation several times)."""
+    _check_operand_types(operands)  # before the memo: a descriptor with rows=16.0 equals one with rows=16
     state = state or {}
     frozen = tuple(sorted((str(r), tuple(sorted(f.items()))) for r, f in state.items()))
     key = (op_name, mode_name, profile, tuple(operands.items()), tuple(implied), frozen)
@@ -228,12 +229,21 @@ def validate(
 
 
 def _is_int(value, optional: bool = False) -> bool:
-    return (value is None and optional) or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
+    return type(value) is int or (value is None and optional) or (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool))
+
+
+_OPTIONAL_INT = (int, type(None))
 
 
 def _ill_typed_field(desc: TileDesc | ScalarDesc | AttrDesc | GlobalDesc) -> str | None:
     """What is wrong with the field types of a hand-built descriptor (``parse_descriptor`` builds right ones),
     or None: a float or a string where an extent belongs would otherwise reach NumPy."""
+    if (type(desc) is TileDesc and type(desc.rows) is int and type(desc.cols) is int  # the common case, quickly
+            and type(desc.valid_row) in _OPTIONAL_INT and type(desc.valid_col) in _OPTIONAL_INT
+            and type(desc.fractal) is int and type(desc.loc) is str and type(desc.dtype) is str
+            and type(desc.blayout) is str and type(desc.slayout) is str and type(desc.pad) is str):
+        return None
     if isinstance(desc, TileDesc):
         ints = [("rows", False), ("cols", False), ("valid_row", True), ("valid_col", True), ("fractal", False)]
         texts = ("loc", "dtype", "blayout", "slayout", "pad")
@@ -255,11 +265,9 @@ def _ill_typed_field(desc: TileDesc | ScalarDesc | AttrDesc | GlobalDesc) -> str
     return None
 
 
-def _validate(
-    db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
-    implied: Collection[str] = (), state: Mapping[str, Mapping[str, object]] | None = None,
-) -> Report:
-    op, mode = resolve(db, op_name, mode_name, profile, operands)
+def _check_operand_types(operands: Mapping) -> None:
+    """Operand names are strings and descriptors are descriptors with fields of their types (a hand-built one
+    may have a float or a string where an extent belongs, which would otherwise reach NumPy)."""
     for name, desc in operands.items():
         if not isinstance(name, str):
             raise InvocationError(f"operand names are strings, got {name!r}", rule="invocation.operand")
@@ -270,6 +278,13 @@ def _validate(
         wrong = _ill_typed_field(desc)
         if wrong:
             raise InvocationError(f"operand {name!r}: {wrong}", rule="invocation.operand")
+
+
+def _validate(
+    db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
+    implied: Collection[str] = (), state: Mapping[str, Mapping[str, object]] | None = None,
+) -> Report:
+    op, mode = resolve(db, op_name, mode_name, profile, operands)
     out: list[Violation] = []
     deferred: list[str] = []
     declared = {o.name: o for o in mode.operands}

@@ -395,3 +395,17 @@ def test_a_register_field_in_an_npz_is_one_number(tmp_path, capsys, value):
 def test_an_empty_specs_option_is_refused(capsys):
     assert main(["--specs", "", "list"]) == 2
     assert "[cli.specs]" in capsys.readouterr().err
+
+
+def test_a_well_typed_twin_judged_before_does_not_let_a_float_extent_through(db):
+    """rows=16.0 equals rows=16 (and hashes alike): the remembered report of the int tile must not answer for it."""
+    from dataclasses import replace
+
+    from ptospec.tile import TileDesc
+    from ptospec.validator import validate
+
+    tile = TileDesc("Vec", "f32", 16, 16, 16, 16)
+    assert validate(db, "tabs", None, "cpu", {"src": tile, "dst": tile}).ok
+    with pytest.raises(PtospecError) as info:
+        validate(db, "tabs", None, "cpu", {"src": tile, "dst": replace(tile, rows=16.0)})
+    assert info.value.rule == "invocation.operand" and "rows" in info.value.message

@@ -74,10 +74,13 @@ def _case_literal(case: Case, ident: str) -> str:
 
 
 def render_module(db: Database, op: OpSpec, cases: tuple[list[Case], list[Case]] | None = None,
-                  bindings: dict[tuple[str, str], list[dict]] | None = None) -> str:
+                  bindings: dict[tuple[str, str], list[dict]] | None = None,
+                  ids: dict[Case, str] | None = None) -> str:
     """The module of ``op``; ``cases``: its (positive, must-reject) cases if already searched (``all_cases``);
-    ``bindings``: each (mode, profile)'s property bindings if already found (``property_bindings``)."""
+    ``bindings``: each (mode, profile)'s property bindings if already found (``property_bindings``); ``ids``:
+    the cases' test ids if already made (``case_id``)."""
     positives, rejects = cases if cases is not None else all_cases(db, op)
+    named = ids or {}
     uncovered = uncovered_rules(db, op, rejects)
     units = [(m.name, p) for m in op.modes for p in db.isa.profiles if p in op.dtypes]
     found = bindings or {}
@@ -109,11 +112,11 @@ def render_module(db: Database, op: OpSpec, cases: tuple[list[Case], list[Case]]
         f"OP = {op.name!r}",
         "",
         "POSITIVE = [",
-        *(_case_literal(c, case_id(c, db)) for c in positives),
+        *(_case_literal(c, named.get(c) or case_id(c, db)) for c in positives),
         "]",
         "",
         "MUST_REJECT = [",
-        *(_case_literal(c, case_id(c, db)) for c in rejects),
+        *(_case_literal(c, named.get(c) or case_id(c, db)) for c in rejects),
         "]",
         "",
         "# property tests: (op, mode, profile, the dtype and attribute bindings they draw from)",

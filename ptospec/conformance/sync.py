@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..model import Database
 from ..outputs import remove, write_atomic
-from .cases import Case, case_units, property_bindings, unit_cases
+from .cases import Case, case_id, case_units, property_bindings, unit_cases
 from .generate import CONFTEST, FINGERPRINT, HEADER, fingerprint, render_module
 
 
@@ -78,14 +78,16 @@ def _init_worker(db: Database) -> None:
     _WORKER_DB = db
 
 
-Searched = tuple[tuple[list[Case], list[Case]], list[dict]]  # a unit's (positive, must-reject) cases, property bindings
+# a unit's (positive, must-reject) cases, property bindings, and the cases' test ids
+Searched = tuple[tuple[list[Case], list[Case]], list[dict], list[str]]
 
 
 def _search_unit(db: Database, unit: tuple[str, str, str]) -> Searched:
     name, mode, profile = unit
     op = db.ops[name]
     cases = unit_cases(db, op, mode, profile)
-    return cases, property_bindings(db, op, mode, profile) if profile in op.dtypes else []
+    ids = [case_id(c, db) for c in (*cases[0], *cases[1])]  # where the case search has their tiles parsed
+    return cases, property_bindings(db, op, mode, profile) if profile in op.dtypes else [], ids
 
 
 def _search_in_worker(units: list[tuple[str, str, str]]) -> list[tuple[tuple[str, str, str], Searched]]:
@@ -143,15 +145,18 @@ def _render_modules(db: Database, names: list[str], progress: Callable[[str, int
         op = db.ops[name]
         units = case_units(db, op)
         parts = [found.pop((name, mode, profile)) for mode, profile in units]
-        out[name] = render_module(db, op, ([c for (pos, _), _b in parts for c in pos],
-                                           [c for (_, rej), _b in parts for c in rej]),
-                                  {u: b for u, (_c, b) in zip(units, parts, strict=True)})
+        positives = [c for (pos, _), _b, _i in parts for c in pos]
+        rejects = [c for (_, rej), _b, _i in parts for c in rej]
+        ids = [i for _c, _b, unit_ids in parts for i in unit_ids]
+        named = dict(zip([c for (pos, rej), _b, _i in parts for c in (*pos, *rej)], ids, strict=True))
+        out[name] = render_module(db, op, (positives, rejects),
+                                  {u: b for u, (_c, b, _i) in zip(units, parts, strict=True)}, named)
         if progress:
             progress(name, len(out), len(names))
 
     for name in [n for n, k in left.items() if not k]:  # an op without units (no modes)
         left[name] = 1
-        collect((name, "", ""), (([], []), []))
+        collect((name, "", ""), (([], []), [], []))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for unit in units:
             collect(unit, _search_unit(db, unit))
