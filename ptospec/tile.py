@@ -37,8 +37,8 @@ class TileDesc:
         return known
 
     def __getstate__(self) -> dict:
-        """Pickled without the remembered hash: string hashes differ from one interpreter to the next."""
-        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+        """Pickled without what it remembers: string hashes differ from one interpreter to the next."""
+        return {k: v for k, v in self.__dict__.items() if k not in _REMEMBERED}
 
     def field(self, name: str):
         """Field access used by the expression evaluator (a fixed whitelist)."""
@@ -67,12 +67,16 @@ class TileDesc:
         new = object.__new__(TileDesc)
         state = new.__dict__
         state.update(self.__dict__)
-        state.pop("_hash", None)
+        for remembered in _REMEMBERED:
+            state.pop(remembered, None)
         state.update(changes)
         return new
 
 
 _TILE_FIELDS = frozenset(TileDesc.FIELDS)
+# What a descriptor remembers about itself besides its fields: its hash, and the well-formedness verdicts of
+# the last rules and profile it was judged by (validator.rule_verdicts).
+_REMEMBERED = ("_hash", "_verdicts")
 
 
 @dataclass(frozen=True)

@@ -471,6 +471,9 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
     if not _TILE_VERDICTS or _TILE_VERDICTS[0][0] is not db.isa or len(_TILE_VERDICTS[0][1]) >= _TILE_VERDICTS_MAX:
         _TILE_VERDICTS[:] = [(db.isa, {})]
     cached = _TILE_VERDICTS[0]
+    mine = desc.__dict__.get("_verdicts") if type(desc) is TileDesc else None
+    if mine is not None and mine[0] is rules and mine[1] == profile:  # this very tile judged by these rules
+        return mine[2]
     key = _verdict_key(db, desc, var, rules, profile)
     verdicts = cached[1].get(key)
     if verdicts is None:
@@ -487,6 +490,8 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
             except ExprError as exc:
                 found.append((rule, exc.message))
         verdicts = cached[1][key] = tuple(found)
+    if type(desc) is TileDesc:  # kept with the rules object itself, so that another database's never match
+        desc.__dict__["_verdicts"] = (rules, profile, verdicts)
     return verdicts
 
 

@@ -799,9 +799,10 @@ def case_id(case: Case, db: Database) -> str:
 Change = dict[str, dict[str, object]]  # operand -> descriptor field -> new value
 
 
-Mutation = tuple[Change, bool, frozenset[Read], frozenset[str] | None]
+Mutation = tuple[Change, bool, frozenset[Read], frozenset[str] | None, Tiles | None]
 # (the change, whether reshaping may help, the (operand, field) pairs it really changes, the tile rules its one
-# changed tile breaks on the profile: None where that is judged on the changed operands themselves)
+# changed tile breaks on the profile, the changed operand changed: None where those are judged on the changed
+# operands themselves)
 
 
 def _mutations(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Iterator[Mutation]:
@@ -842,7 +843,7 @@ def _mutation_dtypes(db: Database, op: OpSpec) -> tuple[str, ...]:
 
 
 def _judged(tiles: Tiles, change: Change, may_reshape: bool) -> Mutation:
-    return change, may_reshape, _changed_fields(tiles, change), None
+    return change, may_reshape, _changed_fields(tiles, change), None, None
 
 
 def _operand_mutations(db: Database, profile: str, name: str, t: TileDesc | ScalarDesc | GlobalDesc,
@@ -865,9 +866,10 @@ def _operand_mutations(db: Database, profile: str, name: str, t: TileDesc | Scal
     for fields, may_reshape in changes:
         change = {name: fields}
         changed = _changed_fields({name: t}, change)
-        fails = _failing_tile_rules(db, t.with_(**fields), profile) if isinstance(t, TileDesc) else (
+        touched = _changed({name: t}, change)
+        fails = _failing_tile_rules(db, touched[name], profile) if isinstance(t, TileDesc) else (
             frozenset() if isinstance(t, ScalarDesc) else None)
-        found.append((change, may_reshape, changed, fails))
+        found.append((change, may_reshape, changed, fails, touched))
     memo[key] = found
     return found
 
@@ -978,7 +980,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
             for base_case in picked:
                 tiles = base_case.parsed(db)
                 target = example_target(tiles, mode.fixed_shape)
-                for change, may_reshape, changed, tile_fails in _mutations(db, op, mode, profile, tiles):
+                for change, may_reshape, changed, tile_fails, touched in _mutations(db, op, mode, profile, tiles):
                     # the base is legal, so only rules reading a changed field can fail: skip the mutation
                     # when none of those can still add a case (tile rules: judged on the changed tiles)
                     entry = still_open.get(changed)
@@ -989,14 +991,14 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
                     candidates = entry[1]
                     if not candidates:
                         continue
+                    if touched is None:
+                        touched = _changed(tiles, change)
                     if candidates <= tile_ids:
                         if tile_fails is None:
                             tile_fails = frozenset().union(*(_failing_tile_rules(db, t, profile)
-                                                             for t in _changed(tiles, change).values()
-                                                             if isinstance(t, TileDesc)))
+                                                             for t in touched.values() if isinstance(t, TileDesc)))
                         if not candidates & tile_fails:
                             continue
-                    touched = _changed(tiles, change)
                     mutant = {**tiles, **touched}
                     ids = None
                     if all(f != "value" for _, f in changed):
