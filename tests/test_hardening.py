@@ -432,7 +432,7 @@ def small_suite(db, monkeypatch):
     monkeypatch.setattr(sync_module, "unit_cases", lambda d, op, mode, profile: ([], []))
     monkeypatch.setattr(sync_module, "property_bindings", lambda d, op, mode, profile: [])
     monkeypatch.setattr(sync_module, "render_module",
-                        lambda d, op, cases=None, bindings=None:
+                        lambda d, op, cases=None, bindings=None, ids=None:
                         f"{HEADER}\n{FINGERPRINT}{sync_module.fingerprint(d, op)}\n{body}")
     return one, sync_module
 
