@@ -430,7 +430,9 @@ def failing_rules(db: Database, op: OpSpec, mode: Mode, profile: str, operands: 
         if verdict is None:
             return None
         failed.add(rule.id)
-    for _rule, outcome in _op_rule_outcomes(db, op, mode, profile, operands, frozenset(), None, op_rules, False):
+    outcomes = _op_rule_outcomes(db, op, mode, profile, operands, frozenset(), None, op_rules, False) \
+        if op_rules else ()  # no op rule to judge: no scope (and no ``let`` value) to work out
+    for _rule, outcome in outcomes:
         if outcome == "deferred":
             return None
         if isinstance(outcome, list):

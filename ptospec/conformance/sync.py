@@ -161,11 +161,11 @@ def _render_modules(db: Database, names: list[str], progress: Callable[[str, int
         for unit in units:
             collect(unit, _search_unit(db, unit))
         return out
-    # A worker searches all the units of an op (they share operands, so its memos serve them all); the
-    # largest ops first, so that no worker is left with a large one at the end.
+    # A worker searches all the units of an op, and of the ops of its kind (they share operands, so its memos
+    # serve them all); the largest groups first, so that no worker is left with a large one at the end.
     by_op: dict[str, list[tuple[str, str, str]]] = {}
     for unit in units:
-        by_op.setdefault(unit[0], []).append(unit)
+        by_op.setdefault(db.ops[unit[0]].kind or unit[0], []).append(unit)
     order = sorted(by_op.values(), key=lambda group: -sum(_size_estimate(db, *u) for u in group))
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker, initargs=(db,)) as pool:
         for searched in pool.imap_unordered(_search_in_worker, order):
