@@ -409,3 +409,30 @@ def test_a_well_typed_twin_judged_before_does_not_let_a_float_extent_through(db)
     with pytest.raises(PtospecError) as info:
         validate(db, "tabs", None, "cpu", {"src": tile, "dst": replace(tile, rows=16.0)})
     assert info.value.rule == "invocation.operand" and "rows" in info.value.message
+
+
+def test_run_program_max_steps_bounds_a_loop_that_never_ends(tmp_path, capsys):
+    """A while loop whose body does work never ends: --max-steps stops it at the given count (and is checked)."""
+    path = tmp_path / "spin.pto"
+    path.write_text("""module {
+  func.func @spin(%n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r = scf.while (%i = %c0) : (i32) -> i32 {
+      %t = arith.cmpi sge, %i, %c0 : i32
+      scf.condition(%t) %i : i32
+    } do {
+    ^bb0(%j: i32):
+      %k = arith.addi %j, %c1 : i32
+      scf.yield %k : i32
+    }
+    func.return
+  }
+}
+""")
+    start = time.perf_counter()
+    assert main(["run-program", str(path), "--arg", "n=1", "--max-steps", "2000", "-o", str(tmp_path / "o.npz")]) == 2
+    assert time.perf_counter() - start < 5
+    assert "program.step-limit" in capsys.readouterr().err and not (tmp_path / "o.npz").exists()
+    assert main(["run-program", str(path), "--arg", "n=1", "--max-steps", "0"]) == 2
+    assert "--max-steps must be 1 or more" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from ..program.api import check_program, choose_profile, read_program, run_kerne
 from ..program.compare import compare, report_lines
 from ..program.cpusim import build_and_run
 from ..program.trace import Recorder
+from ..program.walker import MAX_STEPS
 from ._common import database
 from .run import _FLOAT, _INT, _load
 
@@ -65,6 +66,9 @@ def register(sub) -> None:
                    "the vector one once per sub-block), so TPUSH/TPOP/TFREE move tiles between them; every kernel's "
                    "arguments are bound by name from --arg")
     r.add_argument("--subblocks", type=int, default=1, help="vector sub-blocks with --kernels: 1 (default) or 2")
+    r.add_argument("--max-steps", type=int, default=None, metavar="N",
+                   help=f"statements the reference run may execute before it stops with program.step-limit (a loop "
+                   f"that never ends; default {MAX_STEPS:,}, about five minutes; with --kernels, per kernel)")
     r.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
                    "(default: <program>-out.npz)")
     r.add_argument("--backend", default="reference", choices=["reference", "cpusim"],
@@ -203,6 +207,9 @@ def _final(trace, sim) -> dict[str, np.ndarray]:
 
 
 def run_run(args) -> int:
+    if args.max_steps is not None and args.max_steps < 1:
+        raise InvocationError(f"--max-steps must be 1 or more, got {args.max_steps}", rule="cli.args",
+                              where="--max-steps")
     db = database(args)
     program = read_program(args.program)
     out_path = Path(args.output or f"{Path(args.program).stem}-out.npz")
@@ -226,10 +233,10 @@ def run_run(args) -> int:
                 raise InvocationError("--kernels names the functions that run together; it goes without --func "
                                       "and --blocks", rule="cli.args", where="--kernels")
             result = run_kernels(db, program, _arguments(args.arg), [k.strip().lstrip("@") for k in
-                                 args.kernels.split(",")], args.subblocks, args.profile, args.cast)
+                                 args.kernels.split(",")], args.subblocks, args.profile, args.cast, args.max_steps)
         else:
             result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks,
-                                 args.cast)
+                                 args.cast, args.max_steps)
         print(_summary(result))
         outputs = result.outputs
     _write(out_path, outputs)
