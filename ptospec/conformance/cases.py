@@ -551,8 +551,7 @@ class _Search:
     reads: dict[tuple[str, str], dict[str, frozenset[Read]]] = field(default_factory=dict)
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
     failing: dict[tuple[TileDesc, str], frozenset[str]] = field(default_factory=dict)
-    sizes_only: dict[tuple, bool] = field(default_factory=dict)
-    by_size: dict[tuple[str, str, str], bool] = field(default_factory=dict)  # see _typed_by_size
+    by_size: dict[tuple, bool] = field(default_factory=dict)  # see _typed_by_size
     mutation_dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # see _mutation_dtypes
     mutations: dict[tuple, list] = field(default_factory=dict)  # see _operand_mutations
     spaces: dict[tuple[str, str], list] = field(default_factory=dict)  # see variant_space
@@ -614,16 +613,16 @@ def _in_table(op: OpSpec, mode: Mode, profile: str, binding: dict[str, str]) -> 
         mode.name in row.modes and all(binding[v] in row.types[v] for v in mode.type_vars) for row in table.rows)
 
 
-def _typed_by_size(db: Database, op: OpSpec, mode: Mode, profile: str) -> bool:
-    """Whether every check of ``mode`` on ``profile`` (its rules, the op's ``let`` values, the tile rules)
-    reads element types only through their sizes, on tiles alone (no global view: a view's layouts follow
-    its element type)."""
+def _typed_by_size(db: Database, op: OpSpec, mode: Mode, profile: str, rules: tuple[Rule, ...] | None = None) -> bool:
+    """Whether ``rules`` (default: every rule of ``mode`` on ``profile``), the op's ``let`` values and the tile
+    rules read element types only through their sizes, on tiles alone (no global view: a view's layouts
+    follow its element type)."""
+    rules = rules_for(op, mode.name, profile) if rules is None else rules
     memo = _search(db).by_size
-    key = (op.name, mode.name, profile)
+    key = (op.name, mode.name, profile, tuple(r.id for r in rules))
     if key not in memo:
-        rules = (*rules_for(op, mode.name, profile), *db.isa.tile_rules)
-        nodes = [n for r in rules for n in (r.check, r.when, *(x for _, x, _ in r.let)) if n is not None]
-        nodes += [node for _, node, _ in op.let]
+        nodes = [n for r in (*rules, *db.isa.tile_rules) for n in (r.check, r.when, *(x for _, x, _ in r.let))
+                 if n is not None] + [node for _, node, _ in op.let]
         memo[key] = not any(o.is_global for o in mode.operands) and sizes_only(
             nodes, mode.type_vars, {o.name for o in mode.operands if not o.is_attr})
     return memo[key]
@@ -644,14 +643,7 @@ def _screened(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles,
     for every pair of types of different sizes)."""
     state = _search(db)
     ids = tuple(r.id for r in screen)
-    by_size = state.sizes_only.get((op.name, mode.name, profile, ids))
-    if by_size is None:
-        nodes = [n for r in (*screen, *db.isa.tile_rules) for n in (r.check, r.when, *(x for _, x, _ in r.let))
-                 if n is not None] + [node for _, node, _ in op.let]
-        by_size = state.sizes_only[op.name, mode.name, profile, ids] = (
-            not any(isinstance(t, GlobalDesc) for t in tiles.values())
-            and sizes_only(nodes, mode.type_vars, {o.name for o in mode.operands if not o.is_attr}))
-    if not by_size:
+    if not _typed_by_size(db, op, mode, profile, screen):
         return failing_rules(db, op, mode, profile, tiles, screen)
 
     def size_of(dtype: str) -> str:
