@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ExprError, UnknownValue
 from ..tile import GlobalDesc, TileDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Unary
-from .functions import FUNCTIONS, c_div, c_mod, ceil_div
+from .functions import FUNCTIONS, c_div, c_mod
 
 TILE_FIELDS = (*TileDesc.FIELDS, "layout")
 MAX_INT = 1 << 64  # integers beyond this are no size, index or value any tile has: refuse, never compute them
@@ -270,10 +270,10 @@ def _compile_call(node: Call) -> Evaluator:
     if len(args) != fn.arity:
         return _fails(ExprError(f"{func}() takes {fn.arity} argument(s), got {len(args)}", rule="expr.arity"))
     arguments = [_compile(a) for a in args]
-    if func in _DTYPE_FIELDS:  # bytes(T), bits(src.dtype), ...: a field of the dtype
-        argument, field_name = arguments[0], _DTYPE_FIELDS[func]
+    if fn.dtype_field:  # bytes(T), bits(src.dtype), ...: a field of the dtype
+        argument, field_name = arguments[0], fn.dtype_field
         return lambda scope: getattr(_dtype(scope, argument(scope), func), field_name)
-    fast = _INT_FUNCTIONS.get(func)
+    fast = fn.on_ints
 
     def call(scope: Scope) -> Any:
         vals = [a(scope) for a in arguments]
@@ -285,7 +285,7 @@ def _compile_call(node: Call) -> Evaluator:
             dt = _dtype(scope, vals[0], func)
             return _extreme(scope, dt, func != "lowest", finite=func == "max_finite")
         if fast is not None and all(type(v) is int and -_INT64 < v < _INT64 for v in vals) and vals[-1]:
-            return fast(*vals)  # what the NumPy function gives for such ints
+            return fast(*vals)  # the function's own way with such ints: what the NumPy function gives
         for v in vals:
             _check_value(v, func)
         with np.errstate(all="ignore"):
@@ -296,9 +296,6 @@ def _compile_call(node: Call) -> Evaluator:
     return call
 
 
-_DTYPE_FIELDS = {"bytes": "bytes", "bits": "bits", "is_float": "is_float", "is_signed": "is_signed"}
-# Functions of ints below 2**63 in magnitude (the last one not zero) computed without NumPy: same results.
-_INT_FUNCTIONS: dict[str, Callable[..., int]] = {"min": min, "max": max, "ceil_div": ceil_div}
 
 
 def _extreme(scope: Scope, dt, high: bool, finite: bool = False) -> int | float:

@@ -286,6 +286,10 @@ class Function:
     doc: str
     type_level: bool = False  # takes dtypes, only meaningful in checks
     tile_args: tuple[int, ...] = ()  # argument positions that name a tile operand (passed as its descriptor)
+    dtype_field: str = ""  # a type-level function that is one field of its dtype (bytes, bits, ...)
+    # the same function on Python ints below 2**63 in magnitude (the last one not zero), without NumPy:
+    # what checks evaluate millions of times in a case search
+    on_ints: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -299,8 +303,8 @@ class Reduction:
 FUNCTIONS: dict[str, Function] = {
     f.name: f
     for f in [
-        Function("min", 2, np.minimum, r"\min({0}, {1})", "smaller of two values (NaN propagates)"),
-        Function("max", 2, np.maximum, r"\max({0}, {1})", "larger of two values (NaN propagates)"),
+        Function("min", 2, np.minimum, r"\min({0}, {1})", "smaller of two values (NaN propagates)", on_ints=min),
+        Function("max", 2, np.maximum, r"\max({0}, {1})", "larger of two values (NaN propagates)", on_ints=max),
         Function("abs", 1, np.abs, r"\lvert {0} \rvert", "absolute value"),
         Function("exp", 1, _exp, r"e^{{{0}}}", "natural exponential"),
         Function("log", 1, _log, r"\ln {0}", "natural logarithm"),
@@ -352,7 +356,7 @@ FUNCTIONS: dict[str, Function] = {
         Function("bitcast", 2, bitcast, r"\operatorname{{bitcast}}_{{{1}}}({0})",
                  "bitcast(x, U): the bits of x read as type U (an integer keeps its low bits(U) bits)"),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
-                 "integer division rounding up"),
+                 "integer division rounding up", on_ints=ceil_div),
         Function("wide", 1,
                  lambda x: np.asarray(x).astype({"u": np.uint64, "i": np.int64, "b": np.int64}.get(
                      np.asarray(x).dtype.kind, np.float64)),
@@ -363,13 +367,13 @@ FUNCTIONS: dict[str, Function] = {
                  "x as a signed 64-bit integer, for index arithmetic on an index operand of any integer type "
                  "(a u64 value of 2**63 or more becomes negative, i.e. out of range)"),
         Function("bytes", 1, lambda t: t, r"\operatorname{{sizeof}}({0})", "size of a dtype in bytes",
-                 type_level=True),
+                 type_level=True, dtype_field="bytes"),
         Function("bits", 1, lambda t: t, r"\operatorname{{bits}}({0})", "width of a dtype in bits",
-                 type_level=True),
+                 type_level=True, dtype_field="bits"),
         Function("is_float", 1, lambda t: t, r"\operatorname{{isfloat}}({0})", "dtype is floating point",
-                 type_level=True),
+                 type_level=True, dtype_field="is_float"),
         Function("is_signed", 1, lambda t: t, r"\operatorname{{issigned}}({0})",
-                 "dtype is a signed integer or a float", type_level=True),
+                 "dtype is a signed integer or a float", type_level=True, dtype_field="is_signed"),
         Function("highest", 1, lambda t: t, r"\operatorname{{highest}}({0})",
                  "the largest value of a dtype: +inf for floating types that have it, else the largest finite value",
                  type_level=True),
