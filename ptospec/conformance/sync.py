@@ -104,19 +104,20 @@ def _size_estimate(db: Database, name: str, mode: str, profile: str) -> int:
 
 
 @contextmanager
-def rare_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector rarely.  A case search makes millions of short-lived objects and
-    keeps large memos; the collector's passes over them cost about a fifth of the search and find almost
-    nothing (the search makes few reference cycles).  What exists before is frozen: forked workers never
-    walk the database."""
-    before = gc.get_threshold()
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector.  A case search makes millions of short-lived objects and keeps
+    large memos, but no reference cycles (a full collection after a whole search finds nothing): the
+    collector's passes only walk the memos, a pause of a second at a time and about a seventh of the search.
+    What exists before is frozen, so forked workers never walk the database either."""
+    enabled = gc.isenabled()
     gc.freeze()
-    gc.set_threshold(100_000, 50, 100)
+    gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*before)
         gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None = None,
@@ -124,7 +125,7 @@ def render_modules(db: Database, names: list[str], progress: Callable[[str, int,
     """Render the modules of ``names``.  The case search of each (op, mode, profile) runs on its own (the
     units of one op in one order or another give the same cases: see ``unit_cases``), the ops in parallel
     worker processes when there are several; each module is rendered once its units are in."""
-    with rare_collections():
+    with collector_paused():
         return _render_modules(db, names, progress, jobs)
 
 
