@@ -11,6 +11,7 @@ import numpy as np
 
 from ..tile import AttrDesc
 from .errors import ProgramError
+from .lexer import int_literal
 from .walker import Cursor, Walker
 
 WAIT_SECONDS = 0.2  # a blocked kernel re-checks its pipe (and whether every kernel is blocked) this often
@@ -179,15 +180,16 @@ def _initialize(w: Walker, op) -> None:
 
 
 def _int_attr(attrs: dict[str, str], key: str, default: int, op) -> int:
-    """An integer attribute of a frontend pipe operation (``{split = 1}``), as written: ASCII digits."""
+    """An integer attribute of a frontend pipe operation (``{split = 1}``), as the lexer reads integer literals."""
     text = attrs.get(key)
     if text is None:
         return default
     try:
-        if text.isascii() and len(text) <= 20:
-            return int(text, 16) if text.lower().startswith("0x") else int(text, 10)
+        value = int_literal(text) if text.isascii() else None
     except ValueError:
-        pass
+        value = None
+    if value is not None:
+        return value
     raise ProgramError(f"{op.name}: {key} must be an integer, got {text!r}", "program.syntax", op.pos)
 
 

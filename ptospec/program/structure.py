@@ -115,7 +115,7 @@ def _trips(lb: int, ub: int, st: int) -> int:
 
 def _defined(w: Walker, block: Block) -> frozenset[str]:
     """Every value a loop body (re)defines on each iteration: results, block arguments, loop headers' names."""
-    memo = w.__dict__.setdefault("_loop_defined", {})
+    memo = w.loop_defined
     found = memo.get(id(block))
     if found is None or found[0] is not block:
         names: set[str] = {name for name, _ty in block.args}

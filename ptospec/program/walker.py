@@ -243,6 +243,7 @@ class Walker:
         self.registers: set[str] = set()  # their names (also while checking, when no value is known)
         self.depth = 0
         self.vecscope = 0  # how many vector scopes (pto.vecscope) the statement being run is inside
+        self.loop_defined: dict[int, tuple[Block, frozenset[str]]] = {}  # loop body -> names it (re)defines
         from . import fifo
         from .handlers import HANDLERS, synchronisation_handlers  # they take a Walker: imported once it exists
 
@@ -342,9 +343,9 @@ class Walker:
                 break
         return values
 
-    def tick(self, op: Operation, count: int = 1) -> None:
-        """Count ``count`` statements (or loop iterations) executed at ``op``; beyond the limit, stop."""
-        self.stats.statements += count
+    def tick(self, op: Operation) -> None:
+        """Count one statement (or loop iteration) executed at ``op``; beyond the limit, stop."""
+        self.stats.statements += 1
         if self.stats.statements > self.max_steps:
             raise ProgramError(f"more than {self.max_steps} statements executed (a loop that does not end?)",
                                "program.step-limit", op.pos)
