@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InvocationError
-from .loader import TILE_OPS_DIR, op_page
+from .load.crosschecks import TILE_OPS_DIR, op_page
 from .model import Database, SeparateIsa
 
 LEGACY_DIR = "docs/isa/"  # the legacy instruction pages: docs/isa/<NAME>.md

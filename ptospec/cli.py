@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import __version__, commands
 from .errors import PtospecError
-from .loader import DatabaseErrors
+from .load.problems import DatabaseErrors
 
 
 def build_parser() -> argparse.ArgumentParser:

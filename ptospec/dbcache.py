@@ -15,7 +15,8 @@ import pickle
 import sys
 from pathlib import Path
 
-from .loader import find_specs_root, kind_files, load_database, op_files
+from .load.database import load_database
+from .load.files import find_specs_root, kind_files, op_files
 from .model import Database
 
 KEEP = 4  # database files kept in the cache directory (the most recent)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import __version__
-from .loader import schema
+from .load.schema import schema
 from .model import Database
 from .program.spec import program_spec
 

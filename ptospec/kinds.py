@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .errors import ExprError, SpecError
 from .expr.parser import parse_expr
 from .model import Text
-from .yamlsource import Located, PathKey, read_yaml
+from .yamlsource import Located, PathKey
 
 SIMPLE_ARG = re.compile(r"[A-Za-z_][\w.]*(\[[^\[\]]*\])?|\d+(\.\d*)?")  # needs no parentheses
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^{}]*?)\))?\s*\}\}")  # [^{}]: linear time
@@ -51,24 +50,6 @@ class Kind:
     description: Text
     params: dict[str, Param]
     body: Located  # the partial op document, positions in the kind file
-
-
-def load_kind(path: Path, display: str) -> Kind:
-    from .loader import check_schema  # local: loader imports this module
-
-    src = read_yaml(path, display)
-    check_schema(src, "kind")
-    d = src.data
-    if d["kind"] != path.stem:
-        raise SpecError(f"kind name {d['kind']!r} must match the file name {path.stem!r}",
-                        where=src.where(("kind",)), rule="kind.name")
-    params = {
-        n: Param(n, p["text"], p.get("default"), "default" not in p, tuple(p.get("args", ())))
-        for n, p in d.get("params", {}).items()
-    }
-    body_lines = {k[1:]: v for k, v in src.lines.items() if k[:1] == ("body",)}
-    body = Located(d["body"], src.file, body_lines)
-    return Kind(d["kind"], d["title"], d["description"], params, body)
 
 
 def expand(op: Located, kinds: dict[str, Kind]) -> Located:

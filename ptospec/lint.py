@@ -6,19 +6,12 @@ from pathlib import Path
 
 from .asm.types import parse_descriptor
 from .errors import PtospecError, SpecError
-from .loader import (
-    DatabaseErrors,
-    check_mnemonics,
-    check_unimplemented,
-    display_path,
-    find_specs_root,
-    kind_files,
-    load_each,
-    load_isa,
-    load_kinds,
-    load_op,
-    op_files,
-)
+from .load.crosschecks import crosschecks
+from .load.files import display_path, find_specs_root, kind_files, op_files
+from .load.isa import load_isa
+from .load.kinds import load_kinds
+from .load.op import load_op
+from .load.problems import DatabaseErrors, load_each
 from .model import Database, Isa, OpSpec
 from .program.spec import FILE as PROGRAM_FILE
 from .program.spec import load_program_spec
@@ -79,8 +72,7 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
              and f.resolve() not in kind_paths]
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)
-    problems.extend(check_unimplemented(isa, ops))
-    problems.extend(check_mnemonics(ops))
+    problems.extend(crosschecks(isa, ops))
     for op in ops:
         problems.extend(check_examples(op, isa))
     checked = len(files) + 1 + len(kind_paths)

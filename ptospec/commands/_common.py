@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..asm.types import parse_descriptor
 from ..errors import InvocationError, PtospecError
-from ..loader import load_database
+from ..load.database import load_database
 from ..model import Database
 
 

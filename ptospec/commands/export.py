@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import InvocationError
 from ..export import export_database, export_schema
-from ..loader import schema
+from ..load.schema import schema
 from ._common import database
 
 

@@ -170,7 +170,7 @@ def share_database(config: pytest.Config, specs: str | None, db) -> None:
 
 def _database(config: pytest.Config, specs: str | None):
     """The spec database, loaded once per session (collection and the runner fixture both need it)."""
-    from ..loader import load_database
+    from ..load.database import load_database
 
     loaded = config.stash.setdefault(_DBS, {})
     key = _specs_key(specs)

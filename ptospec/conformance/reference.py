@@ -13,7 +13,7 @@ class ReferenceBackend(Backend):
 
     def __init__(self, db: Database | None = None) -> None:
         if db is None:
-            from ..loader import load_database
+            from ..load.database import load_database
 
             db = load_database()
         self.db = db

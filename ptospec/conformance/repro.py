@@ -70,7 +70,7 @@ def replay(op: str, mode: str, profile: str, tiles: dict[str, str], inputs: dict
            backend: str = "reference", specs: str | None = None) -> object:
     """Run one case on a backend (by name or ``module:Class``) and return its result."""
     from ..asm.types import parse_descriptor
-    from ..loader import load_database
+    from ..load.database import load_database
     from .backend import Invocation
     from .load import load_backend
 

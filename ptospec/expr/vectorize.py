@@ -476,9 +476,9 @@ def element_values(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
 
 def numpy_dtype_of(isa, dtype: str) -> np.dtype:
     """The NumPy dtype of an ISA dtype name (ml_dtypes for bfloat16 and the fp8 types)."""
-    return _numpy_dtype(isa.dtypes[dtype].numpy)
+    return numpy_dtype_named(isa.dtypes[dtype].numpy)
 
 
 @cache
-def _numpy_dtype(name: str) -> np.dtype:
+def numpy_dtype_named(name: str) -> np.dtype:
     return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)

@@ -11,7 +11,8 @@ from ..errors import PtospecError, SpecError
 from ..expr.ast import Name, Node, walk
 from ..expr.evaluate import Scope, evaluate
 from ..expr.parser import parse_expr
-from ..loader import DatabaseErrors, Issues, check_schema
+from ..load.problems import DatabaseErrors, Issues
+from ..load.schema import check_schema
 from ..model import Database, Text
 from ..yamlsource import Located, read_yaml
 

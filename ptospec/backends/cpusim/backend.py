@@ -137,7 +137,7 @@ class CpuSimBackend(Backend):
     def __init__(self, db: Database | None = None, root: str | os.PathLike | None = None, cxx: str | None = None,
                  cache: str | os.PathLike | None = None, parallel: int | None = None) -> None:
         if db is None:
-            from ...loader import load_database
+            from ...load.database import load_database
 
             db = load_database()
         self.db = db

@@ -1,0 +1,56 @@
+"""``differences`` (what sources disagree on, and what was observed) and ``performance`` tables."""
+
+from __future__ import annotations
+
+from ..model import Difference, Mode, Observation, PerfTable, Rule
+from .context import OpContext
+
+
+def build_differences(ctx: OpContext, modes: tuple[Mode, ...], rules: tuple[Rule, ...]) -> tuple[Difference, ...]:
+    rule_ids = {r.id for r in rules} | {r.id for r in (*ctx.isa.tile_rules, *ctx.isa.global_rules)}
+    differences = []
+    for i, diff in enumerate(ctx.src.data.get("differences", [])):
+        dp = ("differences", i)
+        ctx.check_sources(dp, [c["source"] for c in diff["claims"]])
+        observed = tuple(_observation(ctx, (*dp, "observed", j), obs, modes, rule_ids)
+                         for j, obs in enumerate(diff.get("observed", [])))
+        differences.append(
+            Difference(diff["id"], diff["topic"], tuple((c["source"], dict(c["says"])) for c in diff["claims"]),
+                       diff["resolution"], diff["kind"], ctx.src.line(dp), observed)
+        )
+    return tuple(differences)
+
+
+def _observation(ctx: OpContext, op_path: tuple, obs: dict, modes: tuple[Mode, ...], rule_ids: set[str]) -> Observation:
+    by_mode = {m.name: m for m in modes}
+    if obs["profile"] not in ctx.isa.profiles:
+        ctx.add(op_path, f"unknown profile {obs['profile']!r}", "op.profile")
+    unknown = [m for m in obs.get("modes", []) if m not in by_mode]
+    if unknown:
+        ctx.add(op_path, f"unknown mode(s) {', '.join(unknown)}", "op.mode")
+    when = ctx.parse((*op_path, "when"), obs["when"]) if "when" in obs else None
+    for mn in obs.get("modes") or list(by_mode):
+        if when is not None and mn in by_mode:
+            known = {o.name for o in by_mode[mn].operands} | ctx.let_names | set(by_mode[mn].type_vars)
+            ctx.check_names((*op_path, "when"), when, known)
+    unknown = [r for r in obs.get("rules", []) if r not in rule_ids and not r.startswith("dtype.")]
+    if unknown:
+        ctx.add(op_path, f"unknown rule(s) {', '.join(unknown)}", "op.rule")
+    return Observation(obs["profile"], obs["as"], tuple(obs.get("modes", [])), tuple(obs.get("rules", [])), when,
+                       obs.get("when", ""))
+
+
+def build_performance(ctx: OpContext) -> tuple[PerfTable, ...]:
+    perf = []
+    for i, p in enumerate(ctx.src.data.get("performance", [])):
+        pp = ("performance", i)
+        if p["profile"] not in ctx.isa.profiles:
+            ctx.add(pp, f"unknown profile {p['profile']!r}", "op.profile")
+        ctx.check_sources(pp, [p["source"]])
+        for row in p["rows"]:
+            if len(row) != len(p["columns"]):
+                ctx.add(pp, "every performance row needs one cell per column", "op.performance")
+        perf.append(PerfTable(p["profile"], p["title"], tuple(p["columns"]),
+                              tuple(tuple(c if isinstance(c, dict) else str(c) for c in row) for row in p["rows"]),
+                              p["source"]))
+    return tuple(perf)
