@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .asm.types import parse_descriptor
+from .backends.ptoas.spec import FILE as PTOAS_FILE
+from .backends.ptoas.spec import load_ptoas_spec
 from .errors import PtospecError, SpecError
 from .load.crosschecks import crosschecks
 from .load.files import display_path, find_specs_root, kind_files, op_files
@@ -68,7 +70,8 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         else:
             problems.append(SpecError("not a file or directory", where=str(p), rule="lint.path"))
     program_file = (root / PROGRAM_FILE).resolve()
-    files = [f for f in files if f.resolve() not in ((root / "isa.yaml").resolve(), program_file)
+    ptoas_file = (root / PTOAS_FILE).resolve()
+    files = [f for f in files if f.resolve() not in ((root / "isa.yaml").resolve(), program_file, ptoas_file)
              and f.resolve() not in kind_paths]
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)
@@ -80,7 +83,23 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
                         for p in paths):
         problems.extend(_program_layer(root, isa, ops))
         checked += 1
+    if ptoas_file.is_file() and (not paths or any(
+            p.resolve() == ptoas_file or (p.is_dir() and ptoas_file.is_relative_to(p.resolve())) for p in paths)):
+        problems.extend(_assembler(root, isa, ops))
+        checked += 1
     return problems, checked
+
+
+def _assembler(root: Path, isa, ops) -> list[SpecError]:
+    """specs/ptoas.yaml, checked against the ISA and the ops it names."""
+    db = Database(isa, {op.name: op for op in ops}, str(root))
+    try:
+        load_ptoas_spec(db, root)
+    except DatabaseErrors as exc:
+        return list(exc.errors)
+    except SpecError as exc:
+        return [exc]
+    return []
 
 
 def _program_layer(root: Path, isa, ops) -> list[SpecError]:

@@ -50,10 +50,33 @@ def register(sub) -> None:
     p.add_argument("--cxx", metavar="PATH", default=None, help="cpusim: clang++ to use (default: newest on PATH)")
     p.add_argument("--cache-dir", metavar="DIR", default=None,
                    help="cpusim: build cache (default: $PTOSPEC_CPUSIM_CACHE or ~/.cache/ptospec/cpusim)")
+    p.add_argument("--shard", metavar="K/N", default=None,
+                   help="run only shard K of N (whole instructions, the same deal on every machine); merge the "
+                        "shard reports with `ptospec merge-reports`")
     p.add_argument("--jobs", "-j", type=int, default=None,
                    help="parallel compiles and runs (cpusim), and worker processes deriving and checking the cases of "
                         "a backend that prepares them in a batch (default: CPUs)")
     p.set_defaults(func=run)
+
+    m = sub.add_parser("merge-reports", help="merge the reports of the shards of a conformance run into one",
+                       description="Read the report.json of each shard of `ptospec conformance --shard K/N` (a report "
+                       "directory or the file), and write one report.json and report.md into --out: every shard's "
+                       "divergence groups (shards hold whole instructions, so no group is split), totals, counters "
+                       "and skip reasons summed, matrices joined, reproducers copied.")
+    m.add_argument("reports", nargs="+", metavar="REPORT", help="shard report directories or report.json files")
+    m.add_argument("--out", required=True, metavar="DIR", help="where the merged report goes")
+    m.set_defaults(func=_merge)
+
+
+def _merge(args) -> int:
+    from ..conformance.merge import merge_reports
+
+    data = merge_reports([Path(p) for p in args.reports], Path(args.out))
+    t = data["totals"]
+    print(f"{len(args.reports)} report(s): {t.get('total', 0)} cases ({t.get('passed', 0)} passed, "
+          f"{t.get('failed', 0)} failed, {t.get('skipped', 0)} skipped), {data['divergence_groups']} divergence "
+          f"group(s); report: {Path(args.out) / 'report.md'}")
+    return 0
 
 
 def _op_names(db, given: list[str] | None) -> list[str]:
@@ -205,6 +228,10 @@ def run(args) -> int:
 
     if args.derived < 0:
         raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
+    if args.shard is not None:
+        from ..conformance.shard import parse_shard
+
+        parse_shard(args.shard)
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:  # each job is a process (and a compiler)
         raise InvocationError(f"--jobs must be 1 .. {MAX_JOBS}, got {args.jobs}", rule="cli.jobs", where="--jobs")
     if args.backend != "cpusim":  # named before the run starts, not in the log of a run that did not start
@@ -241,6 +268,8 @@ def run(args) -> int:
                    "--assert=plain"]  # the generated modules assert nothing: import them from bytecode, unparsed
     if profile:
         pytest_args.append(f"--pto-profile={profile}")
+    if args.shard:
+        pytest_args.append(f"--pto-shard={args.shard}")
     selection = [] if args.property else ["not test_property"]
     if args.keyword:
         selection.append(f"({args.keyword})")
@@ -279,6 +308,8 @@ def run(args) -> int:
     environment = runner.backend.describe() if hasattr(runner.backend, "describe") else {}
     totals = {"total": progress.total, **progress.counts}
     command = "ptospec " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""
+    if args.shard:
+        environment = {**environment, "shard": args.shard}
     report = ConformanceReport(db, backend, list(runner.divergences), totals,
                                matrix=progress.matrix.to_json(backend)["matrix"] if progress.matrix else [],
                                stats=stats, environment=environment, command=command, skipped=progress.skips)

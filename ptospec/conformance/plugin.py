@@ -25,6 +25,7 @@ import pytest
 
 from .cases import Case, descriptor_dtype
 from .report import Matrix
+from .shard import deal, parse_shard
 
 try:  # settings profiles for the property tests: --hypothesis-profile=ci|thorough
     from hypothesis import HealthCheck, Phase, settings
@@ -75,6 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pto-matrix", action="store_true", default=False,
                     help="print the op x dtype x profile pass/fail/skip matrix (default: one summary line)")
     group.addoption("--pto-specs", default=None, metavar="DIR", help="spec database (default: found from the tests)")
+    group.addoption("--pto-shard", default=None, metavar="K/N",
+                    help="run only shard K of N: whole test files dealt out by their case counts, the same deal on "
+                         "every machine (merge the shard reports with `ptospec merge-reports`)")
 
 
 class _MatrixCounter:
@@ -111,6 +115,12 @@ def _check_options(config: pytest.Config) -> None:
     from ..errors import PtospecError
     from .load import backend_class
 
+    shard = config.getoption("--pto-shard", None)
+    if shard is not None:
+        try:
+            parse_shard(shard, "--pto-shard")
+        except PtospecError as exc:
+            raise pytest.UsageError(f"ptospec: --pto-shard: {exc.message}") from None
     report = config.getoption("--pto-report", None)
     if report:
         path = Path(report)
@@ -208,6 +218,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             drop.append(item)
         else:
             keep.append(item)
+    shard = config.getoption("--pto-shard")
+    if shard:
+        k, n = parse_shard(shard, "--pto-shard")
+        sizes: dict[str, int] = {}
+        for item in keep:
+            sizes[item.nodeid.split("::")[0]] = sizes.get(item.nodeid.split("::")[0], 0) + 1
+        dealt = deal(sizes, n)
+        drop += [item for item in keep if dealt[item.nodeid.split("::")[0]] != k]
+        keep = [item for item in keep if dealt[item.nodeid.split("::")[0]] == k]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

@@ -1,0 +1,114 @@
+"""``specs/ptoas.yaml``: the PTO assembler as a backend (how to build it, which instructions it has an
+operation for, the choices of its dialect), loaded and checked against the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import SpecError
+from ...loader import DatabaseErrors, Issues, check_schema
+from ...model import Database, Text
+from ...yamlsource import read_yaml
+
+FILE = "ptoas.yaml"
+
+
+@dataclass(frozen=True)
+class Build:
+    apt: tuple[str, ...]
+    tools: tuple[str, ...]
+    cmake: tuple[str, ...]
+    binary: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A deliberate difference of the dialect: a tile normalisation of the parser, or a lowering."""
+
+    id: str
+    kind: str  # normalise | lowering
+    text: Text
+    source: str
+    loc: str = ""  # normalise: the tile location, field and per-profile value the parser forces
+    field: str = ""
+    value: tuple[tuple[str, str], ...] = ()
+    op: str = ""  # lowering: the instruction
+
+
+@dataclass(frozen=True)
+class PtoasSpec:
+    sources: dict[str, dict[str, str]]
+    tested_commit: str
+    minimum_version: tuple[int, ...]
+    arch: dict[str, str]  # profile -> --pto-arch
+    build: Build
+    locations: frozenset[str]
+    uncovered: dict[str, Text]  # op -> why the dialect has no operation for it
+    choices: tuple[Choice, ...]
+    file: str
+
+    def normalisations(self, profile: str) -> list[tuple[str, str, str]]:
+        """(loc, field, value) the parser forces on the tiles of a module for ``profile``."""
+        return [(c.loc, c.field, dict(c.value)[profile]) for c in self.choices
+                if c.kind == "normalise" and profile in dict(c.value)]
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
+
+
+def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
+    root = root or Path(db.root)
+    path = root / FILE
+    if not path.is_file():
+        raise SpecError(f"{FILE} is missing from the database", where=str(root), rule="ptoas.spec")
+    src = read_yaml(path, str(path))
+    check_schema(src, "ptoas")
+    d = src.data
+    issues = Issues()
+    sources = set(d["sources"])
+    for profile in d["arch"]:
+        if profile not in db.isa.profiles:
+            issues.add(src, ("arch", profile), f"unknown profile {profile!r}", "ptoas.profile")
+    for loc in d["locations"]:
+        if loc not in db.isa.tile_types:
+            issues.add(src, ("locations",), f"{loc} is not a tile location of specs/isa.yaml", "ptoas.location")
+    for key in ("locations_source",):
+        if d[key] not in sources:
+            issues.add(src, (key,), f"unknown source {d[key]!r}", "ptoas.source")
+    if d["build"]["source"] not in sources:
+        issues.add(src, ("build", "source"), f"unknown source {d['build']['source']!r}", "ptoas.source")
+    mnemonics = {op.mnemonic for op in db.ops.values()}  # empty when only this file is linted: not checked
+    for name in d["uncovered"]:
+        if mnemonics and name not in mnemonics:
+            issues.add(src, ("uncovered", name), f"{name} is not an instruction of the database", "ptoas.op")
+    choices = []
+    seen: set[str] = set()
+    for k, c in enumerate(d["choices"]):
+        where = ("choices", k)
+        if c["id"] in seen:
+            issues.add(src, (*where, "id"), f"choice {c['id']!r} given twice", "ptoas.choice")
+        seen.add(c["id"])
+        if c["source"] not in sources:
+            issues.add(src, (*where, "source"), f"unknown source {c['source']!r}", "ptoas.source")
+        if c["kind"] == "normalise":
+            if c["loc"] not in d["locations"]:
+                issues.add(src, (*where, "loc"), f"{c['loc']} is not a location of the dialect", "ptoas.location")
+            table = {"blayout": db.isa.blayouts, "slayout": db.isa.slayouts, "pad": db.isa.pad_values}[c["field"]]
+            for profile, value in c["value"].items():
+                if profile not in d["arch"]:
+                    issues.add(src, (*where, "value", profile), f"{profile} has no assembler target", "ptoas.profile")
+                if value not in table:
+                    issues.add(src, (*where, "value", profile), f"{value!r} is no {c['field']} of specs/isa.yaml",
+                               "ptoas.choice")
+        elif mnemonics and c["op"] not in mnemonics:
+            issues.add(src, (*where, "op"), f"{c['op']} is not an instruction of the database", "ptoas.op")
+        choices.append(Choice(c["id"], c["kind"], c["text"], c["source"], c.get("loc", ""), c.get("field", ""),
+                              tuple(c.get("value", {}).items()), c.get("op", "")))
+    if issues.items:
+        raise DatabaseErrors(issues.items)
+    b = d["build"]
+    return PtoasSpec(dict(d["sources"]), d["tested_commit"], version_tuple(d["minimum_version"]), dict(d["arch"]),
+                     Build(tuple(b["apt"]), tuple(b["tools"]), tuple(b["cmake"]), b["binary"]),
+                     frozenset(d["locations"]), dict(d["uncovered"]), tuple(choices), str(path))
