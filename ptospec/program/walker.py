@@ -269,6 +269,8 @@ class Walker:
 
     def resolve_type(self, text: str) -> str:
         text = self.program.aliases.get(text, text)
+        if text in self.spec.dtype_aliases:  # a scalar's type (ui64)
+            return self.spec.dtype_aliases[text]
         for alias, dtype in self.spec.dtype_aliases.items():
             if alias in text:
                 text = re.sub(rf"(?<=[=<x,\s]){alias}(?=[>,\s])", dtype, text)
@@ -567,11 +569,13 @@ class Walker:
                     self.violation(op.pos, "program.alias", f"{name}: {o.name} must be {o.alias_of}'s storage "
                                    f"(the same tile, or tiles placed at the same address), it is not")
                 continue
-            if self.checking or at is None:
+            if at is None:
                 continue
             base, offset = (src.home or (src, 0))
+            dst.home = (base, offset + at)  # known when checking too: an in-place instruction may take both
+            if self.checking:
+                continue
             dst.storage = self.view_bytes(base, offset + at, dst.desc)  # writes through either tile: the same bytes
-            dst.home = (base, offset + at)
             if base.place:
                 dst.place = (base.place[0], base.place[1] + offset + at)
 

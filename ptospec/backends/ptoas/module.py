@@ -137,10 +137,17 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
             ty = tile_type(db, spec, d, dynamic or io)
             types[o.name], values[o.name] = ty, f"%{o.name}"
             if o.alias_of and o.alias_in_place and o.alias_of in values:
-                if types[o.alias_of] == ty:
+                src = tiles[o.alias_of]
+                same = tile_type(db, spec, src, dynamic) == tile_type(db, spec, d, dynamic)
+                if same:
                     values[o.name] = values[o.alias_of]
+                elif io:
+                    raise NotExpressible(f"{o.name}: an in-place view of another type with a run-time valid shape")
                 else:  # a view of the source's storage with this operand's type
                     helpers.append(f"%{o.name} = pto.treshape {values[o.alias_of]} : {types[o.alias_of]} -> {ty}")
+                if io:
+                    _exchanged(db, body, args, o.name, d, ty, o.role, value=values[o.name], load=False,
+                               valid=not same)
                 continue
             if io:
                 _exchanged(db, body, args, o.name, d, ty, o.role)
@@ -176,24 +183,31 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
                     tuple(range(first_helper, first_helper + len(helpers))), pointers)
 
 
-def _exchanged(db: Database, body: _Body, args: list[Argument], name: str, t: TileDesc, ty: str, role: str) -> None:
-    """A tile loaded whole from ``<name>_gm`` (and stored back whole after the instruction when it is an output)."""
+def _exchanged(db: Database, body: _Body, args: list[Argument], name: str, t: TileDesc, ty: str, role: str,
+               value: str = "", load: bool = True, valid: bool = True) -> None:
+    """A tile loaded whole from ``<name>_gm`` (and stored back whole after the instruction when it is an output).
+
+    An in-place alias (``load=False``) is the value of its source, or a view of it, and is only stored; it sets
+    its own valid shape unless it is the source's value (``valid=False``)."""
     if t.loc != "Vec" or t.slayout != "NoneBox":
         raise NotExpressible(f"{name}: only Vec tiles without boxes are exchanged with global memory")
     layout = "ND" if t.blayout == "RowMajor" else "DN"
     strides = (t.cols, 1) if layout == "ND" else (1, t.rows)
     view = GlobalDesc(t.dtype, (t.rows, t.cols), strides, layout, 0, t.rows * t.cols)
-    part, value = _view(db, body, args, f"{name}_gm", view)
+    part, gm = _view(db, body, args, f"{name}_gm", view)
     args[-1] = replace(args[-1], operand=name)
     rows, cols = body.const(t.rows), body.const(t.cols)
-    vr, vc = f"%{name}_vr", f"%{name}_vc"
-    args += [Argument(vr[1:], INDEX, name, "valid_row"), Argument(vc[1:], INDEX, name, "valid_col")]
-    body.lines.append(f"%{name} = pto.alloc_tile valid_row = {rows} valid_col = {cols} : {ty}")
-    body.lines.append(f"pto.tload ins({value} : {part}) outs(%{name} : {ty})")
-    body.before.append(f"pto.set_validshape %{name}, {vr}, {vc} : {ty}")
+    tile = value or f"%{name}"
+    if valid:
+        vr, vc = f"%{name}_vr", f"%{name}_vc"
+        args += [Argument(vr[1:], INDEX, name, "valid_row"), Argument(vc[1:], INDEX, name, "valid_col")]
+        body.before.append(f"pto.set_validshape {tile}, {vr}, {vc} : {ty}")
+    if load:
+        body.lines.append(f"{tile} = pto.alloc_tile valid_row = {rows} valid_col = {cols} : {ty}")
+        body.lines.append(f"pto.tload ins({gm} : {part}) outs({tile} : {ty})")
     if role == "out":
-        body.after.append(f"pto.set_validshape %{name}, {rows}, {cols} : {ty}")
-        body.after.append(f"pto.tstore ins(%{name} : {ty}) outs({value} : {part})")
+        body.after.append(f"pto.set_validshape {tile}, {rows}, {cols} : {ty}")
+        body.after.append(f"pto.tstore ins({tile} : {ty}) outs({gm} : {part})")
 
 
 def _view(db: Database, body: _Body, args: list[Argument], name: str, g: GlobalDesc) -> tuple[str, str]:

@@ -1,0 +1,238 @@
+"""The PTO assembler as a backend: the printed modules proven by our own program layer (no ptoas needed),
+discovery, the verifier's batching against a stand-in ptoas, shards and merged reports; live tests read
+PTOSPEC_PTOAS (the binary) and PTOSPEC_PTO_ISA (a pto-isa checkout) and are skipped without them.
+
+PTOSPEC_PTOAS_SWEEP=1 checks every generated case instead of a sample (minutes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptospec.backends.ptoas.discover import find_ptoas
+from ptospec.backends.ptoas.exchange import outputs_from, program_args
+from ptospec.backends.ptoas.module import NotExpressible, case_function, module_text
+from ptospec.backends.ptoas.spec import load_ptoas_spec
+from ptospec.backends.ptoas.table import normalised, suite_cases
+from ptospec.backends.ptoas.verifier import Job, verify_batch
+from ptospec.cli import main
+from ptospec.conformance.data import make_inputs
+from ptospec.conformance.merge import merge
+from ptospec.conformance.shard import deal, parse_shard
+from ptospec.errors import InvocationError
+from ptospec.executor import execute
+from ptospec.program.api import check_program, run_program
+from ptospec.program.syntax import parse_program
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "generated_tests"
+SWEEP = bool(os.environ.get("PTOSPEC_PTOAS_SWEEP"))
+PTOAS = os.environ.get("PTOSPEC_PTOAS")
+PTO_ISA = os.environ.get("PTOSPEC_PTO_ISA")
+# One op of each shape of operand list: tiles only, a scalar, an attribute, a tmp tile, a global view in and
+# out, an in-place alias, a conversion, a matrix multiply (Left/Right/Acc tiles).
+SAMPLE = ("tadd", "tadds", "tcmp", "trowmax", "tload", "tstore", "tfillpad_inplace", "tcvt", "tmatmul", "tsel")
+
+
+@pytest.fixture(scope="module")
+def spec(db):
+    return load_ptoas_spec(db)
+
+
+def _cases(ops, kind, per_unit: int):
+    """``per_unit`` cases of each op x mode x profile with an assembler target (every case with SWEEP)."""
+    seen: dict[tuple, int] = {}
+    out = []
+    for tid, case in suite_cases(SUITE, None if SWEEP else ops):
+        if case.profile == "cpu" or case.kind != kind:
+            continue
+        key = (case.op, case.mode, case.profile)
+        seen[key] = seen.get(key, 0) + 1
+        if SWEEP or seen[key] <= per_unit:
+            out.append(pytest.param(case, id=tid.split("[", 1)[1].rstrip("]") + f"-{case.op}"))
+    return out
+
+
+def _mode(db, case):
+    op = db.ops[case.op]
+    return op, next(m for m in op.modes if m.name == case.mode)
+
+
+def _function(db, spec, case, **kw):
+    op, mode = _mode(db, case)
+    try:
+        return case_function(db, spec, op, mode, case.parsed(db), "k", **kw)
+    except NotExpressible as exc:
+        pytest.skip(f"not expressible in the dialect: {exc}")
+
+
+def test_spec_names_the_uncovered_instructions(db, spec):
+    assert len(spec.uncovered) == 22 and set(spec.uncovered) <= {op.mnemonic for op in db.ops.values()}
+    assert spec.arch == {"a2a3": "a3", "a5": "a5"}
+    assert ("Left", "blayout", "ColMajor") in spec.normalisations("a5")
+
+
+@pytest.mark.parametrize("case", _cases(SAMPLE, "positive", 2))
+def test_printed_positive_case_checks_clean(db, spec, case):
+    fn = _function(db, spec, case)
+    program = parse_program(module_text([fn], spec.arch[case.profile]), "case.pto")
+    result = check_program(db, program)
+    assert not result.violations, [str(v) for v in result.violations]
+
+
+@pytest.mark.parametrize("case", _cases(SAMPLE, "reject", 2))
+def test_printed_must_reject_case_breaks_its_rule(db, spec, case):
+    """The printed function breaks the case's rule, or the rule needs what a program does not state (the
+    length of a pointer's buffer): then our checker defers it, as ptoas cannot check it either."""
+    fn = _function(db, spec, case)
+    program = parse_program(module_text([fn], spec.arch[case.profile]), "case.pto")
+    result = check_program(db, program)
+    rules = {v.rule for v in result.violations}
+    assert case.reject in rules or any(case.reject in d for d in result.deferred), (case.reject, rules)
+
+
+@pytest.mark.parametrize("case", _cases(SAMPLE, "positive", 1))
+def test_runnable_function_runs_to_the_executors_result(db, spec, case):
+    """The function that loads every tile from global memory, runs the instruction on the case's valid shapes
+    and stores the outputs back gives, on our program layer, exactly the reference executor's outputs."""
+    fn = _function(db, spec, case, io=True)
+    op, mode = _mode(db, case)
+    tiles = case.parsed(db)
+    inputs = make_inputs(db, op, mode, tiles, case.seed, case.pattern)
+    want = execute(db, op.name, mode.name, case.profile, tiles, inputs)
+    program = parse_program(module_text([fn], spec.arch[case.profile]), "case.pto")
+    assert not check_program(db, program).violations
+    got = outputs_from(mode, fn, tiles, run_program(db, program, program_args(db, fn, tiles, inputs)).outputs)
+    assert set(got) == set(want)
+    for name in want:
+        assert np.array_equal(np.asarray(want[name]).view(np.uint8), np.asarray(got[name]).view(np.uint8)), name
+
+
+def test_a_case_outside_the_dialect_says_why(db, spec):
+    case = next(c for _, c in suite_cases(SUITE, ["tmatmul_mx"]) if c.profile == "a5")
+    op, mode = _mode(db, case)
+    with pytest.raises(NotExpressible, match=r"scale_left|element type"):
+        case_function(db, spec, op, mode, case.parsed(db), "k")
+
+
+def test_left_tiles_are_normalised_per_target(db, spec, tiles):
+    t = tiles(a="left, 16x16xf16, valid=16x16, blayout=row_major, slayout=row_major, fractal=512")
+    assert normalised(db, spec, "a5", t)["a"].blayout == "ColMajor"
+    assert normalised(db, spec, "a2a3", t)["a"].blayout == "RowMajor"
+
+
+# --------------------------------------------------------------------------- discovery
+def _fake(tmp_path: Path, version: str, body: str = "") -> Path:
+    exe = tmp_path / "ptoas"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nif '--version' in sys.argv:\n    print('ptoas {version}')\n"
+                   f"    sys.exit(0)\n{body}")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_discovery_order_and_version(spec, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("PTOSPEC_PTOAS", raising=False)
+    with pytest.raises(InvocationError, match="no ptoas found"):
+        find_ptoas(spec)
+    old = _fake(tmp_path, "0.26")
+    with pytest.raises(InvocationError, match=r"older than 0\.27"):
+        find_ptoas(spec, str(old))
+    monkeypatch.setenv("PTOSPEC_PTOAS", str(_fake(tmp_path, "0.27")))
+    found = find_ptoas(spec)
+    assert found.version == (0, 27) and found.found_by == "$PTOSPEC_PTOAS"
+    with pytest.raises(InvocationError, match="does not exist"):
+        find_ptoas(spec, str(tmp_path / "missing"))
+
+
+# --------------------------------------------------------------------------- the verifier's batches
+REJECTING = """
+text = sys.stdin.read()
+for n, line in enumerate(text.splitlines(), 1):
+    if 'REJECT' in line:
+        print(f"<stdin>:{n}:5: error: 'pto.tadd' op rejected here", file=sys.stderr)
+        sys.exit(1)
+    if 'GARBLED' in line:
+        print(f"<stdin>:{n}:5: error: expected ')'", file=sys.stderr)
+        sys.exit(1)
+"""
+
+
+def test_batches_set_aside_each_function_the_verifier_stops_at(db, spec, tmp_path):
+    from ptospec.backends.ptoas.module import Function
+
+    exe = _fake(tmp_path, "0.27", REJECTING)
+    lines = ["ok", "REJECT", "ok", "GARBLED", "ok", "REJECT"]
+    jobs = [Job(k, Function(f"f{k}", f"  func.func @f{k}() {{\n    // {w}\n    return\n  }}\n", (), 1))
+            for k, w in enumerate(lines)]
+    runs: list[int] = []
+    verdicts = verify_batch(str(exe), "a3", jobs, runs)
+    assert [verdicts[k].status for k in range(len(lines))] == [
+        "accepted", "rejected", "accepted", "unreadable", "accepted", "rejected"]
+    assert verdicts[1].line == 1 and len(runs) == 4
+
+
+# --------------------------------------------------------------------------- shards and merged reports
+def test_shards_deal_whole_files_deterministically():
+    sizes = {"a": 10, "b": 7, "c": 5, "d": 5, "e": 1}
+    first = deal(sizes, 2)
+    assert first == deal(dict(reversed(sizes.items())), 2)
+    assert sorted(set(first.values())) == [1, 2]
+    assert parse_shard("2/3") == (2, 3)
+    for bad in ("0/2", "3/2", "x", "1/0"):
+        with pytest.raises(InvocationError):
+            parse_shard(bad)
+
+
+def test_merged_report_sums_and_lists_every_group():
+    def report(shard, passed, group):
+        return {"backend": "cpusim", "environment": {"shard": shard}, "totals": {"total": passed + 1, "passed": passed,
+                "failed": 1}, "stats": {"wall_seconds": 2.0 * passed, "cases_verified": passed},
+                "skipped": {"why": 1}, "by_verdict": {"new": 1}, "by_category": {"wrong-value": 1},
+                "divergences": [{"category": "wrong-value", "op": group, "mode": "default", "profile": "cpu"}],
+                "matrix": [{"op": group, "dtype": "f32", "profile": "cpu", "passed": passed}]}
+
+    merged = merge([report("1/2", 3, "tadd"), report("2/2", 5, "tsub")])
+    assert merged["totals"] == {"total": 10, "passed": 8, "failed": 2}
+    assert [e["op"] for e in merged["divergences"]] == ["tadd", "tsub"]
+    assert merged["stats"]["wall_seconds"] == 10.0 and merged["skipped"] == {"why": 2}
+    with pytest.raises(InvocationError, match="given twice"):
+        merge([report("1/2", 3, "tadd"), report("1/2", 3, "tadd")])
+
+
+def test_merge_reports_command(tmp_path):
+    for k in (1, 2):
+        d = tmp_path / f"s{k}"
+        d.mkdir()
+        (d / "report.json").write_text(json.dumps({"backend": "reference", "environment": {"shard": f"{k}/2"},
+                                                   "totals": {"total": k}, "divergences": []}))
+    out = tmp_path / "merged"
+    assert main(["merge-reports", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(out)]) == 0
+    assert json.loads((out / "report.json").read_text())["totals"]["total"] == 3
+
+
+# --------------------------------------------------------------------------- live
+@pytest.mark.skipif(not PTOAS, reason="set PTOSPEC_PTOAS to a ptoas binary (ptospec ptoas build --source PTOAS)")
+def test_live_verifier_table_of_one_instruction(tmp_path):
+    out = tmp_path / "table"
+    assert main(["--specs", str(ROOT / "specs"), "ptoas", "verify-table", "--ptoas", PTOAS, "--ops", "tadd",
+                 "--tests", str(SUITE), "--report-dir", str(out), "-j", "2"]) == 0
+    data = json.loads((out / "report.json").read_text())
+    assert data["totals"]["both-accept"] > 0 and data["totals"]["both-reject"] > 0
+    assert data["totals"]["crashed"] == 0
+
+
+@pytest.mark.skipif(not (PTOAS and PTO_ISA), reason="set PTOSPEC_PTOAS (a ptoas binary) and PTOSPEC_PTO_ISA "
+                    "(a pto-isa checkout) to run the lowering backend")
+def test_live_lowering_backend_runs_tadd(tmp_path):
+    out = tmp_path / "conf"
+    code = main(["--specs", str(ROOT / "specs"), "conformance", "--backend", "ptoas", "--ptoas", PTOAS,
+                 "--pto-isa-root", PTO_ISA, "--ops", "tadd", "--derived", "2", "--report-dir", str(out)])
+    assert code in (0, 1)
+    data = json.loads((out / "report.json").read_text())
+    assert data["totals"]["passed"] > 0
