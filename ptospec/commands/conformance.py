@@ -17,7 +17,7 @@ from ..dbcache import load_database_cached
 from ..errors import InvocationError
 
 # backends shipped with ptospec, usable by name even when the package's entry points are not installed
-BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend"}
+BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend", "ptoas": "ptospec.backends.ptoas.backend:PtoasBackend"}
 DERIVED = 32  # derived cases per fixed positive case (conformance/derive.py): data sets cost no compile
 MAX_JOBS = 256
 
@@ -34,7 +34,9 @@ def register(sub) -> None:
     p.add_argument("--backend", default="reference",
                    help="reference (default), cpusim, an installed backend name, module:Class or file.py:Class")
     p.add_argument("--pto-isa-root", metavar="PATH", default=None,
-                   help="pto-isa checkout for the cpusim backend (default: $PTO_ISA_ROOT)")
+                   help="pto-isa checkout for the cpusim and ptoas backends (default: $PTO_ISA_ROOT)")
+    p.add_argument("--ptoas", metavar="PATH", default=None,
+                   help="ptoas backend: the assembler (default: $PTOSPEC_PTOAS, else ptoas on PATH; docs/ptoas.md)")
     p.add_argument("--ops", nargs="+", metavar="OP", default=None, help="only these ops (names or comma lists)")
     p.add_argument("--profile", default=None,
                    help="only cases of this profile (default for cpusim: the simulator profile, cpu)")
@@ -94,6 +96,15 @@ def _backend_spec(name: str) -> str:
     if name in BUILTIN and not any(ep.name == name for ep in entry_points(group="ptospec.backends")):
         return BUILTIN[name]
     return name
+
+
+def _prepare_ptoas(args) -> None:
+    """Find the assembler up front (one line when it is missing or too old) and hand it to the backend."""
+    from ..backends.ptoas.discover import ENV, find_ptoas
+    from ..backends.ptoas.spec import load_ptoas_spec
+
+    found = find_ptoas(load_ptoas_spec(load_database_cached(getattr(args, "specs", None))), args.ptoas)
+    os.environ[ENV] = found.path
 
 
 def _prepare_cpusim(args) -> None:
@@ -234,7 +245,7 @@ def run(args) -> int:
         parse_shard(args.shard)
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:  # each job is a process (and a compiler)
         raise InvocationError(f"--jobs must be 1 .. {MAX_JOBS}, got {args.jobs}", rule="cli.jobs", where="--jobs")
-    if args.backend != "cpusim":  # named before the run starts, not in the log of a run that did not start
+    if args.backend not in BUILTIN:  # named before the run starts, not in the log of a run that did not start
         from ..conformance.load import backend_class
 
         backend_class(_backend_spec(args.backend))
@@ -242,11 +253,13 @@ def run(args) -> int:
     ops = _op_names(db, args.ops)
     backend = args.backend
     profile = args.profile
-    if backend == "cpusim":
+    if backend == "ptoas":
+        _prepare_ptoas(args)
+    if backend in ("cpusim", "ptoas"):
         _prepare_cpusim(args)
-        if profile is None:
-            sims = [p for p, spec in db.isa.profiles.items() if spec.basis == "simulator"]
-            profile = sims[0] if len(sims) == 1 else None
+    if backend == "cpusim" and profile is None:
+        sims = [p for p, spec in db.isa.profiles.items() if spec.basis == "simulator"]
+        profile = sims[0] if len(sims) == 1 else None
     if profile is not None and profile not in db.isa.profiles:
         raise InvocationError(f"unknown profile {profile!r} (known: {', '.join(db.isa.profiles)})",
                               rule="cli.profile", where="--profile")
