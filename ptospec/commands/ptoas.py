@@ -51,6 +51,9 @@ def register(sub) -> None:
                    help="where report.json, report.md and repros/ go (default: build/ptoas-verifier)")
     v.add_argument("--jobs", "-j", type=int, default=None, help="ptoas processes at a time (default: CPUs)")
     v.add_argument("--batch", type=int, default=40, help="positive cases per module (default 40)")
+    v.add_argument("--pto-isa-root", metavar="PATH", default=None,
+                   help="also run each gap and strict group's reproducer case on the CPU simulator of this pto-isa "
+                        "checkout (default: $PTO_ISA_ROOT; without either, not run): does it compile, assert, run?")
     v.set_defaults(func=_verify_table)
 
     c = cmds.add_parser("coverage", help="the instructions without a ptoas operation, each with its reason",
@@ -141,7 +144,16 @@ def _verify_table(args) -> int:
     workers = args.jobs or os.cpu_count() or 1
     table = build_table(db, spec, found.path, f"ptoas {found.version_text}", cases, workers, args.batch, progress)
     table.seconds = time.monotonic() - t0
-    data = write_report(db, spec, table, Path(args.report_dir))
+    simulator = None
+    root = args.pto_isa_root or os.environ.get("PTO_ISA_ROOT")
+    if root:
+        from ..backends.ptoas.simulator import simulator_outcomes
+        from ..backends.ptoas.table import representatives
+
+        reps = representatives(table)
+        print(f"running {len(reps)} reproducers on the CPU simulator ({root})", file=sys.stderr, flush=True)
+        simulator = simulator_outcomes(db, reps, root, args.jobs)
+    data = write_report(db, spec, table, Path(args.report_dir), simulator)
     totals = data["totals"]
     print(f"{data['cases']} cases of {data['ops']} ops in {data['seconds']} s ({data['runs']} ptoas runs): "
           + ", ".join(f"{c} {totals[c]}" for c in CATEGORIES))
