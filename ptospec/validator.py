@@ -571,9 +571,9 @@ def _shown_fields(rule: Rule) -> tuple[tuple[str, str, str], ...]:
         if len(_SHOWN) >= 50_000:
             _SHOWN.clear()
         nodes = [rule.check] + ([rule.when] if rule.when is not None else [])
-        # every use, in walk order (as shown before this was remembered; a field used twice is shown twice)
-        fields = tuple((f"{n.obj}.{n.name}", n.obj, n.name) for node in nodes for n in walk(node)
-                       if isinstance(n, Attr))
+        # every field once, in walk order (a message names each value once)
+        fields = tuple(dict.fromkeys((f"{n.obj}.{n.name}", n.obj, n.name) for node in nodes for n in walk(node)
+                                     if isinstance(n, Attr)))
         entry = _SHOWN[id(rule)] = (rule, fields)
     return entry[1]
 

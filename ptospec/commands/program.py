@@ -13,6 +13,7 @@ from ..errors import InvocationError
 from ..program.api import check_program, choose_profile, read_program, run_kernels, run_program
 from ..program.compare import compare, report_lines
 from ..program.cpusim import build_and_run
+from ..program.errors import RuleViolation
 from ..program.trace import Recorder
 from ..program.walker import MAX_STEPS
 from ._common import database
@@ -30,15 +31,16 @@ def register(sub) -> None:
         "dynamic valid shape, a loop index) make the rules that need them deferred, reported but not "
         "guessed. The profile comes from the module's pto.target_arch (a3 -> a2a3, a5 -> a5; a3 when "
         "absent) unless --profile is given. Prints one line per violation (file:line:col [rule] message), "
-        "then a summary. Exit status: 0 clean, 1 violations (or, with --strict, statements whose instruction "
-        "is not in the database), 2 unreadable input.",
+        "the findings (what the target allows and a reader should know, such as a partition beyond a dynamic "
+        "view's declared shape), then a summary. Exit status: 0 clean, 1 violations (or, with --strict, "
+        "findings and statements whose instruction is not in the database), 2 unreadable input.",
         epilog="example:\n  ptospec check-program kernel.pto --profile a5",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("program", help=".pto file")
     p.add_argument("--profile", "-p", help="profile to check against (default: from pto.target_arch)")
     p.add_argument("--strict", action="store_true",
-                   help="fail when a statement's instruction is not in the database")
+                   help="findings are violations, and a statement whose instruction is not in the database fails")
     p.add_argument("--deferred", action="store_true", help="list every deferred check, not just their count")
     p.set_defaults(func=run_check)
 
@@ -53,7 +55,10 @@ def register(sub) -> None:
         "bytes. Flags, events and barriers do nothing: instructions run one after another. With --blocks N "
         "the kernel runs once per block (get_block_idx = 0 .. N-1) on the same global memory. The final "
         "contents of every pointer argument are written to --output (.npz, one member per argument, in "
-        "the shape it was given). With --backend cpusim the instructions the reference run executed are replayed "
+        "the shape it was given). A finding (what the target allows and a reader should know, such as a partition "
+        "beyond a dynamic view's declared shape inside its buffer) is listed after the run; --strict stops the run "
+        "at it. Exit status: 0 ran, 1 a rule violation (every rule the failing statement breaks is listed), 2 "
+        "unusable input. With --backend cpusim the instructions the reference run executed are replayed "
         "on the CPU simulator (one C++ program over the pto-isa headers, cached by content) and the "
         "simulator's final buffers are written instead; compare-program compares the two.",
         epilog="example:\n  ptospec run-program vadd.pto --arg arg0=a.npy --arg arg1=b.npy --arg arg2=c.npy "
@@ -65,6 +70,7 @@ def register(sub) -> None:
                    help="run a cube kernel and a vector kernel of the module at the same time (each in a thread, "
                    "the vector one once per sub-block), so TPUSH/TPOP/TFREE move tiles between them; every kernel's "
                    "arguments are bound by name from --arg")
+    r.add_argument("--strict", action="store_true", help="a finding stops the run as a rule violation does")
     r.add_argument("--subblocks", type=int, default=1, help="vector sub-blocks with --kernels: 1 (default) or 2")
     r.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help=f"statements the reference run may execute before it stops with program.step-limit (a loop "
@@ -122,17 +128,20 @@ def run_check(args) -> int:
     db = database(args)
     start = time.perf_counter()
     program = read_program(args.program)
-    result = check_program(db, program, args.profile)
+    result = check_program(db, program, args.profile, strict=args.strict)
     seconds = time.perf_counter() - start
     for f in result.violations:
         print(f.one_line())
+    for f in result.reported:
+        print(f"{f.pos}: finding: [{f.rule}] {f.message}")
     if args.deferred:
         for f in result.deferred:
             print(f"{f.pos}: deferred: {f.message}")
     s = result.stats
     print(f"{program.path}: profile {result.profile}, {result.functions} function(s), {s.statements} statement(s) "
           f"walked, {s.instructions} database instruction(s) checked: {s.legal} legal, "
-          f"{len(result.violations)} violation(s), {len(result.deferred)} deferred to run time "
+          f"{len(result.violations)} violation(s), {len(result.reported)} finding(s), "
+          f"{len(result.deferred)} deferred to run time "
           f"({seconds:.2f} s)")
     if s.unknown:
         listed = ", ".join(f"{name} x{count} (first at {s.first_unknown[name]})" for name, count in
@@ -186,7 +195,7 @@ def _simulate(db, program, args):
     """The reference run with a trace, then its replay on the simulator."""
     recorder = Recorder(choose_profile(db, program, args.profile))
     result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast,
-                         tracer=recorder)
+                         tracer=recorder, strict=getattr(args, "strict", False))
     sim = build_and_run(db, recorder.trace, args.pto_isa_root, args.cache_dir)
     if args.source:
         try:
@@ -196,6 +205,8 @@ def _simulate(db, program, args):
                                   where="--source") from None
     built = "taken from the cache" if sim.built_cached else f"built in {sim.compile_seconds:.1f} s"
     print(_summary(result))
+    for line in result.finding_lines():
+        print(f"finding: {line}")
     print(f"simulator: {len(recorder.trace.steps)} step(s) in {sim.groups} compiled function(s), {built}, "
           f"ran in {sim.run_seconds:.3f} s; {recorder.trace.synchronisation} synchronisation instruction(s) not "
           "replayed (no data semantics; the replay runs in program order)")
@@ -207,6 +218,15 @@ def _final(trace, sim) -> dict[str, np.ndarray]:
 
 
 def run_run(args) -> int:
+    try:
+        return _run(args)
+    except RuleViolation as exc:  # every rule the statement breaks; the input itself was usable
+        for line in exc.lines():
+            print(line)
+        return 1
+
+
+def _run(args) -> int:
     if args.max_steps is not None and args.max_steps < 1:
         raise InvocationError(f"--max-steps must be 1 or more, got {args.max_steps}", rule="cli.args",
                               where="--max-steps")
@@ -233,11 +253,14 @@ def run_run(args) -> int:
                 raise InvocationError("--kernels names the functions that run together; it goes without --func "
                                       "and --blocks", rule="cli.args", where="--kernels")
             result = run_kernels(db, program, _arguments(args.arg), [k.strip().lstrip("@") for k in
-                                 args.kernels.split(",")], args.subblocks, args.profile, args.cast, args.max_steps)
+                                 args.kernels.split(",")], args.subblocks, args.profile, args.cast, args.max_steps,
+                                 strict=args.strict)
         else:
             result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks,
-                                 args.cast, args.max_steps)
+                                 args.cast, args.max_steps, strict=args.strict)
         print(_summary(result))
+        for line in result.finding_lines():
+            print(f"finding: {line}")
         outputs = result.outputs
     _write(out_path, outputs)
     for name, arr in outputs.items():

@@ -80,11 +80,18 @@ class CheckResult:
     def deferred(self) -> list[Finding]:
         return [f for f in self.findings if f.kind == "deferred"]
 
+    @property
+    def reported(self) -> list[Finding]:
+        """Findings: what the target allows and a reader should know (``--strict`` makes them violations)."""
+        return [f for f in self.findings if f.kind == "finding"]
 
-def check_program(db: Database, program: Program, profile: str | None = None) -> CheckResult:
-    """Check every instruction of every function (loops and branches walked once, run-time values unknown)."""
+
+def check_program(db: Database, program: Program, profile: str | None = None, strict: bool = False) -> CheckResult:
+    """Check every instruction of every function (loops and branches walked once, run-time values unknown);
+    ``strict``: findings (rules of severity finding) are violations."""
     prof = choose_profile(db, program, profile)
     w = Walker(db, program, prof, check=True)
+    w.strict = strict
     funcs = functions(program)
     for func in funcs:
         params = _func_signature(w, func)
@@ -112,6 +119,16 @@ class RunResult:
     outputs: dict[str, np.ndarray]
     stats: Stats
     seconds: float
+    findings: list[Finding] = field(default_factory=list)  # allowed and reported (severity finding), each once
+    finding_counts: dict = field(default_factory=dict)  # (position, rule) -> times met
+
+    def finding_lines(self) -> list[str]:
+        """Each finding once per statement and rule (a loop meets it every iteration), with how often."""
+        lines = []
+        for f in self.findings:
+            n = self.finding_counts.get((str(f.pos), f.rule), 1)
+            lines.append(f.one_line() + (f" ({n} times)" if n > 1 else ""))
+        return lines
 
 
 def entry_function(w: Walker, program: Program, name: str | None) -> Operation:
@@ -148,9 +165,10 @@ def _all_ops(op: Operation):
 
 def run_program(db: Database, program: Program, args: dict[str, object], profile: str | None = None,
                 func: str | None = None, blocks: int = 1, cast: bool = False,
-                max_steps: int | None = None, tracer: Tracer | None = None) -> RunResult:
+                max_steps: int | None = None, tracer: Tracer | None = None, strict: bool = False) -> RunResult:
     """Run the kernel once per block on NumPy arrays (``args``: argument name without % -> array or number).
-    Returns the final contents of every pointer argument.  ``tracer`` watches the run (``walker.Tracer``)."""
+    Returns the final contents of every pointer argument and the findings met.  ``tracer`` watches the run
+    (``walker.Tracer``); ``strict``: a finding stops the run as a violation does."""
     prof = choose_profile(db, program, profile)
     if not 1 <= blocks <= 4096:
         raise PtospecError(f"--blocks must be between 1 and 4096, got {blocks}", rule="cli.blocks")
@@ -172,17 +190,23 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
         tracer.begin(buffers)
     start = time.perf_counter()
     stats = Stats()
+    findings: list[Finding] = []
+    counts: dict = {}
     for b in range(blocks):
         w = Walker(db, program, prof, check=False, block_idx=b, blocks=blocks, memo=probe.memo,
                    **({"max_steps": max_steps} if max_steps else {}))
         w.stats = stats
+        w.strict = strict
+        w.findings = findings
+        w.finding_counts = counts
         w.tracer = tracer
         if tracer is not None:
             tracer.block(b)
         call_function(w, entry, values)
     seconds = time.perf_counter() - start
     outputs = {name: buf.array.reshape(buf.shape) for name, buf in buffers.items()}
-    return RunResult(program.path, prof, probe.symbol(entry), blocks, outputs, stats, seconds)
+    return RunResult(program.path, prof, probe.symbol(entry), blocks, outputs, stats, seconds,
+                     [f for f in findings if f.kind == "finding"], counts)
 
 
 def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict):
@@ -220,7 +244,7 @@ def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict
 
 def run_kernels(db: Database, program: Program, args: dict[str, object], kernels: list[str],
                 subblocks: int = 1, profile: str | None = None, cast: bool = False,
-                max_steps: int | None = None) -> RunResult:
+                max_steps: int | None = None, strict: bool = False) -> RunResult:
     """Run a cube kernel and a vector kernel (``kernels`` = [cube, vector]) at the same time, the vector one
     once per sub-block, each in a thread of its own over the same global memory; TPUSH/TPOP/TFREE move tiles
     through the pipes between them (``fifo``).  ``args`` binds every kernel's arguments by name."""
@@ -273,6 +297,7 @@ def run_kernels(db: Database, program: Program, args: dict[str, object], kernels
     for kind, index, func, call_args in sides:
         w = Walker(db, program, prof, check=False, memo=probe.memo, **({"max_steps": max_steps} if max_steps else {}))
         w.side = Side(hub, kind, index, subblocks)
+        w.strict = strict
         walkers.append(w)
         threads.append(threading.Thread(target=run, args=(w, func, call_args), daemon=True))
     for t in threads:
@@ -290,4 +315,6 @@ def run_kernels(db: Database, program: Program, args: dict[str, object], kernels
         stats.instructions += w.stats.instructions
         stats.legal += w.stats.legal
     outputs = {name: buf.array.reshape(buf.shape) for name, buf in buffers.items()}
-    return RunResult(program.path, prof, ",".join(kernels), 1, outputs, stats, seconds)
+    findings = [f for w in walkers for f in w.findings if f.kind == "finding"]
+    counts = {k: sum(w.finding_counts.get(k, 0) for w in walkers) for w in walkers for k in w.finding_counts}
+    return RunResult(program.path, prof, ",".join(kernels), 1, outputs, stats, seconds, findings, counts)

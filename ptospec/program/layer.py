@@ -13,6 +13,7 @@ from ..storage import storage_bytes
 from ..tile import DEFAULT_GLOBAL_LAYOUT
 from ..validator import tile_verdicts
 from .errors import ProgramError
+from .layouts import consumer_layout, infer
 from .syntax import Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileAddress, TileBuffer, known
 from .walker import Cursor, Walker
@@ -29,10 +30,10 @@ def _element_type(text: str) -> tuple[str, list]:
     return parts[-1], [(-1 if p == "?" else int(p)) for p in parts[:-1]]
 
 
-def _layout(w: Walker, attrs: dict[str, str], op: Operation) -> str:
+def _written_layout(w: Walker, attrs: dict[str, str], op: Operation) -> str | None:
     spelled = attrs.get("layout")
     if spelled is None:
-        return DEFAULT_GLOBAL_LAYOUT
+        return None
     m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
     name = global_layout(w.db.isa, m.group(1)) if m else None
     if name is not None:
@@ -40,11 +41,22 @@ def _layout(w: Walker, attrs: dict[str, str], op: Operation) -> str:
     raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
 
 
+def _constants(w: Walker, c: Cursor, start: int, values: list) -> list:
+    """Of a list just read (from token ``start`` on), the values the assembler sees as constants (integer
+    literals and results of arith.constant), None for the others."""
+    names = [t for t in c.toks[start:c.i] if t.kind in ("value", "number")]
+    return [v if t.kind == "number" or t.text in w.constants else None for t, v in zip(names, values, strict=False)]
+
+
 def _make_tensor_view(w: Walker, op: Operation) -> None:
     c = Cursor(w, op)
     ptr = w.get(c.value(), c.peek(-1))
+    start = c.i
     shape = c.named_list("shape")
+    static_shape = _constants(w, c, start, shape)
+    start = c.i
     strides = c.named_list("strides")
+    static_strides = _constants(w, c, start, strides)
     attrs = c.skip_attr_dict()
     c.expect(":")
     ty = c.type()
@@ -56,13 +68,62 @@ def _make_tensor_view(w: Walker, op: Operation) -> None:
         raise ProgramError("make_tensor_view needs a !pto.ptr argument", "program.type", op.pos)
     if ptr.dtype != dtype:
         w.violation(op.pos, "view.dtype", f"make_tensor_view: pointer of {ptr.dtype}, view of {dtype}")
+    written = _written_layout(w, attrs, op)
+    layout, decides, inferred, mismatch = _view_layout(w, op, dtype, dims, static_shape, static_strides, written)
     w.program_rules(op, "make_tensor_view", {"rank": len(shape), "strides_count": len(strides),
-                                             "type_rank": len(dims)},
+                                             "type_rank": len(dims), "written_layout": written or "none",
+                                             "inferred_layout": inferred or "none", "layout_mismatch": mismatch},
                     [{"extent": e, "stride": s} for e, s in zip(shape, strides, strict=False)])
     if known(ptr.offset, *shape, *strides) and all(e > 0 for e in shape):
         reach = ptr.offset + 1 + sum((e - 1) * s for e, s in zip(shape, strides, strict=False))
         w.extents[ptr.buffer.name] = max(w.extents.get(ptr.buffer.name, 0), reach)
-    w.bind(op, [TensorView(ptr, tuple(shape), tuple(strides), _layout(w, attrs, op))])
+    w.bind(op, [TensorView(ptr, tuple(shape), tuple(strides), layout, tuple(dims), decides)])
+
+
+def _view_layout(w: Walker, op: Operation, dtype: str, dims: list, shape: list, strides: list,
+                 written: str | None) -> tuple[str, bool, str | None, int]:
+    """The view's layout as the assembler gives it (``layout_inference``): the written one, or the one its
+    constant shape and strides give; whether a consumer's tile decides it; the inferred one (None: not
+    static); whether the written one contradicts the inferred one."""
+    rule = w.spec.layout_inference
+    if rule is None:
+        return written or DEFAULT_GLOBAL_LAYOUT, False, None, 0
+    static = [d if d >= 0 else s for d, s in zip(dims, shape, strict=False)]
+    bits = w.db.isa.dtypes[dtype].bits if dtype in w.db.isa.dtypes else 0
+    got = infer(w.db, rule, static, strides, bits // 8)
+    if written is not None:
+        mismatch = got.layout is not None and got.layout != written and not (
+            got.ambiguous and written in rule.ambiguous)
+        return written, False, got.layout, int(mismatch)
+    if got.layout is None:
+        return rule.fallback, False, None, 0
+    if got.ambiguous and got.consumer_decides:
+        preferred = _consumers_preference(w, op, rule)
+        return preferred or got.layout, True, got.layout, 0
+    return got.layout, False, got.layout, 0
+
+
+def _consumers_preference(w: Walker, op: Operation, rule) -> str | None:
+    """The layout the Vec tiles of the consumers (TLOAD, TSTORE) of the view's partitions agree on, if any."""
+    if not op.results or w.function is None:
+        return None
+    view = op.results[0]
+    ops = list(_nested_ops(w.function.regions[0][0])) if w.function.regions else []
+    parts = {r for o in ops if o.name == "pto.partition_view" for r in o.results
+             if next((t.text for t in o.tail if t.kind == "value"), None) == view}
+    mnemonics = {f"pto.{w.db.ops[name].mnemonic}" for name in rule.consumers}
+    preferred = set()
+    for o in ops:
+        if o.name not in mnemonics or not any(t.kind == "value" and t.text in parts for t in o.tail):
+            continue
+        try:
+            line = w.parsed(o)
+        except ProgramError:
+            continue
+        for desc in line.operands.values():
+            if (layout := consumer_layout(rule, desc)) is not None:
+                preferred.add(layout)
+    return next(iter(preferred)) if len(preferred) == 1 else None
 
 
 def _partition_view(w: Walker, op: Operation) -> None:
@@ -83,8 +144,9 @@ def _partition_view(w: Walker, op: Operation) -> None:
         raise ProgramError("partition_view needs a tensor view", "program.type", op.pos)
     w.program_rules(op, "partition_view", {"rank": len(tv.shape), "offsets_count": len(offsets),
                                            "sizes_count": len(sizes)},
-                    [{"offset": o, "size": s, "extent": e, "type_size": t}
-                     for o, s, e, t in zip(offsets, sizes, tv.shape, dims, strict=False)])
+                    [{"offset": o, "size": s, "extent": e, "type_size": t, "static_extent": d}
+                     for o, s, e, t, d in zip(offsets, sizes, tv.shape, dims, tv.declared or (-1,) * len(dims),
+                                              strict=False)])
     w.bind(op, [PartitionView(tv, tuple(offsets), tuple(sizes))])
 
 

@@ -29,6 +29,7 @@ class ProgramRule:
     message: Text
     evidence: tuple[str, ...]
     profiles: tuple[str, ...] = ()  # the targets it applies on; empty: every one
+    severity: str = "violation"  # finding: reported while the program goes on (--strict: a violation)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,29 @@ class FrontendPipes:
 
 
 @dataclass(frozen=True)
+class LayoutInference:
+    """``layout_inference``: how the assembler gives a tensor view without a layout attribute its layout."""
+
+    dims: int
+    applies: Node
+    match: tuple[tuple[str, Node], ...]  # tried in order
+    ambiguous: frozenset[str]
+    consumer_decides: Node
+    consumers: frozenset[str]  # database ops moving data between a partition and a tile
+    consumer_location: str
+    consumer_layouts: dict[str, str]  # tile blayout -> global layout
+    tie: tuple[tuple[str, Node], ...]
+    fallback: str
+
+
+@dataclass(frozen=True)
+class LoweringStep:
+    op: str
+    mode: str
+    operands: tuple[tuple[str, str], ...]  # step operand -> the original line's operand
+
+
+@dataclass(frozen=True)
 class ProgramSpec:
     sources: dict[str, dict[str, str]]
     targets: dict[str, str]
@@ -75,6 +99,8 @@ class ProgramSpec:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     enums: dict[str, tuple[str, ...]] = field(default_factory=dict)  # synchronisation enums: name -> enumerators
     frontend_pipes: FrontendPipes | None = None
+    layout_inference: LayoutInference | None = None
+    lowerings: dict[str, tuple[frozenset[str], tuple[LoweringStep, ...]]] = field(default_factory=dict)
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -128,12 +154,99 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
         issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
                    "program.target")
     frontend = _frontend_pipes(src, data, db, issues)
+    inference = _layout_inference(src, data, db, issues)
+    lowerings = _lowerings(src, data, db, issues)
     if issues.items:
         raise DatabaseErrors(issues.items)
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
-                       enums, frontend)
+                       enums, frontend, inference, lowerings)
+
+
+def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
+    try:
+        node = parse_expr(text)
+    except PtospecError as exc:
+        issues.add(src, path, exc.message, exc.rule or "expr.syntax")
+        return None
+    for n in walk(node):
+        if isinstance(n, Name) and n.id not in names:
+            issues.add(src, path, f"{n.id!r} is not a value here (values: {', '.join(sorted(names))})",
+                       "program.rule-name")
+    return node
+
+
+def _layout_inference(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> LayoutInference | None:
+    d = data.get("layout_inference")
+    if d is None:
+        return None
+    where = ("layout_inference",)
+    if d["source"] not in data["sources"]:
+        issues.add(src, (*where, "source"), f"unknown source {d['source']!r}", "program.source")
+    names = {f"{c}{k}" for c in "ds" for k in range(d["dims"])} | {"elem_bytes"}
+    layouts = set(db.isa.global_layouts)
+    named = [*d["match"], *d["ambiguous"], *d["consumer_layouts"].values(), *d["tie"], d["fallback"]]
+    for name in named:
+        if name not in layouts:
+            issues.add(src, where, f"{name} is not a global layout of the ISA", "program.layout")
+    for name in d["ambiguous"]:
+        if name not in d["match"]:
+            issues.add(src, (*where, "ambiguous"), f"{name} has no match condition", "program.layout")
+    for blayout in d["consumer_layouts"]:
+        if blayout not in db.isa.blayouts:
+            issues.add(src, (*where, "consumer_layouts"), f"{blayout} is not a tile blayout", "program.layout")
+    for op in d["consumers"]:
+        if op not in db.ops:
+            issues.add(src, (*where, "consumers"), f"{op} is not an instruction of the database", "program.layout")
+    if d.get("consumer_location", "Vec") not in db.isa.tile_types:
+        issues.add(src, (*where, "consumer_location"), "not a tile location", "program.layout")
+
+    def expr(path: tuple, text: str) -> Node:
+        return _expression(src, (*where, *path), text, names, issues) or parse_expr("0")
+
+    return LayoutInference(
+        int(d["dims"]), expr(("applies",), d["applies"]),
+        tuple((k, expr(("match", k), v)) for k, v in d["match"].items()), frozenset(d["ambiguous"]),
+        expr(("consumer_decides",), d["consumer_decides"]), frozenset(d["consumers"]),
+        d.get("consumer_location", "Vec"), dict(d["consumer_layouts"]),
+        tuple((k, expr(("tie", k), v)) for k, v in d["tie"].items()), d["fallback"])
+
+
+def _lowerings(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> dict:
+    """``lowerings``: each step a mode of a database instruction, its operands the original line's."""
+    d = data.get("lowerings")
+    if d is None:
+        return {}
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("lowerings", "source"), f"unknown source {d['source']!r}", "program.source")
+    out = {}
+    for name, e in d["instructions"].items():
+        where = ("lowerings", "instructions", name)
+        original = db.ops.get(name)
+        if original is None:
+            issues.add(src, where, f"{name} is not an instruction of the database", "program.lowering")
+            continue
+        for p in e["profiles"]:
+            if p not in db.isa.profiles:
+                issues.add(src, (*where, "profiles"), f"unknown profile {p!r}", "program.target")
+        have = {o.name for m in original.modes for o in m.operands}
+        steps = []
+        for k, step in enumerate(e["steps"]):
+            op = db.ops.get(step["op"])
+            mode = next((m for m in op.modes if m.name == step.get("mode", op.modes[0].name)), None) if op else None
+            if mode is None:
+                issues.add(src, (*where, "steps", k), f"{step['op']} {step.get('mode', '')} is no instruction mode "
+                           "of the database", "program.lowering")
+                continue
+            wanted = {o.name for o in mode.operands if o.role != "tmp"}
+            if set(step["operands"]) != wanted or not set(step["operands"].values()) <= have:
+                issues.add(src, (*where, "steps", k), f"the operands must name each operand of {op.name} "
+                           f"({', '.join(sorted(wanted))}) by one of {name}'s ({', '.join(sorted(have))})",
+                           "program.lowering")
+            steps.append(LoweringStep(op.name, mode.name, tuple(step["operands"].items())))
+        out[name] = (frozenset(e["profiles"]), tuple(steps))
+    return out
 
 
 def _frontend_pipes(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> FrontendPipes | None:
@@ -190,7 +303,7 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
             if profiles is not None and p not in profiles:
                 issues.add(src, (*path, "profiles"), f"unknown profile {p!r}", "program.target")
         rules.append(ProgramRule(r["id"], node, r["check"], r.get("when"), per_dim, r["message"],
-                                 tuple(r["evidence"]), tuple(r.get("profiles", ()))))
+                                 tuple(r["evidence"]), tuple(r.get("profiles", ())), r.get("severity", "violation")))
     return ProgramInstruction(name, d["summary"], d["syntax"], tuple(values), dim_values, tuple(rules),
                               d.get("result"), operands, attributes, enums is not None, variadic,
                               d.get("intrinsic", ""))

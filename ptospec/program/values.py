@@ -64,6 +64,8 @@ class TensorView:
     shape: tuple  # ints or UNKNOWN
     strides: tuple
     layout: str  # C++ name: ND
+    declared: tuple = ()  # the extents of its type (-1 where the type says ?)
+    decides: bool = False  # inferred for a shape both ND and DN fit: a consumer's Vec tile decides (layouts.py)
 
 
 @dataclass(frozen=True, eq=False)

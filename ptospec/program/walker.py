@@ -25,7 +25,8 @@ from ..storage import storage_bytes
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import make_scope, state_reads, validate
 from . import arith
-from .errors import ProgramError, SourcePos
+from .errors import ProgramError, RuleViolation, SourcePos
+from .layouts import consumer_layout
 from .lexer import Token, int_literal
 from .spec import ProgramSpec, broken_rules, program_spec
 from .syntax import Block, Operation, Program
@@ -65,7 +66,7 @@ class Finding:
     pos: SourcePos
     rule: str
     message: str
-    kind: str  # violation | deferred
+    kind: str  # violation | deferred | finding (allowed, reported: a rule of severity finding)
 
     def one_line(self) -> str:
         return f"{self.pos}: [{self.rule}] {self.message}"
@@ -233,6 +234,8 @@ class Walker:
         self.spec: ProgramSpec = program_spec(db)
         self.block_idx, self.blocks, self.max_steps = block_idx, blocks, max_steps
         self.env: dict[str, object] = {}
+        self.constants: set[str] = set()  # values of the current function defined by arith.constant
+        self.function: Operation | None = None  # the function being walked
         self.stats = Stats()
         self.findings: list[Finding] = []
         self.onchip: dict[str, np.ndarray] = {}
@@ -249,6 +252,8 @@ class Walker:
 
         self.handlers = {**HANDLERS, **synchronisation_handlers(db), **fifo.handlers(self.spec)}
         self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
+        self.strict = False  # findings are violations (--strict)
+        self.finding_counts: dict[tuple[str, str], int] = {}  # (position, rule) -> times met
         self.side = None  # fifo.Side when kernels run together (--kernels): TPUSH/TPOP/TFREE use its pipes
 
     # -- values and types ---------------------------------------------------------------------------
@@ -298,9 +303,15 @@ class Walker:
 
     # -- findings -----------------------------------------------------------------------------------
     def violation(self, pos: SourcePos, rule: str, message: str) -> None:
+        self.violations(pos, [(rule, message)])
+
+    def violations(self, pos: SourcePos, broken: list[tuple[str, str]]) -> None:
+        """Rules a statement breaks (rule, message): listed while checking; a run stops with all of them."""
+        if not broken:
+            return
         if not self.checking:
-            raise ProgramError(message, rule, pos)
-        self.findings.append(Finding(pos, rule, message, "violation"))
+            raise RuleViolation(broken, pos)
+        self.findings.extend(Finding(pos, rule, message, "violation") for rule, message in broken)
 
     def program_rules(self, op: Operation, name: str, values: dict, dims: list[dict] | None = None) -> None:
         """Check the program-layer rules of instruction ``name``; those needing unknown values are deferred."""
@@ -315,8 +326,22 @@ class Walker:
         if deferred:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name}: checked at run time: "
                                          f"{', '.join(deferred)}", "deferred"))
+        errors = []
         for rule, seen in broken:
-            self.violation(op.pos, rule.id, f"{name}: {rule.message['en']} ({seen})")
+            if rule.severity == "finding" and not self.strict:
+                self.finding(op.pos, rule.id, f"{name}: {rule.message['en']} ({seen})")
+            else:
+                errors.append((rule.id, f"{name}: {rule.message['en']} ({seen})"))
+        self.violations(op.pos, errors)
+
+    def finding(self, pos: SourcePos, rule: str, message: str) -> None:
+        """Something the program does that its target allows but a reader should know (a rule of severity
+        finding): reported once per statement and rule (with how often it happened), and the walk or run
+        goes on."""
+        key = (str(pos), rule)
+        if key not in self.finding_counts:
+            self.findings.append(Finding(pos, rule, message, "finding"))
+        self.finding_counts[key] = self.finding_counts.get(key, 0) + 1
 
     # -- walking ------------------------------------------------------------------------------------
     def run_block(self, block: Block, args: list) -> tuple[str, list, Operation | None]:
@@ -361,6 +386,11 @@ class Walker:
             return
         short = name[4:] if name.startswith("pto.") else None
         spec_op = self.db.by_mnemonic(short) if short is not None else None
+        if spec_op is not None and (lowered := self.spec.lowerings.get(spec_op.name)) and self.profile in lowered[0]:
+            from .lowering import run_lowered  # the assembler emits other instructions for it on this profile
+
+            run_lowered(self, op, spec_op.name, lowered[1])
+            return
         if spec_op is not None:
             if all(m.cross_core for m in spec_op.modes) and not self._parses(op):
                 # the dialect's lowered FIFO forms pass a !pto.pipe handle (made by initialize_l2g2l_pipe, which
@@ -416,8 +446,8 @@ class Walker:
             return False
         return True
 
-    def parsed(self, op: Operation, text: str | None = None, mode: str | None = None) -> ParsedLine:
-        key = id(op)
+    def parsed(self, op: Operation, text: str | None = None, mode: str | None = None, step: int = -1) -> ParsedLine:
+        key = id(op) if step < 0 else (id(op), step)
         if key not in self.memo.parsed:
             try:
                 self.memo.parsed[key] = parse_line(self.db, text or self.line_text(op), mode, profile=self.profile)
@@ -428,12 +458,14 @@ class Walker:
             raise ProgramError(got.message, got.rule or "asm.syntax", op.pos)
         return got
 
-    def instruction(self, op: Operation, name: str, text: str | None = None, mode: str | None = None) -> None:
+    def instruction(self, op: Operation, name: str, text: str | None = None, mode: str | None = None,
+                    step: int = -1, label: str | None = None) -> None:
         """Validate and run one instruction (``text``: its line in ptospec's spelling when the dialect's differs,
-        ``mode`` its mode when the dialect's spelling decides it)."""
+        ``mode`` its mode when the dialect's spelling decides it, ``step`` its place in the steps a statement is
+        lowered to; ``label`` names it in messages when it is such a step)."""
         self.stats.instructions += 1
         try:
-            line = self.parsed(op, text, mode)
+            line = self.parsed(op, text, mode, step)
         except ProgramError as exc:
             if not self.checking:
                 raise
@@ -497,9 +529,11 @@ class Walker:
                 tiles[oname] = value
                 if not self.checking and oname not in fresh:
                     data[oname] = value.elements()
+        self.consumer_layouts(line, operands)
         report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied, self.state)
-        for v in report.violations:
-            self.violation(op.pos, v.rule, f"{name} {line.mode}: {v.one_line()}")
+        self.violations(op.pos, [(v.rule, f"{label or name} {line.mode}: "
+                                 + (f"({', '.join(v.operands)}) " if v.operands else "") + v.message)
+                                 for v in report.violations])
         if report.deferred:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name} {line.mode}: checked at run time: "
                                          f"{', '.join(report.deferred)}", "deferred"))
@@ -539,7 +573,7 @@ class Walker:
                 # a configuration instruction's registers stay set for the statements after it
                 self.state.update(register_values(self.db, self.db.op(line.op), mode, self.profile, operands, data))
             except PtospecError as exc:
-                raise ProgramError(f"{name}: {exc.message}", exc.rule or "run", op.pos) from None
+                raise ProgramError(f"{label or name}: {exc.message}", exc.rule or "run", op.pos) from None
             for oname, arr in outputs.items():
                 if oname in tiles:
                     tiles[oname].store(arr)
@@ -548,6 +582,21 @@ class Walker:
         if self.tracer is not None:
             self.tracer.instruction(Executed(op, line.op, line.mode, self.profile, operands, data, tiles, buffers,
                                              tuple(outputs), written or {}))
+
+    def consumer_layouts(self, line: ParsedLine, operands: dict) -> None:
+        """A view whose shape fits ND and DN alike takes, in a TLOAD or TSTORE with a Vec tile, the tile's
+        layout (``layout_inference``: the assembler repairs each such instruction)."""
+        rule = self.spec.layout_inference
+        if rule is None or line.op not in rule.consumers:
+            return
+        views = [o for o in operands if isinstance(operands[o], GlobalDesc)
+                 and isinstance(v := self.env.get(line.values[o]), PartitionView) and v.tensor.decides]
+        if not views:
+            return
+        preferred = next((p for d in operands.values() if (p := consumer_layout(rule, d)) is not None), None)
+        for o in views:
+            if preferred is not None:
+                operands[o] = operands[o].with_(layout=preferred)
 
     def aliases(self, op: Operation, name: str, line: ParsedLine, operands: dict, data: dict, tiles: dict) -> None:
         """Out tiles that are another tile's storage (``alias`` in the op file).  An instruction that makes its
@@ -619,6 +668,8 @@ class Walker:
     # -- arith --------------------------------------------------------------------------------------
     def arith(self, op: Operation, name: str) -> None:
         c = Cursor(self, op)
+        if name == "constant":
+            self.constants.update(op.results)
         try:
             self.bind(op, [self._arith(c, op, name)])
         except _Skip:
@@ -723,8 +774,8 @@ def call_function(w: Walker, func: Operation, args: list) -> list:
     w.depth += 1
     if w.depth > MAX_CALL_DEPTH:
         raise ProgramError(f"calls nested deeper than {MAX_CALL_DEPTH}", "program.call-depth", func.pos)
-    saved = w.env
-    w.env = {}
+    saved = w.env, w.constants, w.function
+    w.env, w.constants, w.function = {}, set(), func
     try:
         if not func.regions:
             raise ProgramError(f"function @{w.symbol(func)} has no body", "program.syntax", func.pos)
@@ -742,7 +793,7 @@ def call_function(w: Walker, func: Operation, args: list) -> list:
             return ret.values
         return []
     finally:
-        w.env = saved
+        w.env, w.constants, w.function = saved
         w.depth -= 1
 
 

@@ -1,0 +1,122 @@
+"""The assembler's dialect as the assembler reads it: global layouts inferred from shapes and strides, the
+instructions it lowers to others on the NPU targets, partitions of dynamic views, its program-level checks,
+and the diagnostics of check-program and run-program.  The kernels under tests/programs/ are ptospec's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptospec.cli import main
+from ptospec.program.api import check_program, read_program, run_program
+from ptospec.program.errors import RuleViolation
+from ptospec.program.layouts import infer
+from ptospec.program.spec import program_spec
+from ptospec.validator import validate
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def _rules(result) -> set[str]:
+    return {f.rule for f in result.violations}
+
+
+@pytest.mark.parametrize("shape, strides, bits, layout, ambiguous", [
+    ((16, 128), (128, 1), 16, "ND", False),
+    ((128, 128), (1, 128), 16, "DN", False),
+    ((16, 1), (1, 1), 32, "DN", True),  # a column: both fit; the tie gives DN ...
+    ((1, 16), (16, 1), 32, "ND", True),  # ... and a row ND
+    ((4, 16, 16, 16), (4096, 256, 16, 1), 16, "NZ", False),  # boxes of 16 rows x 16 x 2 bytes = 512
+    ((16, 128), (256, 2), 32, "ND", False),  # nothing fits: the fallback
+])
+def test_layout_inference_follows_the_assemblers_rule(db, shape, strides, bits, layout, ambiguous):
+    got = infer(db, program_spec(db).layout_inference, list(shape), list(strides), bits // 8)
+    assert (got.layout, got.ambiguous) == (layout, ambiguous)
+
+
+def test_views_without_a_layout_take_the_inferred_one(db):
+    """A column loaded into a column-major Vec tile (the tile breaks the ND/DN tie) and a DN view loaded
+    into a ZN Mat tile are legal, as the assembler accepts them; taken as ND they are not."""
+    result = check_program(db, read_program(PROGRAMS / "layout_inference.pto"))
+    assert not result.violations, [f.one_line() for f in result.violations]
+    src = np.arange(16, dtype=np.float32)
+    out = run_program(db, read_program(PROGRAMS / "layout_inference.pto"),
+                      {"src": src, "dst": np.zeros(16, np.float32)}, func="column")
+    assert np.array_equal(out.outputs["dst"], src)
+
+
+def test_a_layout_attribute_contradicting_the_strides_is_refused(db):
+    result = check_program(db, read_program(PROGRAMS / "layout_mismatch.pto"))
+    [finding] = result.violations
+    assert finding.rule == "view.layout-mismatch"
+    assert "inferred_layout=DN" in finding.message and "written_layout=ND" in finding.message
+
+
+@pytest.mark.parametrize("profile", ["a5", "a2a3", "cpu"])
+def test_taddc_and_tsubsc_run_as_the_assembler_emits_them(db, profile):
+    """On the NPU targets each is two database instructions (TADD, TADD; TSUBS, TADD), on the simulator's
+    profile the instruction itself; the results are the same."""
+    program = read_program(PROGRAMS / "three_sources.pto")
+    result = check_program(db, program, profile)
+    assert not result.violations, [f.one_line() for f in result.violations]
+    lowered = profile != "cpu"
+    rng = np.random.default_rng(3)
+    x, y, w = (rng.standard_normal(128).astype(np.float32) for _ in range(3))
+    out = run_program(db, program, {"x": x, "y": y, "w": w, "z": np.zeros(128, np.float32),
+                                    "u": np.zeros(128, np.float32)}, profile)
+    np.testing.assert_array_equal(out.outputs["z"], (x + y) + w)
+    np.testing.assert_array_equal(out.outputs["u"], (x - np.float32(2.5)) + w)
+    assert out.stats.instructions == 5 + (4 if lowered else 2)  # 3 loads, 2 stores, 2 instructions or 4 steps
+
+
+def test_taddc_alone_stays_unsupported_on_the_npu_targets(db, tiles):
+    """The lowering belongs to the program layer (recorded as a difference of the op), not to the
+    instruction: validated alone on a2a3 it is still unsupported."""
+    t = tiles(t="vec, 8x16xf32")["t"]
+    report = validate(db, "taddc", "default", "a2a3", {"dst": t, "src0": t, "src1": t, "src2": t})
+    assert "profile.unsupported" in report.rule_ids
+    assert any(d.id == "assembler-lowering" for d in db.ops["taddc"].differences)
+
+
+def test_a_partition_beyond_a_dynamic_view_runs_and_is_reported(db):
+    program = read_program(PROGRAMS / "dynamic_partition.pto")
+    x = np.arange(40, dtype=np.float32)  # five rows of eight: the view declares four
+    out = run_program(db, program, {"x": x, "y": np.zeros(32, np.float32), "r": 1}, func="dynamic")
+    np.testing.assert_array_equal(out.outputs["y"], x[8:40])
+    [line] = out.finding_lines()
+    assert "[view.partition-dynamic-bounds]" in line and "offset=1" in line and "dynamic_partition.pto:13:" in line
+    with pytest.raises(RuleViolation) as err:
+        run_program(db, program, {"x": x, "y": np.zeros(32, np.float32), "r": 1}, func="dynamic", strict=True)
+    assert err.value.rule == "view.partition-dynamic-bounds"
+
+
+def test_a_partition_beyond_a_static_view_stays_an_error(db):
+    with pytest.raises(RuleViolation) as err:
+        run_program(db, read_program(PROGRAMS / "dynamic_partition.pto"),
+                    {"x": np.zeros(40, np.float32), "r": 1}, func="fixed")
+    assert err.value.rule == "view.partition-bounds"
+
+
+def test_run_program_exits_1_for_a_violation_and_2_for_bad_input(tmp_path, capsys):
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros(40, np.float32))
+    code = main(["run-program", str(PROGRAMS / "dynamic_partition.pto"), "--func", "fixed", "--arg", f"x={x}",
+                 "--arg", "r=1", "-o", str(tmp_path / "o.npz")])
+    assert code == 1
+    assert "[view.partition-bounds]" in capsys.readouterr().out
+    code = main(["run-program", str(PROGRAMS / "dynamic_partition.pto"), "--func", "fixed", "--arg", f"x={x}",
+                 "-o", str(tmp_path / "o.npz")])
+    assert code == 2  # a missing argument: bad input
+
+
+def test_check_program_strict_makes_findings_violations(db, tmp_path):
+    text = (PROGRAMS / "dynamic_partition.pto").read_text().replace("offsets = [%r, %c0]", "offsets = [%c1, %c0]")
+    path = tmp_path / "k.pto"
+    path.write_text(text)
+    relaxed = check_program(db, read_program(path))
+    assert "view.partition-dynamic-bounds" in {f.rule for f in relaxed.reported}
+    assert "view.partition-bounds" in _rules(relaxed)  # @fixed's static extents
+    strict = check_program(db, read_program(path), strict=True)
+    assert "view.partition-dynamic-bounds" in _rules(strict)
