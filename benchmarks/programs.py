@@ -22,14 +22,14 @@ from ptospec.errors import PtospecError
 from ptospec.executor import numpy_dtype
 from ptospec.loader import load_database
 from ptospec.program.api import check_program, entry_function, read_program, run_program
-from ptospec.program.walker import Walker, _func_signature, pointer_type
+from ptospec.program.walker import Walker, func_signature, pointer_type
 
 
 def _inputs(db, program, profile, extents, rng):
     probe = Walker(db, program, profile, check=False)
     entry = entry_function(probe, program, None)
     args = {}
-    for name, ty in _func_signature(probe, entry):
+    for name, ty in func_signature(probe, entry):
         short = name[1:]
         dtype = pointer_type(ty)
         if dtype is None:

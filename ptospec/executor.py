@@ -17,8 +17,9 @@ from . import storage
 from .errors import InvocationError, TileError
 from .expr.ast import Index, walk
 from .expr.evaluate import evaluate
-from .expr.vectorize import execute_statement, numpy_dtype_of
+from .expr.numpy_types import numpy_dtype_of
 from .model import Database, Operand
+from .statements import execute_statement
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .validator import Report, make_scope, require_legal, resolve, state_reads, validate
 
@@ -282,6 +283,28 @@ def execute(
             state and report.unchecked):
         report = validate(db, op.name, mode.name, profile, operands, state=state)
     require_legal(report)
+    _require_runnable(db, op, mode, profile, operands, data, state, report)
+    scope = make_scope(db, op, mode, profile, operands)
+    scope.state = state
+    arrays, outputs = _operand_arrays(db, mode, operands, data, scope, cast)
+    for o in mode.operands:
+        if o.alias_of:
+            _share_storage(db, o, operands, arrays, scope, written)
+    # Semantics read the inputs as they were before any output is written (an output no statement reads
+    # needs no copy: a large global buffer a store writes is not copied twice).
+    read = read_operands(mode)
+    snapshot = {n: (a.copy() if n in outputs and n in read else a) for n, a in arrays.items()}
+    for stmt in mode.semantics:
+        if stmt.when is not None and not evaluate(stmt.when, scope):
+            continue
+        execute_statement(stmt, scope, snapshot, outputs, written)
+    return outputs
+
+
+def _require_runnable(db: Database, op, mode, profile: str, operands, data: Mapping[str, object], state: dict,
+                      report: Report) -> None:
+    """A legal invocation the executor still cannot run: one side of a FIFO, registers not given, valid shapes
+    not known, or data for names that are no operand."""
     if mode.cross_core:
         raise InvocationError(
             f"{op.name} {mode.name} is one side of a cross-core FIFO: its peer (the pop or push of the other "
@@ -301,10 +324,14 @@ def execute(
     if unknown:
         raise InvocationError(f"{op.name} {mode.name} has no operand(s) {', '.join(unknown)} (its operands: "
                               f"{', '.join(o.name for o in mode.operands)})", rule="run.unknown-input")
+
+
+def _operand_arrays(db: Database, mode, operands, data: Mapping[str, object], scope, cast: bool
+                    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The arrays of every tile and buffer operand (scalars go into ``scope``), and those of the outputs:
+    their initial contents, or zeros."""
     arrays: dict[str, np.ndarray] = {}
     outputs: dict[str, np.ndarray] = {}
-    scope = make_scope(db, op, mode, profile, operands)
-    scope.state = state
     for o in mode.operands:
         desc = operands[o.name]
         if isinstance(desc, AttrDesc):
@@ -341,15 +368,4 @@ def execute(
             if o.name not in data:
                 raise InvocationError(f"missing input data for {o.name}", rule="run.missing-input")
             arrays[o.name] = coerce_array(db, o.name, desc, data[o.name], cast)
-    for o in mode.operands:
-        if o.alias_of:
-            _share_storage(db, o, operands, arrays, scope, written)
-    # Semantics read the inputs as they were before any output is written (an output no statement reads
-    # needs no copy: a large global buffer a store writes is not copied twice).
-    read = read_operands(mode)
-    snapshot = {n: (a.copy() if n in outputs and n in read else a) for n, a in arrays.items()}
-    for stmt in mode.semantics:
-        if stmt.when is not None and not evaluate(stmt.when, scope):
-            continue
-        execute_statement(stmt, scope, snapshot, outputs, written)
-    return outputs
+    return arrays, outputs

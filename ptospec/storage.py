@@ -12,6 +12,7 @@ import numpy as np
 
 from .errors import ExprError
 from .expr.evaluate import Scope, evaluate
+from .expr.vectorize import evaluate_array
 from .model import Isa
 from .tile import TileDesc
 
@@ -106,8 +107,6 @@ def _compute(isa: Isa, blayout: str, slayout: str, rows: int, cols: int, br: int
     node = _storage(isa).offsets[(blayout, slayout)]
     r = np.arange(rows, dtype=np.int64).reshape(rows, 1)
     c = np.arange(cols, dtype=np.int64).reshape(1, cols)
-    from .expr.vectorize import evaluate_array  # the vectoriser imports this module
-
     values = {"r": r, "c": c, "rows": rows, "cols": cols, "br": br, "bc": bc, "w": w}
     out = np.broadcast_to(np.asarray(evaluate_array(node, Scope(isa, values=values)), dtype=np.int64),
                           (rows, cols)).copy()

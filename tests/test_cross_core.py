@@ -270,10 +270,10 @@ def test_the_assemblers_round_trip_programs(db, path, cube, vector):
 
 
 def _params(db, program, func: str) -> list[str]:
-    from ptospec.program.walker import Walker, _func_signature
+    from ptospec.program.walker import Walker, func_signature
 
     w = Walker(db, program, "a5", check=False)
-    return [n[1:] for n, _ in _func_signature(w, w.funcs[func])]
+    return [n[1:] for n, _ in func_signature(w, w.funcs[func])]
 
 
 def test_the_frontend_pipe_spelling_must_name_cross_core_instructions(tmp_path):

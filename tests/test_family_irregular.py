@@ -138,7 +138,7 @@ def test_tgatherb_copies_32_byte_blocks(db, tiles):
 
 def test_repeated_targets_need_a_write_rule(db, tiles):
     from ptospec.expr.evaluate import Scope
-    from ptospec.expr.vectorize import execute_statement
+    from ptospec.statements import execute_statement
 
     t = tiles(dst="vec, 1x8xi32", src="vec, 1x8xi32")
     scope = Scope(db.isa, tiles=t)

@@ -147,7 +147,7 @@ def test_target_offsets_keep_every_element_written_once(db, tiles, text, ok):
     """Computed targets parse; a statement without ``combine`` that writes one element twice is refused when
     it runs (``exec.duplicate-target``), so the order of writes is never NumPy's."""
     from ptospec.expr.evaluate import Scope
-    from ptospec.expr.vectorize import execute_statement
+    from ptospec.statements import execute_statement
 
     stmt = parse_statement(text)
     t = tiles(dst="vec, 4x8xf32", src="vec, 2x8xf32", n="vec, 2x8xi32")

@@ -191,7 +191,7 @@ def test_evaluation_errors_are_expr_errors(db, text):
 
 def test_executor_limits_the_index_grid(db, tiles):
     """A statement whose ranges multiply to terabytes is refused before anything is allocated."""
-    from ptospec.expr.vectorize import execute_statement
+    from ptospec.statements import execute_statement
 
     t = tiles(src="vec,16x16xf32", dst="vec,16x16xf32")
     stmt = parse_statement("dst[i, j] = sum(k < 1000000000000: src[0, 0]) for i < 16, j < 16")

@@ -18,7 +18,7 @@ from ptospec.executor import execute
 from ptospec.expr.ast import Statement
 from ptospec.expr.evaluate import Scope
 from ptospec.expr.parser import parse_statement
-from ptospec.expr.vectorize import execute_statement
+from ptospec.statements import execute_statement
 from ptospec.tile import TileDesc
 
 LAYOUTS = [("RowMajor", "NoneBox"), ("ColMajor", "NoneBox"), ("ColMajor", "RowMajor"), ("RowMajor", "ColMajor"),

@@ -73,6 +73,11 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         return parse_view(params, isa, raw)
     if is_keyword_form(params):
         return parse_keyword_tile(params, isa, raw)
+    return _positional_tile(params, isa, raw)
+
+
+def _positional_tile(params: list[str], isa: Isa, raw: str) -> TileDesc:
+    """The positional form ``[loc,] RxCxdtype [, blayout, slayout, fractal, pad] [, key=value ...]``."""
     positional = [p for p in params if "=" not in p]
     keywords: dict[str, str] = {}
     for p in params:
@@ -82,7 +87,6 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
             if key in keywords:
                 raise TileError(f"parameter {key!r} given twice in {raw!r}", rule="tile.syntax")
             keywords[key] = value
-
     defaults = isa.tile_defaults
     fields: dict = {
         "loc": "Vec",
@@ -97,7 +101,21 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         norm(k) for k in isa.tile_types
     }:
         fields["loc"] = enumerator(isa.tile_types, positional.pop(0), "tile type", raw)
+    _shape(positional, fields, isa, raw)
+    # Remaining positional parameters: blayout, slayout, fractal, pad (upstream type-system spelling).
+    if len(positional) > 4:
+        raise TileError(f"too many parameters in tile descriptor {raw!r}", rule="tile.syntax")
+    for slot, value in zip(("blayout", "slayout", "fractal", "pad"), positional, strict=False):
+        if slot in keywords:
+            raise TileError(f"{slot} given both by position ({value!r}) and as {slot}= in {raw!r}",
+                            rule="tile.syntax")
+        keywords[slot] = value
+    _keyword_fields(keywords, fields, isa, raw)
+    return TileDesc(**fields)
 
+
+def _shape(positional: list[str], fields: dict, isa: Isa, raw: str) -> None:
+    """Rows, columns and dtype: ``16x16xf32``, or ``f32, 16, 16``."""
     if positional and _SHAPE.fullmatch(positional[0]):
         rows, cols, dtype = _SHAPE.fullmatch(positional.pop(0)).groups()  # type: ignore[union-attr]
         fields.update(rows=count(rows, "rows", raw), cols=count(cols, "cols", raw), dtype=dtype)
@@ -113,15 +131,11 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         raise TileError(
             f"unknown dtype {fields['dtype']!r} in {raw!r} (known: {', '.join(isa.dtypes)})", rule="tile.dtype"
         )
-    # Remaining positional parameters: blayout, slayout, fractal, pad (upstream type-system spelling).
-    if len(positional) > 4:
-        raise TileError(f"too many parameters in tile descriptor {raw!r}", rule="tile.syntax")
-    for slot, value in zip(("blayout", "slayout", "fractal", "pad"), positional, strict=False):
-        if slot in keywords:
-            raise TileError(f"{slot} given both by position ({value!r}) and as {slot}= in {raw!r}",
-                            rule="tile.syntax")
-        keywords[slot] = value
 
+
+def _keyword_fields(keywords: dict[str, str], fields: dict, isa: Isa, raw: str) -> None:
+    """``valid=``, ``layout=``, ``blayout=``, ``slayout=``, ``fractal=``, ``pad=``; any other key is an error."""
+    defaults = isa.tile_defaults
     valid = keywords.pop("valid", None)
     if valid is None:
         fields["valid_row"], fields["valid_col"] = fields["rows"], fields["cols"]
@@ -151,7 +165,6 @@ def parse_descriptor(text: str, isa: Isa) -> TileDesc | ScalarDesc | AttrDesc | 
         fields["pad"] = enumerator(isa.pad_values, keywords.pop("pad"), "pad value", raw)
     if keywords:
         raise TileError(f"unknown parameter(s) {', '.join(sorted(keywords))} in {raw!r}", rule="tile.syntax")
-    return TileDesc(**fields)
 
 
 def parse_type(text: str, isa: Isa) -> TileDesc | ScalarDesc:

@@ -232,6 +232,23 @@ def _shared_database(db):
     return SharedDatabase()
 
 
+
+def _test_files(args, db, ops: list[str]) -> list[Path]:
+    """The generated modules of ``ops`` (--tests, else generated_tests beside the specs); a missing one is an
+    error when named, a note otherwise."""
+    tests = Path(args.tests) if args.tests else Path(db.root).resolve().parent / "generated_tests"
+    missing = [op for op in ops if not (tests / f"test_{op}.py").is_file()]
+    if missing and (args.ops or len(missing) == len(ops)):
+        raise InvocationError(f"no generated tests for {', '.join(missing)} in {tests}; run `ptospec gen-tests`",
+                              rule="cli.tests", where="--tests")
+    if missing:
+        print(f"ptospec: note: no generated tests for {', '.join(missing)} (run `ptospec gen-tests`); "
+              "running the others", file=sys.stderr)
+        ops = [op for op in ops if op not in missing]
+    files = [tests / f"test_{op}.py" for op in ops]
+    return files
+
+
 def run(args) -> int:
     import pytest
 
@@ -263,16 +280,7 @@ def run(args) -> int:
     if profile is not None and profile not in db.isa.profiles:
         raise InvocationError(f"unknown profile {profile!r} (known: {', '.join(db.isa.profiles)})",
                               rule="cli.profile", where="--profile")
-    tests = Path(args.tests) if args.tests else Path(db.root).resolve().parent / "generated_tests"
-    missing = [op for op in ops if not (tests / f"test_{op}.py").is_file()]
-    if missing and (args.ops or len(missing) == len(ops)):
-        raise InvocationError(f"no generated tests for {', '.join(missing)} in {tests}; run `ptospec gen-tests`",
-                              rule="cli.tests", where="--tests")
-    if missing:
-        print(f"ptospec: note: no generated tests for {', '.join(missing)} (run `ptospec gen-tests`); "
-              "running the others", file=sys.stderr)
-        ops = [op for op in ops if op not in missing]
-    files = [tests / f"test_{op}.py" for op in ops]
+    files = _test_files(args, db, ops)
     report_dir = Path(args.report_dir or Path("build") / "conformance" / backend.replace(":", "_").replace("/", "_"))
     report_dir.mkdir(parents=True, exist_ok=True)
 
@@ -329,10 +337,23 @@ def run(args) -> int:
     json_path, md_path = report.write(report_dir)
     data = report.to_json()
 
+    _print_summary(backend, profile, args.derived, progress, tally, stats, data, wall, md_path, json_path)
+    entries = data["divergences"]
+    attention = [e for e in entries if e["verdict"] not in (RECORDED, KNOWN_BUG)]
+    if int(code) not in (0, 1):  # interrupted, internal or usage error
+        print(f"ptospec: pytest exited with status {int(code)}; see {report_dir / 'pytest.log'}", file=sys.stderr)
+        return 2
+    return 1 if attention else 0
+
+
+def _print_summary(backend: str, profile: str | None, derived: int, progress, tally: dict, stats: dict, data: dict,
+                   wall: float, md_path: Path, json_path: Path) -> None:
+    """What a conformance run found, in a few lines: cases, verified cases, divergence groups, the report."""
+    verified = tally["passed"] + tally["failed"]
     where = f" on {profile}" if profile else ""
     print(f"{backend}{where}: {progress.total} cases: {progress.counts['passed']} passed, "
           f"{progress.counts['failed']} failed, {progress.counts['skipped']} skipped in {wall:.1f} s")
-    print(f"with {args.derived} derived case(s) each: {verified} cases verified ({tally['passed']} passed, "
+    print(f"with {derived} derived case(s) each: {verified} cases verified ({tally['passed']} passed, "
           f"{tally['failed']} failed; {tally['skipped']} skipped), {stats['cases_verified_per_second']} "
           f"cases verified/s")
     if tally["no_data"]:
@@ -353,8 +374,3 @@ def run(args) -> int:
         print(f"  {e['category']:<20} {e['op']} {e['mode']}: {e['count']} case(s) over {len(e['by_dtypes'])} "
               f"dtype binding(s), {e['verdict']}{spec}")
     print(f"report: {md_path} and {json_path.name}")
-    attention = [e for e in entries if e["verdict"] not in (RECORDED, KNOWN_BUG)]
-    if int(code) not in (0, 1):  # interrupted, internal or usage error
-        print(f"ptospec: pytest exited with status {int(code)}; see {report_dir / 'pytest.log'}", file=sys.stderr)
-        return 2
-    return 1 if attention else 0

@@ -16,8 +16,8 @@ from ..program.cpusim import build_and_run
 from ..program.errors import RuleViolation
 from ..program.trace import Recorder
 from ..program.walker import MAX_STEPS
+from ._arrays import FLOAT_TEXT, INT_TEXT, load_arrays
 from ._common import database
-from .run import _FLOAT, _INT, _load
 
 MAX_GLOBAL_BYTES = 2 << 30  # per argument file
 
@@ -162,12 +162,12 @@ def _arguments(items: list[str] | None) -> dict[str, object]:
                                   where="--arg")
         if name in values:
             raise InvocationError(f"argument {name!r} given twice", rule="cli.args", where="--arg")
-        if _INT.fullmatch(value):
+        if INT_TEXT.fullmatch(value):
             values[name] = int(value)
-        elif len(value) <= 64 and _FLOAT.fullmatch(value):
+        elif len(value) <= 64 and FLOAT_TEXT.fullmatch(value):
             values[name] = float(value)
         else:
-            loaded = _load(value, "--arg", MAX_GLOBAL_BYTES)
+            loaded = load_arrays(value, "--arg", MAX_GLOBAL_BYTES)
             if isinstance(loaded, dict):
                 raise InvocationError(f"{value} is an .npz archive; give one .npy per argument", rule="run.input",
                                       where="--arg")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,7 @@ from ..errors import InvocationError, TileError
 from ..executor import configure, execute, view_elements
 from ..tile import GlobalDesc, TileDesc
 from ..validator import resolve
+from ._arrays import FLOAT_TEXT, INT_TEXT, load_arrays
 from ._common import database, parse_tiles
 
 
@@ -50,80 +49,14 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-MAX_INPUT_BYTES = 64 << 20  # the largest tile of any profile holds 512 KiB
-
-
-def _load(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str, np.ndarray] | np.ndarray:
-    """One .npy array, or every member of an .npz archive, read eagerly (never unpickled)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InvocationError(f"no such file: {path}", rule="run.input", where=where)
-    try:
-        if zipfile.is_zipfile(p):
-            with zipfile.ZipFile(p) as archive:
-                size = sum(info.file_size for info in archive.infolist())
-        else:
-            size = p.stat().st_size
-        if size > limit:
-            raise InvocationError(f"{path} holds {size} bytes of data; the limit here is {limit} bytes",
-                                  rule="run.input", where=where)
-        _check_headers(p, limit)
-        loaded = np.load(p, allow_pickle=False)
-        if isinstance(loaded, np.lib.npyio.NpzFile):
-            with loaded:
-                return {name: loaded[name] for name in loaded.files}
-        return loaded
-    except InvocationError:
-        raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, UnicodeError, RuntimeError) as exc:
-        reason = str(exc) or type(exc).__name__
-        if "object arrays" in reason.lower():
-            reason = "it holds Python objects (pickled data), which are never loaded"
-        elif "max_header_size" in reason:
-            reason = "its array header is too large"
-        raise InvocationError(f"cannot read {path}: {reason}", rule="run.input", where=where) from None
-
-
-def _check_headers(p: Path, limit: int) -> None:
-    """Refuse an array whose header promises more data than the limit or than its file holds, before NumPy
-    allocates it (``np.load`` trusts the shape and dtype of the header)."""
-    if zipfile.is_zipfile(p):
-        with zipfile.ZipFile(p) as archive:
-            for info in archive.infolist():
-                if info.filename.endswith(".npy"):
-                    with archive.open(info) as fh:
-                        _check_header(fh, info.file_size, limit, f"member {info.filename}: ")
-        return
-    with p.open("rb") as fh:
-        _check_header(fh, p.stat().st_size, limit, "")
-
-
-def _check_header(fh, size: int, limit: int, member: str) -> None:
-    version = np.lib.format.read_magic(fh)
-    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _fortran, dtype = read(fh)
-    count = 1
-    for extent in shape:
-        count *= extent
-    nbytes = count * dtype.itemsize
-    if nbytes > limit or nbytes > size:
-        raise ValueError(f"{member}its header declares shape {shape} of {dtype} ({nbytes} bytes), more than "
-                         f"{'the file holds' if nbytes <= limit else f'the limit of {limit} bytes'}")
-
-
-_INT = re.compile(r"[+-]?[0-9]{1,25}")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|inf|nan)",
-                    re.IGNORECASE)
-
-
 def _number(item: str, option: str = "--scalar") -> tuple[str, int | float]:
     name, sep, value = item.partition("=")
     value = value.strip()
     if not sep or not name.strip():
         raise InvocationError(f"{option} expects NAME=NUMBER, got {item!r}", rule="cli.args", where=option)
-    if _INT.fullmatch(value):
+    if INT_TEXT.fullmatch(value):
         return name.strip(), int(value)
-    if len(value) <= 64 and _FLOAT.fullmatch(value):
+    if len(value) <= 64 and FLOAT_TEXT.fullmatch(value):
         return name.strip(), float(value)
     raise InvocationError(f"{option} expects NAME=NUMBER (ASCII digits), got {item!r}", rule="cli.args",
                           where=option)
@@ -161,27 +94,7 @@ def _dtype_of(db, name: str, arr: np.ndarray) -> str:
 
 def run(args) -> int:
     db = database(args)
-    data: dict[str, object] = {}
-    if args.inputs:
-        archive = _load(args.inputs, "--inputs")
-        if not isinstance(archive, dict):
-            raise InvocationError(f"{args.inputs} is not an .npz archive", rule="run.input", where="--inputs")
-        for key, value in archive.items():
-            _put(data, key, value, "--inputs")
-    for item in args.input or []:
-        name, sep, path = item.partition("=")
-        if not sep or not name.strip():
-            raise InvocationError(f"--input expects NAME=FILE.npy, got {item!r}", rule="cli.args", where="--input")
-        array = _load(path, "--input")
-        if isinstance(array, dict):
-            raise InvocationError(f"{path} is an .npz archive; give it with --inputs", rule="run.input",
-                                  where="--input")
-        _put(data, name.strip(), array, "--input")
-    for item in args.scalar or []:
-        _put(data, *_number(item), "--scalar")
-    for item in args.state or []:
-        name, value = _number(item, "--state")
-        _put(data, name, value, "--state")
+    data = _given_data(args)
     state = _registers(db, data)
     tiles = parse_tiles(db, args.tile)
     # the tiles given, with their locations, tell modes with the same operands apart
@@ -243,3 +156,29 @@ def run(args) -> int:
         print(f"{name}: {arr.shape} {arr.dtype}")
     print(f"wrote {out_path}")
     return 0
+
+
+def _given_data(args) -> dict[str, object]:
+    """The arrays, scalars and register fields of --inputs, --input, --scalar and --state, each name once."""
+    data: dict[str, object] = {}
+    if args.inputs:
+        archive = load_arrays(args.inputs, "--inputs")
+        if not isinstance(archive, dict):
+            raise InvocationError(f"{args.inputs} is not an .npz archive", rule="run.input", where="--inputs")
+        for key, value in archive.items():
+            _put(data, key, value, "--inputs")
+    for item in args.input or []:
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip():
+            raise InvocationError(f"--input expects NAME=FILE.npy, got {item!r}", rule="cli.args", where="--input")
+        array = load_arrays(path, "--input")
+        if isinstance(array, dict):
+            raise InvocationError(f"{path} is an .npz archive; give it with --inputs", rule="run.input",
+                                  where="--input")
+        _put(data, name.strip(), array, "--input")
+    for item in args.scalar or []:
+        _put(data, *_number(item), "--scalar")
+    for item in args.state or []:
+        name, value = _number(item, "--state")
+        _put(data, name, value, "--state")
+    return data

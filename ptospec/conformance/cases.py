@@ -226,7 +226,7 @@ def _axis_extent(axis: str, rows_t: int, cols_t: int, inner: int | None, kr: int
     return -(-k_valid // group), max(1, k_physical // group)
 
 
-def _shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
+def shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
             scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
             divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
             ratios: bool = False, axes: dict[str, tuple[str, str]] | None = None,

@@ -13,14 +13,26 @@ import multiprocessing
 import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from ..model import Database
 from .cases import Case
 from .data import make_inputs
 from .derive import Derived
+from .failures import ConformanceFailure, Unsupported
 
-if TYPE_CHECKING:
-    from .runner import Runner
+
+class Runner(Protocol):
+    """What the workers use of the session's runner (``runner.Runner``)."""
+
+    db: Database
+    tally: dict[str, int]
+    divergences: list
+    parallel_worker: bool
+
+    def derived_of(self, case: Case, tiles: dict) -> list[Derived]: ...
+
+    def check(self, case: Case) -> None: ...
 
 CHUNK = 24  # cases per task
 
@@ -61,7 +73,7 @@ def _derive_chunk(chunk: list[tuple[Case, dict]]) -> list[list[tuple[Derived, di
         spec = runner.db.op(case.op)
         mode = spec.mode(case.mode)
         out.append([(d, make_inputs(runner.db, spec, mode, d.tiles, d.seed, d.pattern))
-                    for d in runner._derive(case, tiles)])
+                    for d in runner.derived_of(case, tiles)])
     return out
 
 
@@ -88,8 +100,6 @@ def derive_all(runner: Runner, cases: Sequence[tuple[Case, dict]], workers: int
 
 
 def _check_chunk(chunk: list[Case]) -> list[Verdict]:
-    from .runner import ConformanceFailure, Unsupported
-
     runner = _RUNNER
     assert runner is not None
     out = []

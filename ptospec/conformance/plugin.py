@@ -327,7 +327,7 @@ def _fail(exc: BaseException) -> None:
 
 def run_case(runner, case: Case) -> None:
     """Body of every generated fixed-case test."""
-    from .runner import ConformanceFailure, Unsupported
+    from .failures import ConformanceFailure, Unsupported
 
     try:
         runner.check(case)
@@ -340,7 +340,7 @@ def run_case(runner, case: Case) -> None:
 def run_property(runner, op: str, mode: str, profile: str, bindings: list[dict] | None = None) -> None:
     """Body of every generated property test (``bindings``: the feasible dtype and attribute bindings the
     generator found; searched again when not given)."""
-    from .runner import ConformanceFailure, Unsupported
+    from .failures import ConformanceFailure, Unsupported
 
     try:
         runner.check_property(op, mode, profile, bindings)

@@ -31,6 +31,7 @@ from .compare import compare_detail
 from .data import make_inputs
 from .derive import Derived, derived_cases
 from .divergence import Divergence
+from .failures import ConformanceFailure, Unsupported
 from .parallel import Checks, derive_all, usable
 from .repro import render
 
@@ -63,18 +64,6 @@ class LazyArtifacts(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._items())
-
-
-class ConformanceFailure(AssertionError):
-    """A backend disagreed with the spec; the message carries a repro, ``divergences`` the records."""
-
-    def __init__(self, message: str, divergences: tuple[Divergence, ...] = ()) -> None:
-        super().__init__(message)
-        self.divergences = divergences
-
-
-class Unsupported(Exception):
-    """The case is outside the backend's manifest (the plugin turns this into a skip)."""
 
 
 def _copy(data: dict[str, object]) -> dict[str, object]:
@@ -179,7 +168,8 @@ class Runner:
         for d in self._derived.get(case, ()):
             self._inputs.pop((case, d.label), None)
 
-    def _derive(self, case: Case, tiles: dict, label: str | None = None) -> list[Derived]:
+    def derived_of(self, case: Case, tiles: dict, label: str | None = None) -> list[Derived]:
+        """The derived cases checked with the fixed positive ``case`` (none when ``derive`` is 0)."""
         if not self.derive or case.reject or not self.db.op(case.op).mode(case.mode).has_data_semantics:
             return []  # an instruction without data semantics has no values or regions worth varying
         if case not in self._derived:
@@ -228,7 +218,7 @@ class Runner:
             self.tally["skipped"] += len(self._derived.get(case, ()))
             self._drop(case)
             raise first
-        derived = self._derive(case, tiles, label)
+        derived = self.derived_of(case, tiles, label)
         failures: list[tuple[Derived, ConformanceFailure]] = []
         try:
             for d in derived:

@@ -16,7 +16,7 @@ from html import escape
 import numpy as np
 
 from .. import attrs
-from ..conformance.cases import _shaped, example_target, example_tiles, legal, reshape, with_dtypes
+from ..conformance.cases import example_target, example_tiles, legal, reshape, shaped, with_dtypes
 from ..conformance.data import make_inputs
 from ..errors import PtospecError
 from ..executor import execute, view_elements
@@ -85,7 +85,7 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
                  target: tuple[int, int], partial: bool):
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
-        tiles = _shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
+        tiles = shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
                          mode.valid_divisors, mode.example.valid, mode.case_shapes == "proportional",
                          mode.valid_axes)
         if legal(validate(db, op.name, mode.name, profile, tiles)):

@@ -303,7 +303,7 @@ def _extreme(scope: Scope, dt, high: bool, finite: bool = False) -> int | float:
     ``finite``."""
     import ml_dtypes
 
-    from .vectorize import numpy_dtype_of  # vectorize imports this module
+    from .numpy_types import numpy_dtype_of
 
     npdt = numpy_dtype_of(scope.isa, dt.name)
     if not dt.is_float:

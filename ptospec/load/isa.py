@@ -105,7 +105,7 @@ def _numpy_bits(np_type) -> int:
 
 def _numpy_problem(dt: DType) -> str:
     """Why ``dt.numpy`` does not name a NumPy (or ml_dtypes) type of the dtype's width and kind ('' if it does)."""
-    from ..expr.vectorize import numpy_dtype_named
+    from ..expr.numpy_types import numpy_dtype_named
 
     try:
         np_type = numpy_dtype_named(dt.numpy)

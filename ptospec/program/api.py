@@ -12,12 +12,15 @@ import numpy as np
 from ..errors import PtospecError
 from ..executor import numpy_dtype
 from ..model import Database
-from . import arith
+from . import (
+    arith,
+    handlers,  # noqa: F401  (registers the dialect's operation handlers with the walker)
+)
 from .errors import ProgramError
 from .spec import program_spec
 from .syntax import Operation, Program, parse_program
 from .values import UNKNOWN, GlobalBuffer, Pointer
-from .walker import Finding, Stats, Tracer, Walker, _func_signature, call_function, functions, pointer_type
+from .walker import Finding, Stats, Tracer, Walker, call_function, func_signature, functions, pointer_type
 
 MAX_FILE = 16 << 20
 _ARCH = re.compile(r'^"?pto\.target_arch"?$')
@@ -94,7 +97,7 @@ def check_program(db: Database, program: Program, profile: str | None = None, st
     w.strict = strict
     funcs = functions(program)
     for func in funcs:
-        params = _func_signature(w, func)
+        params = func_signature(w, func)
         args = [_static_arg(db, name[1:], ty) for name, ty in params]
         try:
             call_function(w, func, args)
@@ -174,7 +177,7 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
         raise PtospecError(f"--blocks must be between 1 and 4096, got {blocks}", rule="cli.blocks")
     probe = Walker(db, program, prof, check=False)
     entry = entry_function(probe, program, func)
-    params = _func_signature(probe, entry)
+    params = func_signature(probe, entry)
     names = [n[1:] for n, _ in params]
     unknown = sorted(set(args) - set(names))
     if unknown:
@@ -265,7 +268,7 @@ def run_kernels(db: Database, program: Program, args: dict[str, object], kernels
     wanted: set[str] = set()
     calls = []
     for func in funcs:
-        params = _func_signature(probe, func)
+        params = func_signature(probe, func)
         for name, ty in params:
             short = name[1:]
             wanted.add(short)

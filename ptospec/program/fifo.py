@@ -88,6 +88,10 @@ class Side:
     index: int = 0
     count: int = 1
 
+    def transfer(self, w: Walker, op, line, data: dict, tiles: dict) -> None:
+        """Run a validated cross-core instruction of this kernel (``transfer``)."""
+        transfer(w, op, line, data, tiles)
+
 
 def _split(arr: np.ndarray, split: int, parts: int, k: int, pos) -> np.ndarray:
     if parts == 1:

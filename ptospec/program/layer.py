@@ -421,3 +421,12 @@ def _subset(w: Walker, op: Operation) -> None:
             raise ProgramError("subset: the window's offsets are not known", "program.type", op.pos)
         window.window = (parent, row, col)
     w.bind(op, [window])
+
+
+HANDLERS = {
+    "pto.make_tensor_view": _make_tensor_view, "pto.partition_view": _partition_view,
+    "pto.get_tensor_view_dim": _get_tensor_view_dim, "pto.addptr": _addptr, "pto.alloc_tile": _alloc_tile,
+    "pto.set_validshape": _set_validshape, "pto.subset": _subset, "pto.tassign": _tassign,
+    "pto.get_tensor_view_stride": _get_tensor_view_stride, "pto.tensor_view_addr": _tensor_view_addr,
+    "pto.tile_buf_addr": _tile_buf_addr, "pto.vecscope": _vecscope, "pto.strict_vecscope": _vecscope,
+}

@@ -38,3 +38,17 @@ def run_lowered(w: Walker, op: Operation, name: str, steps: tuple[LoweringStep, 
         w.instruction(op, spec.name, text=text, mode=mode.name, step=k,
                       label=f"{name} (step {k + 1} of {len(steps)}: {spec.name}, as the assembler lowers it "
                       f"on {w.profile})")
+
+
+def handlers(db, spec) -> dict:
+    """A handler per instruction some profile lowers (``spec.lowerings``): its steps on those profiles, the
+    instruction itself elsewhere."""
+    table = {}
+    for name, (profiles, steps) in spec.lowerings.items():
+        def handle(w: Walker, op: Operation, name: str = name, profiles=profiles, steps=steps) -> None:
+            if w.profile in profiles:  # the assembler emits other instructions for it on this profile
+                run_lowered(w, op, name, steps)
+            else:
+                w.database_instruction(op, w.db.ops[name])
+        table[f"pto.{db.ops[name].mnemonic}"] = handle
+    return table

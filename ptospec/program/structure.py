@@ -7,7 +7,7 @@ from .errors import ProgramError
 from .lexer import int_literal
 from .syntax import Block, Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
-from .walker import Cursor, Walker, _func_signature, _Return, call_function
+from .walker import Cursor, Return, Walker, call_function, func_signature
 
 
 def _return(w: Walker, op: Operation) -> None:
@@ -19,7 +19,7 @@ def _return(w: Walker, op: Operation) -> None:
             break
     if w.checking:
         return
-    raise _Return(values)
+    raise Return(values)
 
 
 def _call(w: Walker, op: Operation) -> None:
@@ -39,7 +39,7 @@ def _call(w: Walker, op: Operation) -> None:
     if callee is None:
         raise ProgramError(f"call to unknown function @{name}", "program.call", op.pos)
     if w.checking:  # not entered: its arguments are counted here, as the run would
-        params = _func_signature(w, callee)
+        params = func_signature(w, callee)
         if len(params) != len(args):
             w.violation(op.pos, "program.call", f"@{name} takes {len(params)} argument(s), got {len(args)}")
         w.bind(op, [UNKNOWN] * len(op.results))
@@ -239,3 +239,10 @@ def _func(w: Walker, op: Operation) -> None:
 
 def _yield_outside(w: Walker, op: Operation) -> None:
     raise ProgramError(f"{op.name} outside a region that takes it", "program.syntax", op.pos)
+
+
+HANDLERS = {
+    "module": _module, "func.func": _func, "return": _return, "func.return": _return,
+    "func.call": _call, "call": _call, "scf.for": _for, "scf.if": _if, "scf.while": _while,
+    "scf.yield": _yield_outside, "scf.condition": _yield_outside,
+}

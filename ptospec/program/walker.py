@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -81,7 +82,9 @@ class Stats:
     first_unknown: dict = field(default_factory=dict)  # instruction -> first position
 
 
-class _Return(Exception):
+class Return(Exception):
+    """A ``return`` leaving the function being called, with its values."""
+
     def __init__(self, values):
         self.values = values
 
@@ -102,6 +105,18 @@ class Executed:
     written: dict  # output -> mask of the elements the semantics wrote
 
 
+@dataclass
+class Bound:
+    """An instruction's operands bound to the program's values: descriptors for the validator, data for the
+    executor, the tile buffers and global buffers they are, and the tiles the line itself makes (SSA results)."""
+
+    operands: dict = field(default_factory=dict)
+    data: dict = field(default_factory=dict)
+    tiles: dict[str, TileBuffer] = field(default_factory=dict)
+    buffers: dict[str, GlobalBuffer] = field(default_factory=dict)
+    fresh: dict[str, TileBuffer] = field(default_factory=dict)
+
+
 class Tracer(Protocol):
     """Watches a run: the global buffers before it starts, then each tile allocation and each executed
     database instruction, in program order."""
@@ -115,6 +130,18 @@ class Tracer(Protocol):
     def instruction(self, step: Executed) -> None: ...
 
     def synchronisation(self, op: Operation) -> None: ...  # checked, not executed: no data semantics
+
+
+# Operations handled outside the walker (structure, views and tile buffers, synchronisation, pipes): each module
+# that handles some registers a table of them (``handlers`` does, for the whole dialect), so the walker imports
+# none of the modules that build on it.
+HandlerTable = Callable[[Database, ProgramSpec], dict[str, Callable[["Walker", Operation], None]]]
+_HANDLER_TABLES: list[HandlerTable] = []
+
+
+def register_handlers(table: HandlerTable) -> None:
+    """Every walker made from now on dispatches the operations ``table(db, spec)`` names to their handlers."""
+    _HANDLER_TABLES.append(table)
 
 
 class Cursor:
@@ -247,10 +274,10 @@ class Walker:
         self.depth = 0
         self.vecscope = 0  # how many vector scopes (pto.vecscope) the statement being run is inside
         self.loop_defined: dict[int, tuple[Block, frozenset[str]]] = {}  # loop body -> names it (re)defines
-        from . import fifo
-        from .handlers import HANDLERS, synchronisation_handlers  # they take a Walker: imported once it exists
-
-        self.handlers = {**HANDLERS, **synchronisation_handlers(db), **fifo.handlers(self.spec)}
+        if not _HANDLER_TABLES:
+            raise RuntimeError("no operation handlers are registered: import ptospec.program.handlers (the program "
+                               "API does) before making a walker")
+        self.handlers = {name: handle for table in _HANDLER_TABLES for name, handle in table(db, self.spec).items()}
         self.tracer: Tracer | None = None  # told about every executed instruction and tile allocation (run only)
         self.strict = False  # findings are violations (--strict)
         self.finding_counts: dict[tuple[str, str], int] = {}  # (position, rule) -> times met
@@ -386,18 +413,8 @@ class Walker:
             return
         short = name[4:] if name.startswith("pto.") else None
         spec_op = self.db.by_mnemonic(short) if short is not None else None
-        if spec_op is not None and (lowered := self.spec.lowerings.get(spec_op.name)) and self.profile in lowered[0]:
-            from .lowering import run_lowered  # the assembler emits other instructions for it on this profile
-
-            run_lowered(self, op, spec_op.name, lowered[1])
-            return
         if spec_op is not None:
-            if all(m.cross_core for m in spec_op.modes) and not self._parses(op):
-                # the dialect's lowered FIFO forms pass a !pto.pipe handle (made by initialize_l2g2l_pipe, which
-                # the database does not have); the database spells the pipe's parameters as attributes
-                self.unknown(op)
-                return
-            self.instruction(op, spec_op.name)
+            self.database_instruction(op, spec_op)
             return
         instr = self.spec.instructions.get(short) if short is not None else None
         if instr is not None and instr.result is not None:
@@ -407,6 +424,15 @@ class Walker:
             self.arith(op, name[6:])
             return
         self.unknown(op)
+
+    def database_instruction(self, op: Operation, spec_op) -> None:
+        """A statement of a database instruction (``spec_op``), as it is written."""
+        if all(m.cross_core for m in spec_op.modes) and not self._parses(op):
+            # the dialect's lowered FIFO forms pass a !pto.pipe handle (made by initialize_l2g2l_pipe, which
+            # the database does not have); the database spells the pipe's parameters as attributes
+            self.unknown(op)
+            return
+        self.instruction(op, spec_op.name)
 
     def result_value(self, what: str) -> int:
         sub = (self.side.index, self.side.count) if self.side is not None and self.side.kind == "vector" else (0, 1)
@@ -471,66 +497,9 @@ class Walker:
                 raise
             self.findings.append(Finding(op.pos, exc.rule, exc.message, "violation"))
             return
-        operands: dict[str, object] = {}
-        data: dict[str, object] = {}
-        tiles: dict[str, TileBuffer] = {}
-        buffers: dict[str, GlobalBuffer] = {}
-        fresh: dict[str, TileBuffer] = {}  # operands that are results of this line
-        for oname, desc in line.operands.items():
-            if isinstance(desc, AttrDesc):
-                operands[oname] = desc
-                continue
-            value = _RESULT if line.values[oname] in op.results else self.get(line.values[oname])
-            if isinstance(desc, ScalarDesc):
-                operands[oname] = desc
-                if not isinstance(value, int | float):
-                    if self.checking:
-                        continue
-                    raise ProgramError(f"{oname}: {line.values[oname]} is not a number", "program.type", op.pos)
-                data[oname] = value
-            elif isinstance(desc, GlobalDesc):
-                if not isinstance(value, PartitionView):
-                    if self.checking and value is UNKNOWN:
-                        operands[oname] = desc.with_(strides=(None,) * desc.rank, offset=None, size=None)
-                        continue
-                    raise ProgramError(f"{oname}: {line.values[oname]} is not a partition of a tensor view",
-                                       "program.type", op.pos)
-                actual = value.desc()
-                if actual.dtype != desc.dtype or len(actual.shape) != len(desc.shape) or any(
-                        a is not None and d is not None and a != d for a, d in zip(actual.shape, desc.shape,
-                                                                                    strict=True)):
-                    raise ProgramError(f"{oname}: the line's type {desc.shape}x{desc.dtype} does not match the view "
-                                       f"{actual.shape}x{actual.dtype}", "program.type", op.pos)
-                operands[oname] = actual
-                buffers[oname] = value.tensor.ptr.buffer
-                if not self.checking:
-                    data[oname] = value.tensor.ptr.buffer.array
-            else:
-                if value is _RESULT:  # a result of this line (the SSA forms): a new tile of the line's type
-                    value = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
-                                              UNKNOWN if desc.valid_col is None else desc.valid_col), isa=self.db.isa)
-                    if not self.checking:
-                        value.np_dtype = numpy_dtype(self.db, desc.dtype)
-                        value.storage = np.zeros(storage_bytes(self.db.isa, desc), np.uint8)
-                        if self.tracer is not None and not self.db.op(line.op).mode(line.mode).operand(oname).alias_of:
-                            self.tracer.alloc(op, value)  # a new tile of its own (a view is placed by its base)
-                    fresh[oname] = value
-                if not isinstance(value, TileBuffer):
-                    if self.checking and value is UNKNOWN:
-                        operands[oname] = desc
-                        continue
-                    raise ProgramError(f"{oname}: {line.values[oname]} is not a tile buffer", "program.type", op.pos)
-                static = value.desc
-                if (desc.loc, desc.dtype, desc.rows, desc.cols, desc.blayout, desc.slayout) != \
-                        (static.loc, static.dtype, static.rows, static.cols, static.blayout, static.slayout):
-                    raise ProgramError(f"{oname}: the line's type does not match {line.values[oname]}'s allocation",
-                                       "program.type", op.pos)
-                operands[oname] = value.current()
-                tiles[oname] = value
-                if not self.checking and oname not in fresh:
-                    data[oname] = value.elements()
-        self.consumer_layouts(line, operands)
-        report = validate(self.db, line.op, line.mode, self.profile, operands, line.implied, self.state)
+        bound = self.bind_operands(op, line)
+        self.consumer_layouts(line, bound.operands)
+        report = validate(self.db, line.op, line.mode, self.profile, bound.operands, line.implied, self.state)
         self.violations(op.pos, [(v.rule, f"{label or name} {line.mode}: "
                                  + (f"({', '.join(v.operands)}) " if v.operands else "") + v.message)
                                  for v in report.violations])
@@ -538,12 +507,83 @@ class Walker:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name} {line.mode}: checked at run time: "
                                          f"{', '.join(report.deferred)}", "deferred"))
         if not report.violations:
-            self.aliases(op, name, line, operands, data, tiles)
+            self.aliases(op, name, line, bound.operands, bound.data, bound.tiles)
         if op.results:
-            self.bind(op, [fresh.get(o, UNKNOWN) for o in _result_operands(line, op)])
+            self.bind(op, [bound.fresh.get(o, UNKNOWN) for o in _result_operands(line, op)])
         if report.violations:
             return
-        mode = self.db.op(line.op).mode(line.mode)
+        mode_spec = self.db.op(line.op).mode(line.mode)
+        if not self.state_ready(op, name, line, mode_spec, bound.operands):
+            return
+        self.stats.legal += 1
+        if not self.checking:
+            self.run_instruction(op, name, line, mode_spec, bound, report, label)
+
+    def bind_operands(self, op: Operation, line: ParsedLine) -> Bound:
+        """The line's operands as the validator and the executor take them, from the values they name."""
+        bound = Bound()
+        for oname, desc in line.operands.items():
+            if isinstance(desc, AttrDesc):
+                bound.operands[oname] = desc
+                continue
+            value = _RESULT if line.values[oname] in op.results else self.get(line.values[oname])
+            if isinstance(desc, ScalarDesc):
+                bound.operands[oname] = desc
+                if isinstance(value, int | float):
+                    bound.data[oname] = value
+                elif not self.checking:
+                    raise ProgramError(f"{oname}: {line.values[oname]} is not a number", "program.type", op.pos)
+            elif isinstance(desc, GlobalDesc):
+                self._bind_global(op, line, oname, desc, value, bound)
+            else:
+                self._bind_tile(op, line, oname, desc, value, bound)
+        return bound
+
+    def _bind_global(self, op: Operation, line: ParsedLine, oname: str, desc: GlobalDesc, value, bound: Bound) -> None:
+        if not isinstance(value, PartitionView):
+            if self.checking and value is UNKNOWN:
+                bound.operands[oname] = desc.with_(strides=(None,) * desc.rank, offset=None, size=None)
+                return
+            raise ProgramError(f"{oname}: {line.values[oname]} is not a partition of a tensor view", "program.type",
+                               op.pos)
+        actual = value.desc()
+        if actual.dtype != desc.dtype or len(actual.shape) != len(desc.shape) or any(
+                a is not None and d is not None and a != d for a, d in zip(actual.shape, desc.shape, strict=True)):
+            raise ProgramError(f"{oname}: the line's type {desc.shape}x{desc.dtype} does not match the view "
+                               f"{actual.shape}x{actual.dtype}", "program.type", op.pos)
+        bound.operands[oname] = actual
+        bound.buffers[oname] = value.tensor.ptr.buffer
+        if not self.checking:
+            bound.data[oname] = value.tensor.ptr.buffer.array
+
+    def _bind_tile(self, op: Operation, line: ParsedLine, oname: str, desc: TileDesc, value, bound: Bound) -> None:
+        if value is _RESULT:  # a result of this line (the SSA forms): a new tile of the line's type
+            value = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
+                                      UNKNOWN if desc.valid_col is None else desc.valid_col), isa=self.db.isa)
+            if not self.checking:
+                value.np_dtype = numpy_dtype(self.db, desc.dtype)
+                value.storage = np.zeros(storage_bytes(self.db.isa, desc), np.uint8)
+                if self.tracer is not None and not self.db.op(line.op).mode(line.mode).operand(oname).alias_of:
+                    self.tracer.alloc(op, value)  # a new tile of its own (a view is placed by its base)
+            bound.fresh[oname] = value
+        if not isinstance(value, TileBuffer):
+            if self.checking and value is UNKNOWN:
+                bound.operands[oname] = desc
+                return
+            raise ProgramError(f"{oname}: {line.values[oname]} is not a tile buffer", "program.type", op.pos)
+        static = value.desc
+        if (desc.loc, desc.dtype, desc.rows, desc.cols, desc.blayout, desc.slayout) != \
+                (static.loc, static.dtype, static.rows, static.cols, static.blayout, static.slayout):
+            raise ProgramError(f"{oname}: the line's type does not match {line.values[oname]}'s allocation",
+                               "program.type", op.pos)
+        bound.operands[oname] = value.current()
+        bound.tiles[oname] = value
+        if not self.checking and oname not in bound.fresh:
+            bound.data[oname] = value.elements()
+
+    def state_ready(self, op: Operation, name: str, line: ParsedLine, mode, operands: dict) -> bool:
+        """Whether every configuration register the instruction reads was set by an earlier statement (else a
+        violation); a configuration instruction's registers count as set from here on."""
         unset = [r for r in state_reads(self.db, self.db.op(line.op), mode, self.profile, operands)
                  if r not in self.registers]
         if unset:
@@ -551,16 +591,17 @@ class Walker:
                               if m.effect is not None and set(unset) & set(m.effect.sets)})
             self.violation(op.pos, "program.state-unset", f"{name} {line.mode} reads the {', '.join(unset)} "
                            f"register(s) on {self.profile}, which no earlier statement sets ({', '.join(setters)})")
-            return
+            return False
         if mode.effect is not None:
             self.registers.update(mode.effect.sets)  # set from here on (values: self.state, when running)
-        self.stats.legal += 1
-        if self.checking:
-            return
-        if mode.cross_core and self.side is not None:  # kernels running together: the FIFO moves the tile
-            from .fifo import transfer
+        return True
 
-            transfer(self, op, line, data, tiles)
+    def run_instruction(self, op: Operation, name: str, line: ParsedLine, mode, bound: Bound, report,
+                        label: str | None = None) -> None:
+        """Run a legal instruction on its operands' data and store what it writes (``label``: as ``instruction``)."""
+        operands, data, tiles, buffers = bound.operands, bound.data, bound.tiles, bound.buffers
+        if mode.cross_core and self.side is not None:  # kernels running together: the FIFO moves the tile
+            self.side.transfer(self, op, line, data, tiles)
             return
         if line.implied:
             self.scratch(op, name, line, operands)
@@ -752,7 +793,7 @@ def functions(program: Program) -> list[Operation]:
 
 
 # -- functions ------------------------------------------------------------------------------------------
-def _func_signature(w: Walker, func: Operation) -> list[tuple[str, str]]:
+def func_signature(w: Walker, func: Operation) -> list[tuple[str, str]]:
     c = Cursor(w, func)
     while c.peek() is not None and c.peek().kind == "ident":  # private, public, nested
         c.i += 1
@@ -780,7 +821,7 @@ def call_function(w: Walker, func: Operation, args: list) -> list:
         if not func.regions:
             raise ProgramError(f"function @{w.symbol(func)} has no body", "program.syntax", func.pos)
         block = func.regions[0][0]
-        params = _func_signature(w, func)
+        params = func_signature(w, func)
         if len(params) != len(args):
             raise ProgramError(f"@{w.symbol(func)} takes {len(params)} argument(s), got {len(args)}",
                                "program.call", func.pos)
@@ -789,7 +830,7 @@ def call_function(w: Walker, func: Operation, args: list) -> list:
         try:
             for op in block.ops:
                 w.step(op)
-        except _Return as ret:
+        except Return as ret:
             return ret.values
         return []
     finally:
