@@ -1,106 +1,159 @@
-"""Compare the a2a3/a5 dtype tables with the element types the profile's header admits.
+"""Screen every dtype table against the element types the profile's headers admit, per mode.
 
-    python benchmarks/header_dtypes.py --pto-isa-root /tmp/pto-isa [--ops tadd tdivs]
+    python benchmarks/header_dtypes.py --pto-isa-root /tmp/pto-isa [--ops tadd tmov] [--profiles a5] [-v]
 
-For each op and NPU profile it reads the header its spec names as source ``a2a3``/``a5``, collects
-the element types every ``static_assert`` names (``std::is_same<T, X>`` lists, ``isSupportType<T, ...>``
-and ``sizeof(T) == N`` alternatives) and prints:
+For each op, profile (a2a3, a5, cpu) and mode, the mode's C++ call (``cpp.name``, ``cpp.template``,
+``cpp.args``) is followed through pto-isa's headers (``header_scan``): the overloads that fit it, the
+functions they call, and the ``if constexpr`` branches the mode's tile locations and element types select.
+A binding of element types is *rejected* when every path fails a ``static_assert``. Flags:
 
-- LOOSER: a table type no assert of the header admits (the table must follow the header; type
-  variables of scalar parameters alone are left out, the signature fixes them);
-- STRICTER: a type the header admits and the table leaves out, with the op's recorded differences
-  (each such case must be recorded).
+- LOOSER: a type of the mode's table rows that the header rejects with every completion of the row
+  (the table must follow the header);
+- STRICTER: a type of the profile the header admits for a type variable and the mode's rows leave out;
+  *recorded* when a difference of the op lists it under ``omits`` (profile, variable, dtypes), else
+  *unrecorded* (every one must be recorded with the source that justifies it);
+- READ BY HAND: no call path found for the mode, or a type variable no assertion constrains on the
+  mode's paths although the table restricts it (the header leaves it to the intrinsics).
 
-It is a screening aid, not a proof: the asserts of a header shared by several ops are pooled (so a
-looser cell can hide behind another op's assert), headers that delegate to others (TBitwiseSOp's
-TANDS calls TAND) or dispatch by overload (TCvt) admit everything here and need reading by hand.
-Nothing is copied from the headers; only type names are compared.
+A type variable only scalar operands use is fixed by the C++ signature and not screened. Exits 1 when a
+looser or an unrecorded stricter flag remains. Nothing is copied from the headers; only type names are
+compared.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import itertools
+import sys
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from header_scan import Elem, Evaluator, Headers, Scope, Tile, Value
+
 from ptospec.loader import load_database
+from ptospec.model import Database, Mode, OpSpec
 
-ALIASES = {"float16_t": "f16", "float32_t": "f32", "int": "i32", "unsigned int": "u32"}
-
-
-def static_asserts(text: str) -> list[str]:
-    found = []
-    for m in re.finditer(r"static_assert\s*\(", text):
-        depth, i = 1, m.end()
-        while depth and i < len(text):
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
-            i += 1
-        found.append(text[m.start():i])
-    return found
+PROFILES = ("a2a3", "a5", "cpu")
+MAX_COMPLETIONS = 256
 
 
-def admitted(assertion: str, cpp: dict[str, str], widths: dict[str, int]) -> set[str]:
-    """Our dtype names an assertion admits (empty: it says nothing about element types we know)."""
-    names: set[str] = set()
-    for t in re.findall(r"is_same(?:_v)?<\s*[^,<>]+(?:<[^<>]*>)?[^,<>]*,\s*([A-Za-z_][A-Za-z0-9_ ]*?)\s*>", assertion):
-        if t.strip() in cpp:
-            names.add(cpp[t.strip()])
-    for group in re.findall(r"isSupportType<\s*\w+\s*,([^>]*)>", assertion):
-        names |= {cpp[t.strip()] for t in group.split(",") if t.strip() in cpp}
-    sizes = {int(n) for n in re.findall(r"sizeof\([^)]*\)\s*==\s*(\d+)", assertion)}
-    sizes |= {4 for _ in re.findall(r"sizeof\([^)]*\)\s*==\s*sizeof\(float\)", assertion)}
-    sizes |= {2 for _ in re.findall(r"sizeof\([^)]*\)\s*==\s*sizeof\(half\)", assertion)}
-    if sizes and "!=" not in assertion:
-        names |= {n for n, w in widths.items() if w in sizes}
-    return names
+def tile_type(loc: str) -> str:
+    return "".join(w.capitalize() for w in loc.split("_"))
+
+
+class Screen:
+    def __init__(self, db: Database, root: Path, profile: str):
+        self.db, self.profile = db, profile
+        self.dtypes = [n for n, d in db.isa.dtypes.items() if d.profiles is None or profile in d.profiles]
+        cpp = {d.cpp: n for n, d in db.isa.dtypes.items() if n in self.dtypes}
+        widths = {n: d.bytes for n, d in db.isa.dtypes.items()}
+        self.ev = Evaluator(Headers.read(root, profile, cpp, widths))
+
+    def admits(self, mode: Mode, binding: dict[str, str | None]) -> bool:
+        scope = Scope()
+        locs = {name: desc.split(",")[0].strip() for name, desc in mode.example.tiles.items()}
+        for o in mode.operands:
+            if o.role == "attr":
+                scope.names[o.name] = Value(o.enum or "?")
+            elif o.role == "scalar" or o.kind == "global":
+                scope.names[o.name] = Elem(binding.get(o.dtype))
+                if o.kind == "global":
+                    scope.names[o.name] = scope.objects[o.name] = Tile(binding.get(o.dtype), None, glob=True)
+            else:
+                tile = Tile(binding.get(o.dtype), tile_type(locs[o.name]) if o.name in locs else None)
+                scope.names[o.name] = scope.objects[o.name] = tile
+        if mode.cpp_conv_tile:  # a ConvTile argument on a Mat tile operand's storage
+            data = next(o for o in mode.operands if o.name == mode.cpp_conv_tile.data)
+            conv = Tile(binding.get(data.dtype), "Mat", conv=True)
+            scope.names[mode.cpp_conv_tile.name] = scope.objects[mode.cpp_conv_tile.name] = conv
+        targs = list(mode.cpp_template) or None
+        return self.ev.call_admits(mode.cpp_name, targs, list(mode.cpp_args), scope, 0, frozenset())
+
+    def reachable(self, mode: Mode) -> bool:
+        """Whether the mode's call resolves to a function of the headers at all."""
+        return bool(self.ev.h.functions.get(mode.cpp_name))
+
+    def screen(self, op: OpSpec, mode: Mode) -> list[tuple[str, str, tuple[str, ...]]]:
+        """(class, variable, dtypes) flags of one mode: looser, stricter, unconstrained."""
+        table = op.dtypes[self.profile]
+        rows = [r for r in table.rows if not r.modes or mode.name in r.modes]
+        tiles = {o.dtype for o in mode.operands if o.role in ("in", "out", "tmp") and o.dtype}
+        vars_ = [v for v in dict.fromkeys(v for r in rows for v in r.types) if v in tiles]
+        flags = []
+        for var in vars_:
+            in_table = {t for r in rows for t in r.types.get(var, ())}
+            loose = [t for t in sorted(in_table) if not any(self._row_admits(mode, r, var, t) for r in rows
+                                                             if t in r.types.get(var, ()))]
+            if loose:
+                flags.append(("looser", var, tuple(loose)))
+            admitted = [t for t in self.dtypes if self.admits(mode, {var: t})]
+            if len(admitted) == len(self.dtypes):
+                if len(in_table) < len(self.dtypes):
+                    flags.append(("unconstrained", var, tuple(t for t in self.dtypes if t not in in_table)))
+                continue
+            extra = tuple(t for t in admitted if t not in in_table)
+            if extra:
+                flags.append(("stricter", var, extra))
+        return flags
+
+    def _row_admits(self, mode: Mode, row, var: str, t: str) -> bool:
+        others = [v for v in row.types if v != var]
+        combos = list(itertools.islice(itertools.product(*(row.types[v] for v in others)), MAX_COMPLETIONS))
+        return any(self.admits(mode, {var: t, **dict(zip(others, c, strict=False))}) for c in combos)
+
+
+def omitted(op: OpSpec, profile: str, var: str) -> set[str]:
+    """The dtypes the op's differences record as left out of ``profile``'s table for ``var``."""
+    return {t for d in op.differences for o in d.omits if o.profile == profile and o.var == var for t in o.dtypes}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pto-isa-root", required=True, type=Path)
-    ap.add_argument("--specs", default=None)
     ap.add_argument("--ops", nargs="*", default=None)
+    ap.add_argument("--profiles", nargs="*", default=list(PROFILES), choices=PROFILES)
+    ap.add_argument("-v", "--verbose", action="store_true", help="also print recorded flags")
     args = ap.parse_args()
-    db = load_database(args.specs) if args.specs else load_database()
-    cpp = {d.cpp: n for n, d in db.isa.dtypes.items()} | ALIASES
-    shared = Counter(op.sources[p].ref for op in db.ops.values() for p in ("a2a3", "a5") if p in op.sources)
-    looser = stricter = 0
-    for op in sorted(db.ops.values(), key=lambda o: o.name):
-        if args.ops and op.name not in args.ops:
-            continue
-        for profile in ("a2a3", "a5"):
-            source, table = op.sources.get(profile), op.dtypes.get(profile)
-            if source is None or table is None or not source.ref.endswith(".hpp"):
+    if not (args.pto_isa_root / "include/pto").is_dir():
+        ap.error(f"{args.pto_isa_root}: no include/pto (give the root of a pto-isa checkout)")
+    db = load_database()
+    unknown = sorted(set(args.ops or ()) - set(db.ops))
+    if unknown:
+        ap.error(f"unknown op(s): {', '.join(unknown)}")
+    counts: Counter[str] = Counter()
+    for profile in args.profiles:
+        print(f"reading the {profile} headers ...", file=sys.stderr, flush=True)
+        screen = Screen(db, args.pto_isa_root, profile)
+        for op in sorted(db.ops.values(), key=lambda o: o.name):
+            if (args.ops and op.name not in args.ops) or profile not in op.dtypes:
                 continue
-            widths = {n: d.bytes for n, d in db.isa.dtypes.items() if d.profiles is None or profile in d.profiles}
-            text = (args.pto_isa_root / source.ref).read_text(errors="replace")
-            header = set().union(*(admitted(a, cpp, widths) for a in static_asserts(text)))
-            if not header:
-                print(f"{op.name:16} {profile:5} {source.ref}: no element-type static_assert (read by hand)")
-                continue
-            # a type variable only scalar parameters use (TADDDEQRELU's float deqScale) is fixed by the
-            # C++ signature, not by a static_assert
-            scalar_only = {v for r in table.rows for v in r.types
-                           if all(o.role == "scalar" for m in op.modes for o in m.operands if o.dtype == v)}
-            for var in dict.fromkeys(v for r in table.rows for v in r.types):  # rows of several modes
-                allowed = set().union(*(set(r.types.get(var, ())) for r in table.rows))
-                if len(allowed) == len(widths) or var in scalar_only:  # an unconstrained scratch variable
+            for mode in op.modes:
+                if not screen.reachable(mode):
+                    counts["read by hand"] += 1
+                    print(f"{op.name:16} {profile:5} {mode.name:14} READ BY HAND  no function {mode.cpp_name}")
                     continue
-                loose = sorted(allowed - header)
-                if loose:
-                    looser += len(loose)
-                    print(f"{op.name:16} {profile:5} LOOSER   {var}: {', '.join(loose)} (header admits "
-                          f"{', '.join(sorted(header))})")
-            if shared[source.ref] == 1 and any("T" in r.types for r in table.rows):
-                main_types = set().union(*(set(r.types.get("T", ())) for r in table.rows))
-                extra = sorted(header - main_types)
-                if extra:
-                    stricter += len(extra)
-                    ids = ", ".join(d.id for d in op.differences)
-                    print(f"{op.name:16} {profile:5} STRICTER T: {', '.join(extra)}; recorded differences: {ids}")
-    print(f"{looser} looser and {stricter} stricter cell(s) to review")
-    return 0
+                for cls, var, types in screen.screen(op, mode):
+                    if cls == "stricter":
+                        recorded = omitted(op, profile, var)
+                        done = [t for t in types if t in recorded]
+                        counts["recorded"] += len(done)
+                        if args.verbose and done:
+                            print(f"{op.name:16} {profile:5} {mode.name:14} recorded  {var}: {', '.join(done)}")
+                        types = tuple(t for t in types if t not in recorded)
+                        cls = "stricter unrecorded"
+                    if cls == "unconstrained":
+                        counts["read by hand"] += 1
+                        print(f"{op.name:16} {profile:5} {mode.name:14} READ BY HAND  {var}: no assertion "
+                              f"constrains it (table leaves out {', '.join(types)})")
+                    elif types:
+                        counts[cls] += len(types)
+                        print(f"{op.name:16} {profile:5} {mode.name:14} {cls.upper():9} {var}: {', '.join(types)}")
+    print(f"looser {counts['looser']}, stricter unrecorded {counts['stricter unrecorded']}, "
+          f"recorded {counts['recorded']}, read by hand {counts['read by hand']} "
+          "(cells are (op, profile, mode, variable, dtype); read by hand counts (op, profile, mode[, variable]))")
+    return 1 if counts["looser"] or counts["stricter unrecorded"] else 0
 
 
 if __name__ == "__main__":

@@ -396,6 +396,15 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class Omission:
+    """Element types a profile's header admits for a type variable that the op's table leaves out."""
+
+    profile: str
+    var: str
+    dtypes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Difference:
     id: str
     topic: Text
@@ -404,6 +413,7 @@ class Difference:
     kind: str  # docs-conflict | simulator-divergence | simulator-bug | ...
     line: int
     observed: tuple[Observation, ...] = ()
+    omits: tuple[Omission, ...] = ()  # types the tables leave out although a header admits them
 
 
 @dataclass(frozen=True)

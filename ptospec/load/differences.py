@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..model import Difference, Mode, Observation, PerfTable, Rule
+from ..model import Difference, DTypeTable, Mode, Observation, Omission, PerfTable, Rule
 from .context import OpContext
 
 
-def build_differences(ctx: OpContext, modes: tuple[Mode, ...], rules: tuple[Rule, ...]) -> tuple[Difference, ...]:
+def build_differences(ctx: OpContext, modes: tuple[Mode, ...], rules: tuple[Rule, ...],
+                      tables: dict[str, DTypeTable]) -> tuple[Difference, ...]:
     rule_ids = {r.id for r in rules} | {r.id for r in (*ctx.isa.tile_rules, *ctx.isa.global_rules)}
     differences = []
     for i, diff in enumerate(ctx.src.data.get("differences", [])):
@@ -14,11 +15,26 @@ def build_differences(ctx: OpContext, modes: tuple[Mode, ...], rules: tuple[Rule
         ctx.check_sources(dp, [c["source"] for c in diff["claims"]])
         observed = tuple(_observation(ctx, (*dp, "observed", j), obs, modes, rule_ids)
                          for j, obs in enumerate(diff.get("observed", [])))
+        omits = tuple(_omission(ctx, dp, o, tables) for o in diff.get("omits", ()))
         differences.append(
             Difference(diff["id"], diff["topic"], tuple((c["source"], dict(c["says"])) for c in diff["claims"]),
-                       diff["resolution"], diff["kind"], ctx.src.line(dp), observed)
+                       diff["resolution"], diff["kind"], ctx.src.line(dp), observed, omits)
         )
     return tuple(differences)
+
+
+def _omission(ctx: OpContext, dp: tuple, o: dict, tables: dict[str, DTypeTable]) -> Omission:
+    """Types a header admits that the table leaves out: they must be known dtypes absent from that table."""
+    table = tables.get(o["profile"])
+    if table is None or not any(o["var"] in r.types for r in table.rows):
+        ctx.add(dp, f"omits: no {o['profile']} table with type variable {o['var']}", "op.omits")
+    else:
+        listed = {t for r in table.rows for t in r.types.get(o["var"], ())} & set(o["dtypes"])
+        unknown = set(o["dtypes"]) - set(ctx.isa.dtypes)
+        if listed or unknown:
+            ctx.add(dp, f"omits: {o['profile']} {o['var']} lists {', '.join(sorted(listed | unknown))}: a recorded "
+                    "omission must be a known dtype absent from the table", "op.omits")
+    return Omission(o["profile"], o["var"], tuple(o["dtypes"]))
 
 
 def _observation(ctx: OpContext, op_path: tuple, obs: dict, modes: tuple[Mode, ...], rule_ids: set[str]) -> Observation:

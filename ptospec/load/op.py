@@ -49,6 +49,6 @@ def build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
     return OpSpec(
         name=d["op"], file=src.file, family=d["family"], summary=d["summary"], description=d["description"],
         let=ctx.lets, modes=modes, dtypes=tables, rules=rules, numerics=build_numerics(ctx),
-        differences=build_differences(ctx, modes, rules), sources=ctx.sources,
+        differences=build_differences(ctx, modes, rules, tables), sources=ctx.sources,
         performance=build_performance(ctx), raw=d, kind=d.get("kind"), params=dict(d.get("params") or {}),
     )

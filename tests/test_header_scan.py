@@ -1,0 +1,168 @@
+"""benchmarks/header_scan.py and header_dtypes.py: the header screen follows calls and branches, not pools.
+
+The reader runs on small synthetic headers here; the checks against pto-isa's own headers need the
+checkout (PTO_ISA_ROOT, default /tmp/pto-isa) and are skipped without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptospec.loader import DatabaseErrors, load_database
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import header_scan as hs  # noqa: E402
+
+PTO_ISA = Path(os.environ.get("PTO_ISA_ROOT", "/tmp/pto-isa"))
+CPP = {"half": "f16", "float": "f32", "int8_t": "i8", "uint8_t": "u8", "int64_t": "i64", "float8_e4m3_t": "f8e4m3"}
+WIDTHS = {"f16": 2, "f32": 4, "i8": 1, "u8": 1, "i64": 8, "f8e4m3": 1}
+
+HEADER = """
+#ifdef PTO_NPU_ARCH_A5
+template <typename T> constexpr bool is_small = std::disjunction_v<std::is_same<T, int8_t>, std::is_same<T, half>>;
+#endif
+template <typename TileDst, typename TileSrc>
+PTO_INTERNAL void CheckVec(TileDst& dst, TileSrc& src)
+{
+    using T = typename TileDst::DType;
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, half>, "vec types");
+}
+template <typename TileDst, typename TileSrc>
+PTO_INTERNAL void CheckMat()
+{
+    static_assert(is_small<typename TileDst::DType>, "mat types");
+    static_assert(std::is_same<typename TileDst::DType, typename TileSrc::DType>::value, "same");
+}
+template <typename TileDst, typename TileSrc>
+PTO_INTERNAL void TCOPY_IMPL(TileDst& dst, TileSrc& src)
+{
+    if (dst.GetValidRow() == 0) {
+        return;
+    }
+    if constexpr (TileSrc::Loc == TileType::Vec) {
+        CheckVec(dst, src);
+    } else if constexpr (TileSrc::Loc == TileType::Mat) {
+        CheckMat<TileDst, TileSrc>();
+    }
+}
+template <typename TileDst, typename TileSrc>
+PTO_INTERNAL void TCOPY_IMPL(TileDst& dst, TileSrc& src, uint64_t scalar)
+{
+    static_assert(sizeof(typename TileDst::DType) == 1, "one byte");
+}
+template <typename TileDst, typename TileSrc, typename... WaitEvents>
+PTO_INST RecordEvent TCOPY(TileDst& dst, TileSrc& src, WaitEvents&... events)
+{
+    MAP_INSTR_IMPL(TCOPY, dst, src);
+    return {};
+}
+template <typename TileDst, typename TileSrc, typename... WaitEvents>
+PTO_INST RecordEvent TCOPY(TileDst& dst, TileSrc& src, uint64_t scalar, WaitEvents&... events)
+{
+    MAP_INSTR_IMPL(TCOPY, dst, src, scalar);
+    return {};
+}
+"""
+
+
+def _evaluator(profile: str = "a5") -> hs.Evaluator:
+    return hs.Evaluator(hs.Headers.parse({"synthetic.hpp": HEADER}, hs.MACROS[profile], CPP, WIDTHS))
+
+
+def _admits(ev: hs.Evaluator, dtype: str, src_dtype: str, loc: str, scalar: bool = False) -> bool:
+    scope = hs.Scope()
+    scope.names["dst"] = scope.objects["dst"] = hs.Tile(dtype, loc)
+    scope.names["src"] = scope.objects["src"] = hs.Tile(src_dtype, loc)
+    args = ["dst", "src", "scalar"] if scalar else ["dst", "src"]
+    return ev.call_admits("TCOPY", None, args, scope, 0, frozenset())
+
+
+def test_functions_are_read_with_template_parameters_and_parameters():
+    fns = hs.functions_of(hs.preprocess(HEADER, set()), "x.hpp")
+    names = [f.name for f in fns]
+    assert names.count("TCOPY_IMPL") == 2 and "CheckVec" in names
+    copy = next(f for f in fns if f.name == "TCOPY" and len(f.params) == 3)
+    assert [p.kind for p in copy.tparams] == ["type", "type", "pack"]
+    assert copy.params[0][1] == "dst"
+
+
+def test_preprocessing_keeps_the_profiles_sections_only():
+    assert "constexpr bool is_small" in hs.preprocess(HEADER, hs.MACROS["a5"])
+    assert "constexpr bool is_small" not in hs.preprocess(HEADER, hs.MACROS["a2a3"])
+    assert "is_small" in _evaluator("a5").h.predicates and "is_small" not in _evaluator("a2a3").h.predicates
+
+
+def test_the_branch_the_location_selects_decides_not_the_pooled_asserts():
+    ev = _evaluator()
+    assert _admits(ev, "f32", "f32", "Vec")  # the Vec branch admits f32 ...
+    assert not _admits(ev, "f32", "f32", "Mat")  # ... the Mat branch does not
+    assert _admits(ev, "i8", "i8", "Mat") and not _admits(ev, "i8", "i8", "Vec")
+    assert not _admits(ev, "i8", "f16", "Mat")  # the Mat branch asserts equal types
+
+
+def test_an_unknown_location_leaves_every_branch_possible():
+    ev = _evaluator()
+    assert _admits(ev, "f32", "f32", None) and _admits(ev, "i8", "i8", None)
+    assert _admits(ev, "i64", "i64", None)  # a third location takes neither branch: nothing asserted
+    assert not _admits(ev, "i64", "i64", "Vec") and not _admits(ev, "i64", "i64", "Mat")
+
+
+def test_overloads_are_chosen_by_their_arguments_and_sizeof_reads_widths():
+    ev = _evaluator()
+    assert _admits(ev, "f8e4m3", "f8e4m3", "Vec", scalar=True)  # sizeof(T) == 1 admits every one-byte type
+    assert not _admits(ev, "f16", "f16", "Vec", scalar=True)
+
+
+def test_three_valued_conditions():
+    ev = _evaluator()
+    scope = hs.Scope({"T": hs.Elem("f16"), "U": hs.Elem()})
+    assert ev.truth("std::is_same_v<T, half> || std::is_same_v<U, float>", scope) is True
+    assert ev.truth("std::is_same_v<T, float> && std::is_same_v<U, float>", scope) is False
+    assert ev.truth("std::is_same_v<U, float>", scope) is None
+    assert ev.truth("sizeof(T) == 2 && !(sizeof(T) != 2)", scope) is True
+    assert ev.truth("std::is_same_v<T, hifloat8_t>", scope) is False  # a type the database lacks
+    assert ev.truth("SomeTile::isRowMajor", scope) is None
+
+
+def test_a_recorded_omission_must_be_absent_from_the_table(tmp_path):
+    db_dir = tmp_path / "specs"
+    import shutil
+
+    shutil.copytree(ROOT / "specs", db_dir)
+    path = db_dir / "ops" / "tand.yaml"
+    text = path.read_text().replace("dtypes: [f16, bf16, f32, f8e4m3", "dtypes: [i8, f16, bf16, f32, f8e4m3", 1)
+    path.write_text(text)
+    with pytest.raises(DatabaseErrors) as raised:
+        load_database(str(db_dir), reuse=False)
+    assert any("omits: a5 T lists i8" in str(e) for e in raised.value.errors)
+
+
+needs_upstream = pytest.mark.skipif(not (PTO_ISA / "include/pto/npu/a5").is_dir(),
+                                    reason=f"needs a pto-isa checkout at {PTO_ISA} (PTO_ISA_ROOT)")
+
+
+@pytest.fixture(scope="module")
+def a5_screen():
+    import header_dtypes
+
+    return header_dtypes.Screen(load_database(), PTO_ISA, "a5")
+
+
+@needs_upstream
+def test_upstream_tadd_a5_follows_its_own_assert(a5_screen):
+    mode = load_database().ops["tadd"].modes[0]
+    assert a5_screen.admits(mode, {"T": "i64"}) and a5_screen.admits(mode, {"T": "u16"})
+    assert not a5_screen.admits(mode, {"T": "f8e4m3"})
+
+
+@needs_upstream
+def test_upstream_tand_a5_admits_every_one_byte_type(a5_screen):
+    mode = load_database().ops["tand"].modes[0]
+    assert all(a5_screen.admits(mode, {"T": t}) for t in ("f8e4m3", "e8m0", "f4e2m1x2", "f16"))
+    assert not a5_screen.admits(mode, {"T": "i64"})
