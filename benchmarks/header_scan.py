@@ -113,6 +113,7 @@ class TParam:
     name: str
     kind: str  # "type", a C++ type name for a non-type parameter, or "pack"
     default: bool
+    default_text: str = ""  # a non-type parameter's default argument as written (true, ReluPreMode::NoRelu)
 
 
 @dataclass
@@ -141,7 +142,9 @@ def template_params(text: str) -> list[TParam]:
             continue
         m = re.fullmatch(r"(.+?)\s*(\.\.\.)?\s*(\w+)", head)
         if m:
-            out.append(TParam(m.group(3), "pack" if m.group(2) else m.group(1).split("::")[-1].strip(), default))
+            given = split_top(p, "=")[1].strip() if len(split_top(p, "=")) > 1 else ""
+            out.append(TParam(m.group(3), "pack" if m.group(2) else m.group(1).split("::")[-1].strip(), default,
+                              given))
     return out
 
 
@@ -327,9 +330,10 @@ class Elem:
 
 @dataclass(frozen=True)
 class Value:
-    """A non-type template argument: its C++ type (its value is not tracked)."""
+    """A non-type template argument: its C++ type, and its enumerator when the call names one."""
 
     kind: str
+    value: str | None = None  # "ElementOp::OP_MUL"
 
 
 @dataclass
@@ -411,6 +415,9 @@ class Evaluator:
             parts = split_top(e, op)
             if len(parts) > 1:
                 return fold(self.truth(p, scope, depth + 1) for p in parts)
+        held = scope.names.get(e)
+        if isinstance(held, Value) and held.value in ("true", "false"):
+            return held.value == "true"
         if e.startswith("!") and not e.startswith("!="):
             v = self.truth(e[1:], scope, depth + 1)
             return UNKNOWN if v is UNKNOWN else not v
@@ -443,8 +450,7 @@ class Evaluator:
             args = split_top(m.group(2), ",")
             inner = Scope(dict(scope.names), dict(scope.objects))
             for p, a in zip(params, args, strict=False):
-                if p.kind == "type":
-                    inner.names[p.name] = self.type_of(a, scope)
+                inner.names[p.name] = self.type_of(a, scope) if p.kind == "type" else self.argument(a, scope)
             return self.truth(body, inner, depth + 1)
         m = re.fullmatch(r"(.+?)\s*(==|!=|<=|>=|<|>)\s*(.+)", e, flags=re.S)
         if m:
@@ -466,6 +472,10 @@ class Evaluator:
             if not isinstance(tile, Tile) or tile.loc is None:
                 return UNKNOWN
             return (tile.loc == rm.group(1)) == (op == "==")
+        enum = re.fullmatch(r"(?:\w+::)*(\w+::\w+)", right)
+        held = scope.names.get(left)
+        if enum and isinstance(held, Value) and op in ("==", "!="):
+            return UNKNOWN if held.value is None else (held.value == enum.group(1)) == (op == "==")
         a, b = number(left), number(right)
         if a is None or b is None:
             return UNKNOWN
@@ -496,7 +506,7 @@ class Evaluator:
                     return None
                 if isinstance(value, Tile):
                     return None
-                inner.names[p.name] = Value(p.kind)
+                inner.names[p.name] = Value(p.kind, value.value if isinstance(value, Value) else None)
         for (ptype, pname, _), a in zip(fn.params, args, strict=False):
             obj = scope.objects.get(re.sub(r"\.data\(\)$", "", a.strip().lstrip("&*")))
             t = re.sub(r"\b(typename|const)\s*|[&*\s]", "", ptype)
@@ -506,6 +516,9 @@ class Evaluator:
                     continue
                 inner.names.setdefault(tm.group(1), obj)
                 inner.objects[pname] = obj
+        for p in plain[len(targs):]:
+            if p.kind != "type" and p.default_text and p.name not in inner.names:
+                inner.names[p.name] = self.argument(p.default_text, Scope())
         missing = [p for p in plain[len(targs):] if not p.default and p.name not in inner.names]
         if missing and any(p.kind != "type" for p in missing):
             return None
@@ -516,9 +529,9 @@ class Evaluator:
         if t in scope.names:
             return scope.names[t]
         if re.fullmatch(r"[\w:]+::\w+", t) and not t.endswith("::DType"):
-            return Value(t.split("::")[-2])  # an enumerator: ReluPreMode::NoRelu
+            return Value(t.split("::")[-2], "::".join(t.split("::")[-2:]))  # an enumerator: ReluPreMode::NoRelu
         if re.fullmatch(r"-?\d+[uUlL]*|true|false", t):
-            return Value("?")
+            return Value("?", t)
         return self.type_of(t, scope)
 
     def call_admits(self, name: str, targs, args, scope: Scope, depth: int, seen: frozenset) -> bool:
