@@ -74,11 +74,16 @@ def _line(op: OpSpec, form: str, ins: str, in_types: str, outs: str, out_types: 
             return f"{outs} = {op.mnemonic}{ins} : -> {out_types}"
         return f"{outs} = {op.mnemonic} {ins} : {in_types} -> {out_types}"
     if not n_outs:
-        return f"pto.{op.mnemonic} {ins} : ({in_types}) -> ()"
-    results = f"({out_types})" if n_outs > 1 else out_types
+        return f"pto.{op.mnemonic} {ins} : {_functional(in_types)} -> ()"
+    results = _functional(out_types)
     if not ins.strip().startswith("%"):  # results only (TPOP)
         return f"{outs} = pto.{op.mnemonic}{ins} : () -> {results}"
-    return f"{outs} = pto.{op.mnemonic} {ins} : ({in_types}) -> {results}"
+    return f"{outs} = pto.{op.mnemonic} {ins} : {_functional(in_types)} -> {results}"
+
+
+def _functional(types: str) -> str:
+    """One side of an SSA functional type as MLIR prints it: a single type bare, none or several in parentheses."""
+    return types if types and len(_split_top(types)) == 1 else f"({types})"
 
 
 def print_template(op: OpSpec, mode: Mode, form: str) -> str:

@@ -288,6 +288,7 @@ def _compile_call(node: Call) -> Evaluator:
             return fast(*vals)  # the function's own way with such ints: what the NumPy function gives
         for v in vals:
             _check_value(v, func)
+        vals = [_numpy_type(scope, v) for v in vals]  # cast(x, T), bitcast(x, e8m0): the dtype's NumPy type
         with np.errstate(all="ignore"):
             result = _checked(lambda: fn.impl(*vals), func)
         if isinstance(result, np.ndarray) and result.ndim != 0:
@@ -296,6 +297,16 @@ def _compile_call(node: Call) -> Evaluator:
     return call
 
 
+
+
+def _numpy_type(scope: Scope, value: Any) -> Any:
+    """A dtype name of the database (``f32``, ``e8m0``, ``i8``) as its NumPy type; any other value as it is.
+    (NumPy reads some names otherwise: ``i8`` is its int64.)"""
+    if isinstance(value, str) and value in scope.isa.dtypes:
+        from .vectorize import numpy_dtype_of  # vectorize imports this module
+
+        return numpy_dtype_of(scope.isa, value)
+    return value
 
 
 def _extreme(scope: Scope, dt, high: bool, finite: bool = False) -> int | float:
