@@ -77,6 +77,20 @@ def test_upstream_spellings_are_aliases(db):
     assert desc.loc == "Mat" and desc.dtype == "bf16" and desc.fractal == 512
 
 
+def test_ssa_functional_type_wraps_only_several_inputs(db):
+    """One input prints bare, as MLIR's functional type and the upstream pages write it; several in parentheses."""
+    from ptospec.asm.forms import print_template
+
+    tcolmin, tmax = db.ops["tcolmin"], db.ops["tmax"]
+    one = print_template(tcolmin, tcolmin.mode("default"), "ssa")
+    assert one == "%dst = pto.tcolmin %src : !pto.tile<...> -> !pto.tile<...>"
+    two = print_template(tmax, tmax.mode("default"), "ssa")
+    assert two == "%dst = pto.tmax %src0, %src1 : (!pto.tile<...>, !pto.tile<...>) -> !pto.tile<...>"
+    for line in (one, one.replace(": !pto.tile<...> ->", ": (!pto.tile<...>) ->"),
+                 two, two.replace(": (!pto.tile<...>, !pto.tile<...>)", ": !pto.tile<...>, !pto.tile<...>")):
+        assert parse_line(db, line.replace("...", "vec, 16x16xf32")).op in ("tcolmin", "tmax")
+
+
 def test_dps_line_gives_the_validator_its_tiles(db):
     from ptospec.validator import validate
 
