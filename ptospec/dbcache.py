@@ -1,10 +1,12 @@
-"""A loaded database kept on disk between processes, for commands that start often (``ptospec conformance``).
+"""A loaded database kept on disk between processes: every command that reads the database starts from it.
 
 Loading the specs (YAML, schemas, kinds, cross-references) takes about a second; unpickling the database it
-built takes a tenth of that.  The file is keyed by what the load depends on (the specs' bytes, their place,
-the working directory: message paths) and by the code that built it (every ``.py`` file of the package, and
-the Python version), so an edited spec or engine never reads a stale database.  Anything wrong with the file
-(missing, truncated, another version) is a plain load, which then rewrites it.
+built takes a few hundredths of that.  The file is keyed by what the load depends on (the spec files, their
+place, the working directory: message paths) and by the code that built it (every ``.py`` file of the
+package, and the Python version).  A file is known by its status, not its bytes (size, modification and
+change times, inode: an edit changes the change time, which no program sets back), so the key costs one
+``stat`` per file and an edited spec or engine never reads a stale database.  Anything wrong with the cache
+file (missing, truncated, another version) is a plain load, which then rewrites it.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ import hashlib
 import os
 import pickle
 import sys
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
-from .load.database import load_database
 from .load.files import find_specs_root, kind_files, op_files
 from .model import Database
 
-KEEP = 4  # database files kept in the cache directory (the most recent)
+KEEP = 4  # files of each kind kept in the cache directory (the most recent)
+T = TypeVar("T")
 PACKAGE = Path(__file__).resolve().parent
 
 
@@ -38,19 +43,32 @@ def default_dir() -> Path | None:
     return Path(base) / "ptospec" / "database"
 
 
-def _specs_key(root_path: Path) -> str:
+def _status(path: Path) -> bytes:
+    info = path.stat()
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}".encode()
+
+
+def spec_files(root_path: Path) -> list[Path]:
+    """The files a database is loaded from."""
+    return [root_path / "isa.yaml", *kind_files(root_path), *op_files(root_path)]
+
+
+def _key(what: str, root_path: Path, files: list[Path]) -> str:
+    """What a build from ``files`` depends on: their status, their place, the working directory (message paths)
+    and the code (``_code_fingerprint``)."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{root_path.resolve()}\0{os.getcwd()}\0".encode())
-    for path in [root_path / "isa.yaml", *kind_files(root_path), *op_files(root_path)]:
-        digest.update(str(path.relative_to(root_path)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(f"{what}\0{root_path.resolve()}\0{os.getcwd()}\0{_code_fingerprint()}\0".encode())
+    for path in files:
+        digest.update(str(path.relative_to(root_path)).encode() + b"\0" + _status(path) + b"\0")
     return digest.hexdigest()
 
 
+@cache
 def _code_fingerprint() -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(sys.version.encode())
     for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + _status(path) + b"\0")
     return digest.hexdigest()
 
 
@@ -61,35 +79,48 @@ def _private(path: Path) -> bool:
     return info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
+def _load(root) -> Database:
+    from .load.database import load_database  # the loader (YAML, schemas, NumPy) only when the file cannot serve
+
+    return load_database(root)
+
+
 def load_database_cached(root: str | os.PathLike | None = None, directory: Path | None = None) -> Database:
     """``load_database(root)``, read from ``directory`` (default ``default_dir()``) when a process with the same
     specs and code has built it before."""
+    root_path = find_specs_root(root)
+    return cached("database", root_path, spec_files(root_path), lambda: _load(root_path), Database, directory)
+
+
+def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T], kind: type[T],
+           directory: Path | None = None) -> T:
+    """``build()``, read from ``directory`` (default ``default_dir()``) when a process with the same ``files``
+    (under ``root_path``) and code has built it before; the result must be a ``kind``."""
     directory = directory or default_dir()
     if directory is None:
-        return load_database(root)
-    root_path = find_specs_root(root)
+        return build()
     try:
-        key = hashlib.blake2b(f"{_specs_key(root_path)} {_code_fingerprint()}".encode(), digest_size=20).hexdigest()
+        key = _key(what, root_path, files)
     except OSError:  # an unreadable spec file: the loader says what is wrong with it
-        return load_database(root_path)
-    path = directory / f"{key}.pickle"
+        return build()
+    path = directory / f"{what}-{key}.pickle"
     try:
         if _private(directory) and _private(path):
             with open(path, "rb") as f:
-                db = pickle.load(f)
-            if isinstance(db, Database):
-                return db
+                found = pickle.load(f)
+            if isinstance(found, kind):
+                return found
     except Exception:  # any unreadable file is a cache miss
         pass
-    db = load_database(root_path)
+    built = build()
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-            out.write(pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL))
+            out.write(pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, path)
-        for old in sorted(directory.glob("*.pickle"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
+        for old in sorted(directory.glob(f"{what}-*.pickle"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
             old.unlink(missing_ok=True)
     except OSError:  # a read-only cache only costs the next process a load
         pass
-    return db
+    return built

@@ -27,8 +27,8 @@ from typing import Any
 
 from .errors import ExprError, SpecError
 from .expr.parser import parse_expr
+from .located import Located, PathKey
 from .model import Text
-from .yamlsource import Located, PathKey
 
 SIMPLE_ARG = re.compile(r"[A-Za-z_][\w.]*(\[[^\[\]]*\])?|\d+(\.\d*)?")  # needs no parentheses
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^{}]*?)\))?\s*\}\}")  # [^{}]: linear time

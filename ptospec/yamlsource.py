@@ -13,45 +13,20 @@ double at every line, so a few lines would otherwise expand to billions of nodes
 from __future__ import annotations
 
 import marshal
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .errors import SpecError
+from .located import Located, PathKey
 
-PathKey = tuple[str | int, ...]
 # The safe loader only (never the full one); libyaml's C implementation when PyYAML has it.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = 1 << 20  # the largest spec file is about 30 kB
 MAX_NODES = 200_000  # nodes of the document with every alias expanded
 MAX_DEPTH = 64  # nesting of mappings and sequences
 _STR_TAG = "tag:yaml.org,2002:str"
-
-
-@dataclass(frozen=True)
-class Located:
-    data: Any
-    file: str
-    lines: dict[PathKey, int]
-    files: dict[PathKey, str] = field(default_factory=dict)  # values that came from another file (a kind)
-
-    def _nearest(self, path: PathKey) -> PathKey:
-        path = tuple(path)
-        while path and path not in self.lines:
-            path = path[:-1]
-        return path
-
-    def line(self, path: PathKey) -> int:
-        """Line of ``path``, or of its closest ancestor that has one."""
-        return self.lines.get(self._nearest(path), 1)
-
-    def file_of(self, path: PathKey) -> str:
-        return self.files.get(self._nearest(path), self.file)
-
-    def where(self, path: PathKey) -> str:
-        return f"{self.file_of(path)}:{self.line(path)}"
 
 
 def read_yaml(path: Path, display: str | None = None) -> Located:

@@ -41,3 +41,19 @@ def test_a_file_others_may_write_is_never_unpickled(tmp_path, db, monkeypatch):
     monkeypatch.setattr(dbcache.pickle, "load", lambda f: read.append(f) or pickle.load(f))
     assert isinstance(dbcache.load_database_cached(db.root, tmp_path), Database)
     assert not read and path.stat().st_mode & 0o777 == 0o600  # rewritten by this user, privately
+
+
+def test_an_edited_spec_is_loaded_again(tmp_path, db):
+    """The key is the files' status: an edit (new size, times) misses the database built before it."""
+    import shutil
+
+    specs = tmp_path / "specs"
+    shutil.copytree(db.root, specs)
+    cache = tmp_path / "cache"
+    first = dbcache.load_database_cached(specs, cache)
+    op_file = specs / "ops" / "tadd.yaml"
+    op_file.write_text(op_file.read_text() + "\n# an edit\n")
+    second = dbcache.load_database_cached(specs, cache)
+    assert second is not first and len(list(cache.glob("database-*.pickle"))) == 2
+    assert dbcache.load_database_cached(specs, cache).ops.keys() == second.ops.keys()
+    assert len(list(cache.glob("database-*.pickle"))) == 2  # unchanged since: read, not built again

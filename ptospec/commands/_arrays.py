@@ -6,16 +6,20 @@ from __future__ import annotations
 import re
 import zipfile
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import InvocationError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_INPUT_BYTES = 64 << 20  # the largest tile of any profile holds 512 KiB
 
 
 def load_arrays(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str, np.ndarray] | np.ndarray:
     """One .npy array, or every member of an .npz archive, read eagerly (never unpickled)."""
+    import numpy as np
+
     p = Path(path)
     if not p.is_file():
         raise InvocationError(f"no such file: {path}", rule="run.input", where=where)
@@ -60,6 +64,8 @@ def _check_headers(p: Path, limit: int) -> None:
 
 
 def _check_header(fh, size: int, limit: int, member: str) -> None:
+    import numpy as np
+
     version = np.lib.format.read_magic(fh)
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, _fortran, dtype = read(fh)

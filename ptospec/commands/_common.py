@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ..asm.types import parse_descriptor
+from ..dbcache import load_database_cached
 from ..errors import InvocationError, PtospecError
-from ..load.database import load_database
 from ..model import Database
 
 
 def database(args) -> Database:
-    return load_database(getattr(args, "specs", None))
+    return load_database_cached(getattr(args, "specs", None))
 
 
 def parse_tiles(db: Database, items: list[str] | None) -> dict:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from ..asm.forms import parse_line
 from ..errors import InvocationError
-from ..validator import validate
 from ._common import database, parse_tiles
 
 
@@ -29,6 +27,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..asm.forms import parse_line
+    from ..validator import validate
+
     db = database(args)
     if args.asm:
         if args.tile:

@@ -9,7 +9,6 @@ import os
 import shlex
 import sys
 import time
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TextIO
 
@@ -93,6 +92,8 @@ def _op_names(db, given: list[str] | None) -> list[str]:
 
 
 def _backend_spec(name: str) -> str:
+    from importlib.metadata import entry_points
+
     if name in BUILTIN and not any(ep.name == name for ep in entry_points(group="ptospec.backends")):
         return BUILTIN[name]
     return name
@@ -296,6 +297,8 @@ def run(args) -> int:
         selection.append(f"({args.keyword})")
     if selection:
         pytest_args += ["-k", " and ".join(selection)]
+    from importlib.metadata import entry_points
+
     if not any(ep.name == "ptospec" for ep in entry_points(group="pytest11")):
         pytest_args += ["-p", "ptospec.conformance.plugin"]
 

@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 
 from ..errors import InvocationError
-from ..export import export_database, export_schema
-from ..load.schema import schema
 from ._common import database
 
 
@@ -38,10 +36,15 @@ def _write(doc, output: str | None) -> None:
 
 
 def run_export(args) -> int:
+    from ..export import export_database
+
     _write(export_database(database(args)), args.output)
     return 0
 
 
 def run_schema(args) -> int:
+    from ..export import export_schema
+    from ..load.schema import schema
+
     _write(export_schema() if args.which == "export" else schema(args.which), None)
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conformance.sync import stderr_progress, sync
 from ._common import database
 
 
@@ -27,6 +26,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..conformance.sync import stderr_progress, sync
+
     db = database(args)
     outdir = Path(args.out) if args.out else Path(db.root).resolve().parent / "generated_tests"
     res = sync(db, outdir, args.check, force=args.force, progress=stderr_progress)

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 from ..errors import SpecError
-from ..lint import lint_paths
 
 
 def register(sub) -> None:
@@ -18,6 +17,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..lint import lint_paths
+
     problems, checked = lint_paths(getattr(args, "specs", None), [Path(p) for p in args.paths])
     for err in problems:
         print(f"ptospec: {err.one_line()}", file=sys.stderr)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InvocationError
-from ..program.spec import program_spec
 from ._common import database
 
 
@@ -42,6 +41,8 @@ def run(args) -> int:
               f"profiles={','.join(op.dtypes)}{note}")
     print(f"{len(ops)} instruction(s)")
     if not args.family:  # the program layer's own instructions (specs/program.yaml)
+        from ..program.spec import program_spec
+
         spec = program_spec(db)
         layer = [n for n, i in spec.instructions.items() if not i.synchronisation]
         print(f"program layer: {len(layer)} instruction(s): {', '.join(layer)}")

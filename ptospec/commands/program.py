@@ -6,18 +6,15 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import InvocationError
-from ..program.api import check_program, choose_profile, read_program, run_kernels, run_program
-from ..program.compare import compare, report_lines
-from ..program.cpusim import build_and_run
 from ..program.errors import RuleViolation
-from ..program.trace import Recorder
-from ..program.walker import MAX_STEPS
-from ._arrays import FLOAT_TEXT, INT_TEXT, load_arrays
+from ..program.limits import MAX_STEPS
 from ._common import database
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_GLOBAL_BYTES = 2 << 30  # per argument file
 
@@ -125,6 +122,8 @@ def _kernel_options(p) -> None:
 
 
 def run_check(args) -> int:
+    from ..program.api import check_program, read_program
+
     db = database(args)
     start = time.perf_counter()
     program = read_program(args.program)
@@ -153,6 +152,8 @@ def run_check(args) -> int:
 
 
 def _arguments(items: list[str] | None) -> dict[str, object]:
+    from ._arrays import FLOAT_TEXT, INT_TEXT, load_arrays
+
     values: dict[str, object] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
@@ -176,6 +177,8 @@ def _arguments(items: list[str] | None) -> dict[str, object]:
 
 
 def _write(path: Path, outputs: dict[str, np.ndarray], option: str = "--output") -> None:
+    import numpy as np
+
     try:
         with path.open("wb") as fh:
             np.savez(fh, **outputs)
@@ -193,6 +196,10 @@ def _summary(result) -> str:
 
 def _simulate(db, program, args):
     """The reference run with a trace, then its replay on the simulator."""
+    from ..program.api import choose_profile, run_program
+    from ..program.cpusim import build_and_run
+    from ..program.trace import Recorder
+
     recorder = Recorder(choose_profile(db, program, args.profile))
     result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast,
                          tracer=recorder, strict=getattr(args, "strict", False))
@@ -230,6 +237,8 @@ def _run(args) -> int:
     if args.max_steps is not None and args.max_steps < 1:
         raise InvocationError(f"--max-steps must be 1 or more, got {args.max_steps}", rule="cli.args",
                               where="--max-steps")
+    from ..program.api import read_program, run_kernels, run_program
+
     db = database(args)
     program = read_program(args.program)
     out_path = Path(args.output or f"{Path(args.program).stem}-out.npz")
@@ -270,6 +279,9 @@ def _run(args) -> int:
 
 
 def run_compare(args) -> int:
+    from ..program.api import read_program
+    from ..program.compare import compare, report_lines
+
     db = database(args)
     program = read_program(args.program)
     trace, _result, sim = _simulate(db, program, args)

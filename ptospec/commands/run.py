@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..asm.types import parse_descriptor
 from ..errors import InvocationError, TileError
-from ..executor import configure, execute, view_elements
 from ..tile import GlobalDesc, TileDesc
-from ..validator import resolve
 from ._arrays import FLOAT_TEXT, INT_TEXT, load_arrays
 from ._common import database, parse_tiles
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def register(sub) -> None:
@@ -70,6 +70,8 @@ def _put(data: dict, name: str, value, where: str) -> None:
 
 def _registers(db, data: dict) -> dict[str, dict[str, object]]:
     """Take the ``REGISTER.FIELD`` entries out of ``data``, grouped per configuration register."""
+    import numpy as np
+
     out: dict[str, dict[str, object]] = {}
     for key in [k for k in data if "." in k]:
         register, _, field = key.partition(".")
@@ -86,6 +88,7 @@ def _registers(db, data: dict) -> dict[str, dict[str, object]]:
 
 
 def _dtype_of(db, name: str, arr: np.ndarray) -> str:
+
     for dtype_name, dt in db.isa.dtypes.items():
         if dt.numpy == arr.dtype.name:
             return dtype_name
@@ -93,6 +96,11 @@ def _dtype_of(db, name: str, arr: np.ndarray) -> str:
 
 
 def run(args) -> int:
+    import numpy as np
+
+    from ..executor import configure, execute, view_elements
+    from ..validator import resolve
+
     db = database(args)
     data = _given_data(args)
     state = _registers(db, data)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from .. import attrs
-from ..asm.forms import FORMS, print_template
-from ..docs.examples import asm_examples
 from ..errors import InvocationError
 from ._common import database, text
 
@@ -19,6 +16,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from .. import attrs
+    from ..asm.forms import FORMS, print_template
+    from ..docs.examples import asm_examples
+
     db = database(args)
     key = args.op.lower().removeprefix("pto.")
     if key not in db.ops:

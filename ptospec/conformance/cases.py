@@ -952,16 +952,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
         for profile in db.isa.profiles:
             if units is not None and (mode.name, profile) not in units:
                 continue
-            bases = [c for c in positives if c.mode == mode.name and c.profile == profile]
-            # a few legal starting points: the first case of each distinct dtype binding row, then shapes
-            picked: list[Case] = []
-            seen_types: set[tuple[str, ...]] = set()
-            for c in bases:
-                key = tuple(sorted({d.dtype for d in c.parsed(db).values() if d.dtype}))
-                if key not in seen_types and len(picked) < 6:
-                    seen_types.add(key)
-                    picked.append(c)
-            picked.extend(c for c in bases[:: max(1, len(bases) // 6)] if c not in picked)
+            picked = _reject_bases(db, [c for c in positives if c.mode == mode.name and c.profile == profile])
             found: dict[str, Tiles] = {}
             reads = {rid: rule_reads(db, op, mode)[rid] for rid in reportable(db, op, mode, profile)}
             tile_ids = {r.id for r in db.isa.tile_rules}
@@ -1017,14 +1008,28 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
                     rid = next(iter(non_tile)) if len(non_tile) == 1 else None
                     if may_reshape and rid is not None and rid not in found and reshaped.get(rid, 0) < RESHAPE_TRIES:
                         reshaped[rid] = reshaped.get(rid, 0) + 1
-                        shaped = _reshape_mutant(db, op, mode, profile, mutant, target)
-                        if shaped is not None:
-                            found[rid] = shaped
+                        reshaped_mutant = _reshape_mutant(db, op, mode, profile, mutant, target)
+                        if reshaped_mutant is not None:
+                            found[rid] = reshaped_mutant
             for rid in sorted(found):
                 tiles = found[rid]
                 ident = f"{op.name}-{mode.name}-{profile}-reject-{rid}"
                 cases.append(Case(op.name, mode.name, profile, describe(tiles, db), seed_of(ident), "random", rid))
     return cases
+
+
+def _reject_bases(db: Database, bases: list[Case]) -> list[Case]:
+    """A few legal starting points for the mutations: the first case of each distinct dtype binding row (up
+    to six), then shapes spread over the rest."""
+    picked: list[Case] = []
+    seen_types: set[tuple[str, ...]] = set()
+    for c in bases:
+        key = tuple(sorted({d.dtype for d in c.parsed(db).values() if d.dtype}))
+        if key not in seen_types and len(picked) < 6:
+            seen_types.add(key)
+            picked.append(c)
+    picked.extend(c for c in bases[:: max(1, len(bases) // 6)] if c not in picked)
+    return picked
 
 
 def _failing_tile_rules(db: Database, tile: TileDesc, profile: str) -> frozenset[str]:

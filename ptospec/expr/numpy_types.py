@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import ml_dtypes
 import numpy as np
 
 
@@ -15,5 +14,11 @@ def numpy_dtype_of(isa, dtype: str) -> np.dtype:
 
 @cache
 def numpy_dtype_named(name: str) -> np.dtype:
-    """The NumPy dtype a dtype's ``numpy`` field names."""
+    """The NumPy dtype a dtype's ``numpy`` field names: one of NumPy's own scalar types, else one of
+    ml_dtypes' (imported only then: loading its types costs a process a noticeable part of its start)."""
+    own = getattr(np, name, None)
+    if isinstance(own, type) and issubclass(own, np.generic):
+        return np.dtype(own)
+    import ml_dtypes
+
     return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..expr.parser import parse_expr
+from ..located import Located
 from ..model import Isa, Source
-from ..yamlsource import Located
 from .names import check_names, parse
 from .problems import Issues
 

@@ -6,9 +6,9 @@ from ..errors import ExprError
 from ..expr.ast import Attr, Call, Index, Name, Reduce, walk
 from ..expr.functions import FUNCTIONS
 from ..expr.parser import parse_expr
+from ..located import Located
 from ..model import Isa
 from ..tile import GLOBAL_RANK, GlobalDesc
-from ..yamlsource import Located
 from .problems import Issues
 
 # Operand fields that may be known only at run time: valid shapes, and a global view's shape, strides and place.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import SpecError
-from ..yamlsource import Located
+from ..located import Located
 
 
 class Issues:

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..yamlsource import Located
+from ..located import Located
 from .problems import DatabaseErrors, Issues
 
 

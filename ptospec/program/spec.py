@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..dbcache import cached, spec_files
 from ..errors import PtospecError, SpecError
 from ..expr.ast import Name, Node, walk
-from ..expr.evaluate import Scope, evaluate
 from ..expr.parser import parse_expr
 from ..load.problems import DatabaseErrors, Issues
 from ..load.schema import check_schema
+from ..located import Located
 from ..model import Database, Text
-from ..yamlsource import Located, read_yaml
 
 FILE = "program.yaml"
 
@@ -112,6 +112,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     display = str(path)
     if not path.is_file():
         raise SpecError(f"{FILE} is missing from the database", where=str(root), rule="program.spec")
+    from ..yamlsource import read_yaml  # YAML: only when the program layer is read from its file
+
     src = read_yaml(path, display)
     check_schema(src, "program")
     issues = Issues()
@@ -313,9 +315,11 @@ _LOADED: list[tuple[Database, ProgramSpec]] = []  # the last database's program 
 
 
 def program_spec(db: Database) -> ProgramSpec:
-    """The program layer of ``db``'s database (loaded once per database)."""
+    """The program layer of ``db``'s database (loaded once per database, kept on disk between processes)."""
     if not _LOADED or _LOADED[0][0] is not db:
-        _LOADED[:] = [(db, load_program_spec(Path(db.root), db))]
+        root = Path(db.root)
+        files = [*spec_files(root), root / FILE]
+        _LOADED[:] = [(db, cached("program", root, files, lambda: load_program_spec(root, db), ProgramSpec))]
     return _LOADED[0][1]
 
 
@@ -325,6 +329,8 @@ def broken_rules(db: Database, instr: ProgramInstruction, values: dict[str, int 
     """The rules of ``instr`` that ``values`` (and, per dimension, ``dims``) break, each with the values it
     saw, and the ids of the rules that need a value given as ``None`` (known only at run time).  A rule
     whose ``when`` operand is ``None`` does not apply."""
+    from ..expr.evaluate import Scope, evaluate  # NumPy: not needed to read the program layer
+
     broken: list[tuple[ProgramRule, str]] = []
     deferred: list[str] = []
     named = {e: e for e in enumerators}  # an enumerator stands for itself (pipe_name in [PIPE_FIX, PIPE_MTE3])

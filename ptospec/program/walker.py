@@ -29,6 +29,7 @@ from . import arith
 from .errors import ProgramError, RuleViolation, SourcePos
 from .layouts import consumer_layout
 from .lexer import Token, int_literal
+from .limits import MAX_CALL_DEPTH, MAX_STEPS
 from .spec import ProgramSpec, broken_rules, program_spec
 from .syntax import Block, Operation, Program
 from .values import UNKNOWN, GlobalBuffer, PartitionView, TileBuffer, known
@@ -57,8 +58,6 @@ def _shares(dst: TileBuffer, src: TileBuffer, at: int | None) -> bool | None:
     return False
 
 
-MAX_STEPS = 50_000_000  # statements one run may execute (a loop that never ends is an error, not a hang)
-MAX_CALL_DEPTH = 64
 _PTR = re.compile(r"^!pto\.ptr<\s*([a-z][a-z0-9]*)\s*>$")
 
 
