@@ -303,7 +303,7 @@ def _numpy_type(scope: Scope, value: Any) -> Any:
     """A dtype name of the database (``f32``, ``e8m0``, ``i8``) as its NumPy type; any other value as it is.
     (NumPy reads some names otherwise: ``i8`` is its int64.)"""
     if isinstance(value, str) and value in scope.isa.dtypes:
-        from .vectorize import numpy_dtype_of  # vectorize imports this module
+        from .numpy_types import numpy_dtype_of
 
         return numpy_dtype_of(scope.isa, value)
     return value
