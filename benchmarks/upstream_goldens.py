@@ -1,9 +1,11 @@
 """Upstream's NumPy goldens as a second oracle for the executor.
 
+    pip install -e '.[goldens]'   # en_dtypes: the narrow float types some upstream scripts import
     python benchmarks/upstream_goldens.py --pto-isa-root /tmp/pto-isa [--ops tadd tmax] [--json out.json]
 
-(``pip install -e '.[goldens]'`` adds the ``en_dtypes`` package a few upstream scripts import; without it
-those scripts end as ``script-error``.)
+(without the ``goldens`` extra those scripts end as ``script-error``). The facts about a directory that its
+names do not say (its mode, which file is which operand, which parameters give shapes, the order of its
+type words) are data: ``specs/goldens.yaml`` (``ptospec.goldens``), read before the name matching below.
 
 pto-isa generates the expected outputs of its hardware and simulator tests with NumPy scripts
 (``tests/npu/a2a3/src/st/testcase/<dir>/gen_data.py``, ``tests/npu/a5/...``, ``tests/cpu/st/testcase/...``).
@@ -94,6 +96,7 @@ from ptospec.conformance.views import shaped_view
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
 from ptospec.expr.evaluate import evaluate
+from ptospec.goldens import GoldenDir, load_goldens
 from ptospec.loader import load_database
 from ptospec.model import Database, Mode, OpSpec
 from ptospec.tile import AttrDesc, GlobalDesc, TileDesc
@@ -668,9 +671,72 @@ def variant_op(db: Database, op: OpSpec, case: Case) -> OpSpec:
     return op
 
 
+def directory_entry(db: Database, profile: str, script: str) -> GoldenDir | None:
+    """The ``specs/goldens.yaml`` entry of the script's directory on this platform, if any."""
+    if not script:
+        return None
+    return load_goldens_cached(db).get((profile, Path(script).parent.name))
+
+
+_GOLDENS: dict[int, dict] = {}
+
+
+def load_goldens_cached(db: Database) -> dict:
+    if id(db) not in _GOLDENS:
+        _GOLDENS[id(db)] = load_goldens(db)
+    return _GOLDENS[id(db)]
+
+
+def entry_assignments(db: Database, op: OpSpec, entry: GoldenDir, case: Case,
+                      found: list[Assignment]) -> list[Assignment]:
+    """The assignments a directory entry allows: its mode for the case's words, its files' operands."""
+    mode_name = entry.mode_for(case.words())
+    if mode_name is not None:
+        found = [a for a in found if a.mode.name == mode_name] or [
+            a for a in assign_files(op, {k: len(v) for k, v in case.files.items()},
+                                    sorted({s.bytes for s in db.isa.dtypes.values()}), case.params)
+            if a.mode.name == mode_name]
+        mode = next((m for m in op.modes if m.name == mode_name), None)
+        if entry.files and mode is not None and set(entry.files) == set(case.files):
+            roles = {o.name: o.role for o in mode.operands}
+            found = [Assignment(mode, {o: f for f, o in entry.files.items() if roles[o] == "out"},
+                                {o: f for f, o in entry.files.items() if roles[o] == "in"},
+                                {o: f for f, o in entry.files.items() if roles[o] == "scalar"})]
+    return found
+
+
+def entry_binding(db: Database, a: Assignment, entry: GoldenDir, case: Case) -> dict[str, str] | None:
+    """The binding the case's type words give the entry's type variables, in order (None: they do not)."""
+    named = case.type_names()
+    if not entry.types or len(named) != len(entry.types):
+        return None
+    by_numpy = {np.dtype(d.numpy).name: n for n, d in db.isa.dtypes.items()}
+    if not all(t in by_numpy for t in named):
+        return None
+    binding = dict(zip(entry.types, (by_numpy[t] for t in named), strict=True))
+    for v in a.mode.type_vars:  # a scratch variable takes the first data type
+        binding.setdefault(v, binding[entry.types[0]])
+    return binding
+
+
+def entry_configuration(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
+                        attrs: dict[str, str], shapes: dict[str, dict[str, tuple[int, int]]],
+                        target: tuple[int, int]) -> tuple[list[dict], Report]:
+    """The example's tiles with the types bound and the shapes a directory entry gives: legal or not."""
+    base = with_dtypes(db, mode, example_tiles(db, mode), binding)
+    base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
+    tiles = with_named_shapes(db, base, shapes, target)
+    if tiles is None:
+        return [], Report(op.name, mode.name, profile, (), ())
+    report = validate(db, op.name, mode.name, profile, tiles)
+    return ([tiles] if report.ok else []), report
+
+
 def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str = "") -> tuple[str, str]:
     """(outcome, detail) of one case: agree | recorded | spec-rejects | nan | tolerance | value | not-mapped.
-    ``script`` is the gen_data.py's path in the checkout, which a recorded difference names."""
+    ``script`` is the gen_data.py's path in the checkout, which a recorded difference names, and whose
+    directory may have an entry in ``specs/goldens.yaml``."""
+    entry = directory_entry(db, profile, script)
     foreign = [w for w in re.split(r"[_\W]+", case.name.lower()) if w.startswith(FOREIGN_TYPE_WORDS)]
     if foreign:
         return "not-mapped", f"element type {foreign[0]} is not in the database"
@@ -685,6 +751,8 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     itemsizes = sorted({s.bytes for s in db.isa.dtypes.values()})
     sizes = {k: len(v) for k, v in case.files.items()}
     assignments = assign_files(op, sizes, itemsizes, case.params)
+    if entry is not None:
+        assignments = entry_assignments(db, op, entry, case, assignments)
     if not assignments:
         return "not-mapped", f"no mode of {op.name} takes the files {sorted(sizes)}"
     effects = [a.mode for a in assignments if a.mode.effect is not None]
@@ -704,7 +772,8 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
             continue
-        candidates += [(a, attrs, binding) for binding in bindings(db, op, a, profile, case)]
+        given = entry_binding(db, a, entry, case) if entry is not None else None
+        candidates += [(a, attrs, binding) for binding in ([given] if given else bindings(db, op, a, profile, case))]
     # first the mapping of the example, then derived extents, then the plainest configuration: the first
     # configuration no file overflows runs;
     # else the one with the fewest overflowing files
@@ -725,9 +794,13 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
                 configs, report = ([tiles] if tiles is not None else []), Report(op.name, a.mode.name, profile, (), ())
             else:
                 globals_ = global_shapes(db, a, case, binding, target)
-                configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived,
-                                            operand_extents(a.mode, case), named_shapes(a.mode, case),
-                                            inner_extent(case))
+                given = entry.shapes_for(case.params) if entry is not None and entry.shapes else None
+                if given and derived is False:  # the directory's own shapes, as its entry gives them
+                    configs, report = entry_configuration(db, op, a.mode, profile, binding, attrs, given, target)
+                else:
+                    configs, report = configure(db, op, a.mode, profile, binding, attrs, target, globals_, derived,
+                                                operand_extents(a.mode, case), named_shapes(a.mode, case),
+                                                inner_extent(case))
             if report.violations and not report.ok:
                 rejected.setdefault((a.mode.name, tuple(binding.items())),
                                     f"{a.mode.name}: " + "; ".join(v.one_line() for v in report.violations))

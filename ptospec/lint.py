@@ -8,6 +8,8 @@ from .asm.types import parse_descriptor
 from .backends.ptoas.spec import FILE as PTOAS_FILE
 from .backends.ptoas.spec import load_ptoas_spec
 from .errors import PtospecError, SpecError
+from .goldens import FILE as GOLDENS_FILE
+from .goldens import load_goldens
 from .load.crosschecks import crosschecks
 from .load.files import display_path, find_specs_root, kind_files, op_files
 from .load.isa import load_isa
@@ -71,7 +73,9 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
             problems.append(SpecError("not a file or directory", where=str(p), rule="lint.path"))
     program_file = (root / PROGRAM_FILE).resolve()
     ptoas_file = (root / PTOAS_FILE).resolve()
-    files = [f for f in files if f.resolve() not in ((root / "isa.yaml").resolve(), program_file, ptoas_file)
+    goldens_file = (root / GOLDENS_FILE).resolve()
+    files = [f for f in files if f.resolve() not in ((root / "isa.yaml").resolve(), program_file, ptoas_file,
+                                                      goldens_file)
              and f.resolve() not in kind_paths]
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)
@@ -87,7 +91,22 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
             p.resolve() == ptoas_file or (p.is_dir() and ptoas_file.is_relative_to(p.resolve())) for p in paths)):
         problems.extend(_assembler(root, isa, ops))
         checked += 1
+    if goldens_file.is_file() and (not paths or any(
+            p.resolve() == goldens_file or (p.is_dir() and goldens_file.is_relative_to(p.resolve())) for p in paths)):
+        problems.extend(_goldens(root, isa, ops))
+        checked += 1
     return problems, checked
+
+
+def _goldens(root: Path, isa, ops) -> list[SpecError]:
+    """specs/goldens.yaml, checked against the ops, modes, operands and type variables it names."""
+    try:
+        load_goldens(Database(isa, {op.name: op for op in ops}, str(root)), root)
+    except DatabaseErrors as exc:
+        return list(exc.errors)
+    except SpecError as exc:
+        return [exc]
+    return []
 
 
 def _assembler(root: Path, isa, ops) -> list[SpecError]:

@@ -473,3 +473,59 @@ def test_a_scalar_without_a_file_takes_the_case_parameter_of_its_name(db):
     (single,) = [a for a in ug.assign_files(db.ops["tmrgsort"], files, [1, 2, 4, 8], {"block_len": 64, "row": 1})
                  if a.mode.name == "single"]
     assert single.sources == {"src": "input0"} and single.scalar_params == {"blockLen": "block_len"}
+
+
+# specs/goldens.yaml: a directory's facts as data, read before the name matching
+
+TCONCAT = "tests/npu/a2a3/src/st/testcase/tconcat/gen_data.py"
+
+
+def _concat_case(valid_col0: int, golden_shift: int = 0):
+    params = {"dtype": np.float32, "dst_tile_row": 16, "dst_tile_col": 64, "src0_tile_row": 16, "src0_tile_col": 32,
+              "src1_tile_row": 16, "src1_tile_col": 32, "valid_row": 16, "valid_col0": valid_col0, "valid_col1": 32}
+    rng = np.random.default_rng(3)
+    a = np.zeros((16, 32), np.float32)
+    a[:, :valid_col0] = rng.uniform(-9, 9, (16, valid_col0))
+    b = rng.uniform(-9, 9, (16, 32)).astype(np.float32)
+    golden = np.zeros((16, 64), np.float32)
+    golden[:, :valid_col0] = a[:, :valid_col0]
+    golden[:, valid_col0:valid_col0 + 32] = b + golden_shift
+    return _case(f"TCONCATTest.case_float_16x64_16x32_16x32_16x{valid_col0}_16x32", params,
+                 input1=a, input2=b, golden=golden)
+
+
+def test_a_directory_entry_gives_the_shapes_the_names_do_not(db):
+    # the name's five shapes are dst, src0, src1 tiles and the two valid regions: only the entry says so
+    assert ug.compare_case(db, db.ops["tconcat"], "a2a3", _concat_case(31), TCONCAT) == ("agree", "default")
+    assert ug.compare_case(db, db.ops["tconcat"], "a2a3", _concat_case(32, golden_shift=1), TCONCAT)[0] == "value"
+    assert ug.compare_case(db, db.ops["tconcat"], "a2a3", _concat_case(32))[0] != "agree"  # no entry: misread
+
+
+def test_a_directory_entry_binds_the_type_words_in_order(db):
+    entry = ug.load_goldens_cached(db)[("a5", "tcvt")]
+    a = ug.assign_files(db.ops["tcvt"], {"input": 64, "golden": 64}, [1, 2, 4, 8])[0]
+    case = _case("TCVTTest.case_bf16_fp16_1x32", {})
+    assert ug.entry_binding(db, a, entry, case) == {"T": "bf16", "U": "f16"}
+    assert ug.entry_binding(db, a, entry, _case("TCVTTest.case_1x32", {})) is None
+
+
+def test_goldens_yaml_is_checked_against_the_database(tmp_path):
+    import shutil
+
+    from ptospec.goldens import load_goldens
+    from ptospec.loader import DatabaseErrors
+
+    root = tmp_path / "specs"
+    shutil.copytree(ROOT / "specs", root)
+    data = load_database()
+    text = (root / "goldens.yaml").read_text()
+    bad = text.replace("mode: default", "mode: nosuch").replace("input1: src0", "input1: srcX") \
+        .replace("valid_col0 + valid_col1", "valid_col0 * 2")
+    (root / "goldens.yaml").write_text(bad)
+    with pytest.raises(DatabaseErrors) as raised:
+        load_goldens(data, root)
+    rules = {e.rule for e in raised.value.errors}
+    assert {"goldens.mode", "goldens.operand", "goldens.extent"} <= rules
+    (root / "goldens.yaml").write_text(text.replace("op: tquant", "op: tnosuch"))
+    with pytest.raises(DatabaseErrors, match="problem"):
+        load_goldens(data, root)
