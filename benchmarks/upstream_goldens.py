@@ -118,7 +118,7 @@ TYPE_WORDS = {
 # Files of upstream's MX matmul tests that hold scales in a global MX layout (x1_mx_gm.bin, x2_mx_gm.bin).
 MX_SCALE_FILE_SUFFIX = "_mx_gm"
 # Upstream element types the database has no dtype for: a case naming one is not mapped.
-FOREIGN_TYPE_WORDS = ("fp4", "s4", "int4", "hif8", "e2m1", "e1m2")
+FOREIGN_TYPE_WORDS = ("fp4", "s4", "int4", "hif8", "h8", "e2m1", "e1m2")
 # Upstream's file names for operands whose names differ (file stem -> operand name, lower case).
 FILE_ALIASES = {"indices": "idx", "indexes": "idx", "mask": "selmask"}
 # Parameter names of a case's valid region (iteration domain), most specific first; then its shape.
@@ -697,17 +697,18 @@ def entry_assignments(db: Database, op: OpSpec, entry: GoldenDir, case: Case,
                                     sorted({s.bytes for s in db.isa.dtypes.values()}), case.params)
             if a.mode.name == mode_name]
         mode = next((m for m in op.modes if m.name == mode_name), None)
-        if entry.files and mode is not None and set(entry.files) == set(case.files):
-            roles = {o.name: o.role for o in mode.operands}
-            found = [Assignment(mode, {o: f for f, o in entry.files.items() if roles[o] == "out"},
-                                {o: f for f, o in entry.files.items() if roles[o] == "in"},
-                                {o: f for f, o in entry.files.items() if roles[o] == "scalar"})]
+        roles = {o.name: o.role for o in mode.operands} if mode is not None else {}
+        files = {f: o for f, o in entry.files.items() if f in case.files and o in roles}
+        if files and set(files) == set(case.files):  # the entry names every file of the case
+            found = [Assignment(mode, {o: f for f, o in files.items() if roles[o] == "out"},
+                                {o: f for f, o in files.items() if roles[o] == "in"},
+                                {o: f for f, o in files.items() if roles[o] == "scalar"})]
     return found
 
 
 def entry_binding(db: Database, a: Assignment, entry: GoldenDir, case: Case) -> dict[str, str] | None:
     """The binding the case's type words give the entry's type variables, in order (None: they do not)."""
-    named = case.type_names()
+    named = [TYPE_WORDS[w] for w in re.split(r"[_\W]+", case.name.split(".", 1)[-1].lower()) if w in TYPE_WORDS]
     if not entry.types or len(named) != len(entry.types):
         return None
     by_numpy = {np.dtype(d.numpy).name: n for n, d in db.isa.dtypes.items()}
@@ -794,7 +795,8 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
                 configs, report = ([tiles] if tiles is not None else []), Report(op.name, a.mode.name, profile, (), ())
             else:
                 globals_ = global_shapes(db, a, case, binding, target)
-                given = entry.shapes_for(case.params) if entry is not None and entry.shapes else None
+                given = entry.shapes_for(case.params, {o.name for o in a.mode.operands}) \
+                    if entry is not None and entry.shapes else None
                 if given and derived is False:  # the directory's own shapes, as its entry gives them
                     configs, report = entry_configuration(db, op, a.mode, profile, binding, attrs, given, target)
                 else:

@@ -56,10 +56,12 @@ class GoldenDir:
         lowered = {w.lower() for w in words}
         return next((m for w, m in self.modes.items() if w and w.lower() in lowered), self.modes.get(""))
 
-    def shapes_for(self, params: dict[str, object]) -> dict[str, dict[str, tuple[int, int]]] | None:
-        """Each operand's valid and tile shapes for a case; None when a parameter is missing."""
+    def shapes_for(self, params: dict[str, object], operands: set[str]) -> dict[str, dict[str, tuple[int, int]]] | None:
+        """The valid and tile shapes of a case's operands (those of its mode); None when a parameter is missing."""
         out: dict[str, dict[str, tuple[int, int]]] = {}
         for operand, kinds in self.shapes.items():
+            if operand not in operands:
+                continue
             for kind, (rows, cols) in kinds.items():
                 r, c = rows.value(params), cols.value(params)
                 if r is None or c is None:
