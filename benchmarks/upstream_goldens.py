@@ -4,8 +4,8 @@
     python benchmarks/upstream_goldens.py --pto-isa-root /tmp/pto-isa [--ops tadd tmax] [--json out.json]
 
 (without the ``goldens`` extra those scripts end as ``script-error``). The facts about a directory that its
-names do not say (its mode, which file is which operand, which parameters give shapes, the order of its
-type words) are data: ``specs/goldens.yaml`` (``ptospec.goldens``), read before the name matching below.
+names do not say (its mode, which file is which operand, which parameters give shapes) are data:
+``specs/goldens.yaml`` (``ptospec.goldens``), read before the name matching below.
 
 pto-isa generates the expected outputs of its hardware and simulator tests with NumPy scripts
 (``tests/npu/a2a3/src/st/testcase/<dir>/gen_data.py``, ``tests/npu/a5/...``, ``tests/cpu/st/testcase/...``).
@@ -118,7 +118,7 @@ TYPE_WORDS = {
 # Files of upstream's MX matmul tests that hold scales in a global MX layout (x1_mx_gm.bin, x2_mx_gm.bin).
 MX_SCALE_FILE_SUFFIX = "_mx_gm"
 # Upstream element types the database has no dtype for: a case naming one is not mapped.
-FOREIGN_TYPE_WORDS = ("fp4", "s4", "int4", "hif8", "h8", "e2m1", "e1m2")
+FOREIGN_TYPE_WORDS = ("fp4", "s4", "int4", "hif8", "e2m1", "e1m2")
 # Upstream's file names for operands whose names differ (file stem -> operand name, lower case).
 FILE_ALIASES = {"indices": "idx", "indexes": "idx", "mask": "selmask"}
 # Parameter names of a case's valid region (iteration domain), most specific first; then its shape.
@@ -698,26 +698,14 @@ def entry_assignments(db: Database, op: OpSpec, entry: GoldenDir, case: Case,
             if a.mode.name == mode_name]
         mode = next((m for m in op.modes if m.name == mode_name), None)
         roles = {o.name: o.role for o in mode.operands} if mode is not None else {}
+        # the entry names every file of the case; a file of another mode's operand is set aside (the sym
+        # cases of TQUANT write an unused offset file)
         files = {f: o for f, o in entry.files.items() if f in case.files and o in roles}
-        if files and set(files) == set(case.files):  # the entry names every file of the case
+        if files and set(case.files) <= set(entry.files):
             found = [Assignment(mode, {o: f for f, o in files.items() if roles[o] == "out"},
                                 {o: f for f, o in files.items() if roles[o] == "in"},
                                 {o: f for f, o in files.items() if roles[o] == "scalar"})]
     return found
-
-
-def entry_binding(db: Database, a: Assignment, entry: GoldenDir, case: Case) -> dict[str, str] | None:
-    """The binding the case's type words give the entry's type variables, in order (None: they do not)."""
-    named = [TYPE_WORDS[w] for w in re.split(r"[_\W]+", case.name.split(".", 1)[-1].lower()) if w in TYPE_WORDS]
-    if not entry.types or len(named) != len(entry.types):
-        return None
-    by_numpy = {np.dtype(d.numpy).name: n for n, d in db.isa.dtypes.items()}
-    if not all(t in by_numpy for t in named):
-        return None
-    binding = dict(zip(entry.types, (by_numpy[t] for t in named), strict=True))
-    for v in a.mode.type_vars:  # a scratch variable takes the first data type
-        binding.setdefault(v, binding[entry.types[0]])
-    return binding
 
 
 def entry_configuration(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
@@ -773,8 +761,7 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
             continue
-        given = entry_binding(db, a, entry, case) if entry is not None else None
-        candidates += [(a, attrs, binding) for binding in ([given] if given else bindings(db, op, a, profile, case))]
+        candidates += [(a, attrs, binding) for binding in bindings(db, op, a, profile, case)]
     # first the mapping of the example, then derived extents, then the plainest configuration: the first
     # configuration no file overflows runs;
     # else the one with the fewest overflowing files

@@ -2,9 +2,9 @@
 
 Facts about pto-isa's ``gen_data.py`` scripts that their file and parameter names do not say reliably:
 which mode of which instruction a directory tests (per case word where it has several), which file is
-which operand, which parameters give an operand's valid and tile shapes, and in which order the case's type
-words bind the type variables. ``benchmarks/upstream_goldens.py`` reads them before its name matching;
-a directory without an entry is matched by name. Loaded and checked against the database here.
+which operand, and which parameters give an operand's valid and tile shapes.
+``benchmarks/upstream_goldens.py`` reads them before its name matching; a directory without an entry is
+matched by name. Loaded and checked against the database here.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ class GoldenDir:
     modes: dict[str, str] = field(default_factory=dict)  # case word ("" for every case) -> mode
     files: dict[str, str] = field(default_factory=dict)  # file stem -> operand
     shapes: dict[str, dict[str, tuple[Extent, Extent]]] = field(default_factory=dict)  # operand -> valid|tile
-    types: tuple[str, ...] = ()  # type variables the case's type words bind, in order
 
     def mode_for(self, words: list[str]) -> str | None:
         lowered = {w.lower() for w in words}
@@ -100,7 +99,6 @@ def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str]
                 issues.add(src, where, f"{op.name} has no mode {m!r}", "goldens.mode")
         named = [modes[m] for m in chosen.values() if m in modes] if chosen else list(modes.values())
         operands = {o.name for m in named for o in m.operands}
-        type_vars = {v for m in named for v in m.type_vars}
         for stem, operand in d.get("files", {}).items():
             if operand not in operands:
                 issues.add(src, where, f"file {stem!r}: no operand {operand!r} in the mode(s)", "goldens.operand")
@@ -113,11 +111,8 @@ def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str]
             except ValueError as exc:
                 issues.add(src, where, f"shapes of {operand}: {exc.args[0]!r} is not a sum of parameter names and "
                            "integers", "goldens.extent")
-        for v in d.get("types", ()):
-            if v not in type_vars:
-                issues.add(src, where, f"types: no type variable {v!r} in the mode(s)", "goldens.types")
         entry = GoldenDir(d["dir"], op.name, tuple(d.get("platforms", PLATFORMS)), d["source"], chosen,
-                          dict(d.get("files", {})), shapes, tuple(d.get("types", ())))
+                          dict(d.get("files", {})), shapes)
         for p in entry.platforms:
             if (p, entry.dir) in out:
                 issues.add(src, where, f"directory {entry.dir!r} on {p} has two entries", "goldens.duplicate")

@@ -501,14 +501,6 @@ def test_a_directory_entry_gives_the_shapes_the_names_do_not(db):
     assert ug.compare_case(db, db.ops["tconcat"], "a2a3", _concat_case(32))[0] != "agree"  # no entry: misread
 
 
-def test_a_directory_entry_binds_the_type_words_in_order(db):
-    entry = ug.load_goldens_cached(db)[("a5", "tcvt")]
-    a = ug.assign_files(db.ops["tcvt"], {"input": 64, "golden": 64}, [1, 2, 4, 8])[0]
-    case = _case("TCVTTest.case_bf16_fp16_1x32", {})
-    assert ug.entry_binding(db, a, entry, case) == {"T": "bf16", "U": "f16"}
-    assert ug.entry_binding(db, a, entry, _case("TCVTTest.case_1x32", {})) is None
-
-
 def test_goldens_yaml_is_checked_against_the_database(tmp_path):
     import shutil
 
