@@ -120,3 +120,27 @@ def test_check_program_strict_makes_findings_violations(db, tmp_path):
     assert "view.partition-bounds" in _rules(relaxed)  # @fixed's static extents
     strict = check_program(db, read_program(path), strict=True)
     assert "view.partition-dynamic-bounds" in _rules(strict)
+
+
+@pytest.mark.parametrize("name, level, expected", [
+    ("entry_returns", None, {"program.entry-void", "program.recursion"}),
+    ("level_mix", None, {"program.level3-addr"}),  # a tile placed with addr: only level3 could take it
+    ("level_mix", 2, {"program.level-addr"}),
+    ("pipe_split_conflict", None, {"program.pipe-split-conflict", "program.pipe-nosplit"}),
+])
+def test_the_assemblers_module_checks(db, name, level, expected):
+    result = check_program(db, read_program(PROGRAMS / f"{name}.pto"), level=level)
+    assert _rules(result) == expected, [f.one_line() for f in result.violations]
+
+
+def test_a_recursive_cycle_is_reported_once_where_it_closes(db):
+    result = check_program(db, read_program(PROGRAMS / "entry_returns.pto"))
+    [cycle] = [f for f in result.violations if f.rule == "program.recursion"]
+    assert cycle.pos.line == 15
+
+
+def test_module_checks_pass_legal_kernels(db):
+    """The kernels of the other tests are legal modules: no module rule fires on them."""
+    for name in ("three_sources", "layout_inference", "fifo_roundtrip"):
+        result = check_program(db, read_program(PROGRAMS / f"{name}.pto"))
+        assert not {r for r in _rules(result) if r.startswith("program.")}, name

@@ -39,6 +39,10 @@ def register(sub) -> None:
     p.add_argument("--strict", action="store_true",
                    help="findings are violations, and a statement whose instruction is not in the database fails")
     p.add_argument("--deferred", action="store_true", help="list every deferred check, not just their count")
+    p.add_argument("--pto-level", choices=["level1", "level2", "level3"], default=None,
+                   help="the assembler's build level the program is meant for (ptoas --pto-level): level3 needs addr "
+                   "on every alloc_tile, the others allow none (default: level3 when the module places tiles with "
+                   "addr or tassign, else not checked)")
     p.set_defaults(func=run_check)
 
     r = sub.add_parser(
@@ -127,7 +131,8 @@ def run_check(args) -> int:
     db = database(args)
     start = time.perf_counter()
     program = read_program(args.program)
-    result = check_program(db, program, args.profile, strict=args.strict)
+    level = int(args.pto_level[-1]) if args.pto_level else None
+    result = check_program(db, program, args.profile, strict=args.strict, level=level)
     seconds = time.perf_counter() - start
     for f in result.violations:
         print(f.one_line())

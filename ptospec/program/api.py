@@ -89,12 +89,20 @@ class CheckResult:
         return [f for f in self.findings if f.kind == "finding"]
 
 
-def check_program(db: Database, program: Program, profile: str | None = None, strict: bool = False) -> CheckResult:
-    """Check every instruction of every function (loops and branches walked once, run-time values unknown);
+def check_program(db: Database, program: Program, profile: str | None = None, strict: bool = False,
+                  level: int | None = None) -> CheckResult:
+    """Check every instruction of every function (loops and branches walked once, run-time values unknown) and
+    the module's own rules (``module_checks``; ``level``: the assembler's --pto-level, None when not given);
     ``strict``: findings (rules of severity finding) are violations."""
+    from .module_checks import check_module
+
     prof = choose_profile(db, program, profile)
     w = Walker(db, program, prof, check=True)
     w.strict = strict
+    try:
+        check_module(w, program, level)
+    except ProgramError as exc:
+        w.findings.append(Finding(exc.pos, exc.rule or "program", exc.message, "violation"))
     funcs = functions(program)
     for func in funcs:
         params = func_signature(w, func)

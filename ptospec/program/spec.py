@@ -101,6 +101,7 @@ class ProgramSpec:
     frontend_pipes: FrontendPipes | None = None
     layout_inference: LayoutInference | None = None
     lowerings: dict[str, tuple[frozenset[str], tuple[LoweringStep, ...]]] = field(default_factory=dict)
+    module_checks: dict[str, ProgramInstruction] = field(default_factory=dict)  # checks of a whole module
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -158,12 +159,14 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     frontend = _frontend_pipes(src, data, db, issues)
     inference = _layout_inference(src, data, db, issues)
     lowerings = _lowerings(src, data, db, issues)
+    module_checks = {name: _instruction(src, name, d, set(data["sources"]), issues, where=("module_checks", name))
+                     for name, d in data.get("module_checks", {}).items()}
     if issues.items:
         raise DatabaseErrors(issues.items)
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
-                       enums, frontend, inference, lowerings)
+                       enums, frontend, inference, lowerings, module_checks)
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
@@ -270,7 +273,7 @@ def _frontend_pipes(src: Located, data: dict[str, Any], db: Database, issues: Is
 
 def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues,
                  enums: dict[str, tuple[str, ...]] | None = None, enumerators: set[str] | None = None,
-                 profiles: set[str] | None = None) -> ProgramInstruction:
+                 profiles: set[str] | None = None, where: tuple = ()) -> ProgramInstruction:
     """One instruction; ``enums`` is given for a synchronisation instruction (no data semantics)."""
     operands = tuple((o, "") if isinstance(o, str) else (o["name"], o["enum"]) for o in d.get("operands", ()))
     for k, (_, enum) in enumerate(operands):
@@ -281,7 +284,7 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
     variadic = d.get("variadic", "")
     values = (*d.get("values", ()), *(n for n, _ in operands), *attributes, *([variadic] if variadic else []))
     dim_values = tuple(d.get("dim_values", ()))
-    where = ("synchronisation", "instructions", name) if enums is not None else ("instructions", name)
+    where = where or (("synchronisation", "instructions", name) if enums is not None else ("instructions", name))
     rules = []
     for k, r in enumerate(d.get("rules", ())):
         path = (*where, "rules", k)

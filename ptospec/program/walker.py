@@ -339,15 +339,18 @@ class Walker:
             raise RuleViolation(broken, pos)
         self.findings.extend(Finding(pos, rule, message, "violation") for rule, message in broken)
 
-    def program_rules(self, op: Operation, name: str, values: dict, dims: list[dict] | None = None) -> None:
-        """Check the program-layer rules of instruction ``name``; those needing unknown values are deferred."""
+    def program_rules(self, op: Operation, name: str, values: dict, dims: list[dict] | None = None,
+                      table: str = "instructions") -> None:
+        """Check the program-layer rules of instruction ``name`` (of ``module_checks`` with ``table="module"``);
+        those needing unknown values are deferred."""
         values = {k: (None if v is UNKNOWN else v) for k, v in values.items()}
         dims = [{k: (None if v is UNKNOWN else v) for k, v in d.items()} for d in dims or []]
-        key = (name, tuple(values.items()), tuple(tuple(d.items()) for d in dims))
+        key = (table, name, tuple(values.items()), tuple(tuple(d.items()) for d in dims))
         found = self.memo.rules.get(key)
         if found is None:
-            found = self.memo.rules[key] = broken_rules(self.db, self.spec.instructions[name], values, dims,
-                                                        self.profile, self.spec.enumerators)
+            instr = (self.spec.module_checks if table == "module" else self.spec.instructions)[name]
+            found = self.memo.rules[key] = broken_rules(self.db, instr, values, dims, self.profile,
+                                                        self.spec.enumerators)
         broken, deferred = found
         if deferred:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name}: checked at run time: "
