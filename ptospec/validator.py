@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from . import attrs
 from .errors import ExprError, InvocationError, PtospecError, UnknownValue
-from .expr.ast import Attr, Call, Index, Name, Node, children, walk
+from .expr.ast import Attr, Binary, Call, Index, Name, Node, Num, children, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
@@ -525,6 +525,39 @@ def _verdict_key(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, pro
 def tile_verdicts(db: Database, desc: TileDesc, profile: str) -> tuple[tuple[Rule, bool | str | None], ...]:
     """The tile rules one tile does not pass, with their verdicts (see ``rule_verdicts``)."""
     return rule_verdicts(db, desc, "t", db.isa.tile_rules, profile)
+
+
+def tile_rule_values(db: Database, desc: TileDesc, rule: Rule, profile: str) -> str:
+    """What a well-formedness rule ``desc`` breaks looked at: its fields, and the quantities its comparisons
+    compare (``t.rows * t.cols * bytes(t.dtype)=4096``, ``profile.vec_bytes=196608``), each once."""
+    scope = Scope(isa=db.isa, tiles={"t": desc}, profile_constants=db.isa.profiles[profile].constants)
+    shown = [part for part in _values(rule, scope).split(", ") if not part.startswith("check: ")]
+    for node in walk(rule.check):
+        if not (isinstance(node, Binary) and node.op in ("==", "!=", "<", "<=", ">", ">=")):
+            continue
+        for side in (node.left, node.right):
+            if isinstance(side, Binary) and side.op == "%":
+                side = side.left  # x % 32 == 0: x is what the reader wants
+            if not isinstance(side, Binary | Call):
+                continue
+            with contextlib.suppress(Exception):
+                shown.append(f"{_text(side)}={evaluate(side, scope)}")
+    return ", ".join(dict.fromkeys(shown))
+
+
+def _text(node) -> str:
+    """An expression as written (for messages); raises ValueError for forms messages do not show."""
+    if isinstance(node, Binary):
+        return f"{_text(node.left)} {node.op} {_text(node.right)}"
+    if isinstance(node, Attr):
+        return f"{node.obj}.{node.name}"
+    if isinstance(node, Num):
+        return str(node.value)
+    if isinstance(node, Name):
+        return node.id
+    if isinstance(node, Call):
+        return f"{node.func}({', '.join(_text(a) for a in node.args)})"
+    raise ValueError(node)
 
 
 def _describe(t: TileDesc | GlobalDesc) -> str:

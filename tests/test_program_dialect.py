@@ -144,3 +144,23 @@ def test_module_checks_pass_legal_kernels(db):
     for name in ("three_sources", "layout_inference", "fifo_roundtrip"):
         result = check_program(db, read_program(PROGRAMS / f"{name}.pto"))
         assert not {r for r in _rules(result) if r.startswith("program.")}, name
+
+
+def test_no_legal_mode_names_the_mode_the_locations_select(db):
+    """A Mat -> Right move with the wrong valid shape is TMOV's mat_to_cube mode failing on the shape, not
+    a location no mode takes."""
+    result = check_program(db, read_program(PROGRAMS / "tmov_wrong_k.pto"))
+    [finding] = result.violations
+    assert finding.rule == "runtime.valid-shape" and "tmov mat_to_cube" in finding.message
+
+
+def test_tile_rules_at_alloc_tile_print_the_quantities(db, tmp_path):
+    path = tmp_path / "big.pto"
+    path.write_text("module {\n  func.func @k() {\n    %t = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, "
+                    "rows=512, cols=512, v_row=512, v_col=512, blayout=row_major, slayout=none_box, fractal=512, "
+                    "pad=0>\n"
+                    "    return\n  }\n}\n")
+    [finding] = check_program(db, read_program(path)).violations
+    assert finding.rule == "tile.capacity"
+    assert "t.rows * t.cols * bytes(t.dtype)=1048576" in finding.message
+    assert "profile.vec_bytes=196608" in finding.message

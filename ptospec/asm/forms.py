@@ -457,12 +457,13 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
         return fitting[0], tuple(m.name for m in fitting[1:])
     profiles = [profile] if profile else list(db.isa.profiles)
 
-    def legal(m: Mode) -> bool:
+    def reports(m: Mode) -> list:
+        """The validator's report of the line in mode ``m`` on each profile ([] when the line cannot be one)."""
         names = [*m.asm[form].ins, *m.asm[form].outs]
         try:
             operands = {n: _typed_scalar(op, m, n, t, line) for n, t in zip(names, types, strict=True)}
         except AsmError:
-            return False
+            return []
         for o in m.attrs:
             key = next((k for k in (o.asm_key, o.dialect_key) if k and k in attrs), None)
             if key is None and o.dialect_default is not None:
@@ -471,13 +472,17 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
             try:
                 operands[o.name] = AttrDesc(_attr_value(db, o, attrs[key], line))
             except (KeyError, AsmError):
-                return False
+                return []
         implied = implied_by(m, form)
-        return any(validate(db, op.name, m.name, p, operands, implied).ok for p in profiles if p in op.dtypes)
+        return [validate(db, op.name, m.name, p, operands, implied) for p in profiles if p in op.dtypes]
 
-    legal_modes = [m for m in fitting if legal(m)]
-    if not legal_modes:
-        return fitting[0], tuple(m.name for m in fitting[1:])
+    found = {m.name: reports(m) for m in fitting}
+    legal_modes = [m for m in fitting if any(r.ok for r in found[m.name])]
+    if not legal_modes:  # the mode the operands' locations select (its other rules fail), else the first fit
+        places = {r.id for r in op.rules if r.kind == "loc"}
+        located = [m for m in fitting if any(not (r.rule_ids & places) for r in found[m.name])]
+        chosen = (located or fitting)[0]
+        return chosen, tuple(m.name for m in fitting if m is not chosen)
     fewest = min(len(implied_by(m, form)) for m in legal_modes)
     best = [m for m in legal_modes if len(implied_by(m, form)) == fewest]
     if len(best) > 1:

@@ -140,6 +140,7 @@ LABELS: dict[str, dict[str, str]] = {
     "target_arch": {"en": "pto.target_arch", "zh": "pto.target_arch"},
     "synchronisation": {"en": "Synchronisation", "zh": "同步"},
     "dtype_spellings": {"en": "Element type spellings of the assembler", "zh": "汇编器的元素类型写法"},
+    "module_checks": {"en": "Checks of a whole module", "zh": "整个模块的检查"},
     "differences_intro": {
         "en": "Where upstream documents, implementations and the simulator disagree, the spec records each "
               "claim and the resolution it adopts.",

@@ -25,6 +25,10 @@ def program_page(db: Database, lang: str) -> str:
                      [[code(e), ", ".join(code(v) for v in values)] for e, values in spec.enums.items()]))
     for name in spec.sync:
         out += _instruction(spec, name, spec.instructions[name], lang, "###")
+    if spec.module_checks:
+        out.append(f"## {label('module_checks', lang)}\n")
+        for name, check in spec.module_checks.items():
+            out += _instruction(spec, name, check, lang, "###", title=name)
     out.append(f"## {label('targets', lang)}\n")
     out.append(table([label("target_arch", lang), label("profile", lang)],
                      [[code(a) + (f" ({label('default_marker', lang)})" if a == spec.default_target else ""), code(p)]
@@ -34,8 +38,9 @@ def program_page(db: Database, lang: str) -> str:
     return "\n".join(out)
 
 
-def _instruction(spec, name: str, instr, lang: str, heading: str) -> list[str]:
-    out = [f"{heading} pto.{name}\n", prose(text(instr.summary, lang)) + "\n", f"```mlir\n{instr.syntax}\n```\n"]
+def _instruction(spec, name: str, instr, lang: str, heading: str, title: str | None = None) -> list[str]:
+    out = [f"{heading} {title or 'pto.' + name}\n", prose(text(instr.summary, lang)) + "\n",
+           f"```mlir\n{instr.syntax}\n```\n"]
     if instr.operands:
         shown = [code(n) + (f" ({code(e)})" if e else "") for n, e in instr.operands]
         out.append(f"{label('operands', lang)}: " + ", ".join(shown)

@@ -11,7 +11,7 @@ from ..asm.views import global_layout
 from ..executor import numpy_dtype
 from ..storage import storage_bytes
 from ..tile import DEFAULT_GLOBAL_LAYOUT
-from ..validator import tile_verdicts
+from ..validator import tile_rule_values, tile_verdicts
 from .errors import ProgramError
 from .layouts import consumer_layout, infer
 from .syntax import Operation
@@ -312,10 +312,12 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
         "rows": desc.rows, "cols": desc.cols,
         "dynamic_row": int(desc.valid_row is None), "dynamic_col": int(desc.valid_col is None),
         "given_row": int("valid_row" in given), "given_col": int("valid_col" in given)})
+    broken = []
     for rule, verdict in tile_verdicts(w.db, desc, w.profile):  # an ill-formed tile is refused before storage
         if verdict is not None:  # None: a dynamic valid shape, which the valid operands give
-            why = f" ({verdict})" if isinstance(verdict, str) else ""
-            w.violation(op.pos, rule.id, f"alloc_tile: {rule.message['en']}{why}")
+            why = verdict if isinstance(verdict, str) else tile_rule_values(w.db, desc, rule, w.profile)
+            broken.append((rule.id, f"alloc_tile: {rule.message['en']} ({why})"))
+    w.violations(op.pos, broken)
     tile = TileBuffer(desc, (UNKNOWN if vr is None else vr, UNKNOWN if vc is None else vc), isa=w.db.isa)
     if addr is not None:
         tile.place = (loc, addr)
