@@ -182,9 +182,11 @@ def test_dynamic_event_ids_come_from_event_id_arrays(tmp_path, db):
 def test_tassign_checks_capacity_and_alignment(tmp_path, db):
     body = """    %a = arith.constant 16 : i64
     %b = arith.constant 262144 : i64
-    %t = pto.alloc_tile : !pto.tile_buf<vec, 16x16xf32>
+    %z = arith.constant 0 : i64
+    %t = pto.alloc_tile addr = %z : !pto.tile_buf<vec, 16x16xf32>
     %u = pto.tassign %t, %a : !pto.tile_buf<vec, 16x16xf32> -> !pto.tile_buf<vec, 16x16xf32>
     %v = pto.tassign %t, %b : !pto.tile_buf<vec, 16x16xf32> -> !pto.tile_buf<vec, 16x16xf32>"""
+    # (tassign is level3 only, where every alloc_tile has addr: program.level3-addr otherwise)
     assert [f.rule for f in _check(tmp_path, db, body).violations] == ["tassign.align", "tassign.capacity"]
 
 
