@@ -23,7 +23,7 @@ from typing import TypeVar
 from .load.files import find_specs_root, kind_files, op_files
 from .model import Database
 
-KEEP = 4  # files of each kind kept in the cache directory (the most recent)
+KEEP = 12  # files of each kind kept (the most recent): a few checkouts, each with its own key, share one directory
 T = TypeVar("T")
 PACKAGE = Path(__file__).resolve().parent
 
