@@ -92,8 +92,8 @@ def _view_layout(w: Walker, op: Operation, dtype: str, dims: list, shape: list, 
     bits = w.db.isa.dtypes[dtype].bits if dtype in w.db.isa.dtypes else 0
     got = infer(w.db, rule, static, strides, bits // 8)
     if written is not None:
-        mismatch = got.layout is not None and got.layout != written and not (
-            got.ambiguous and written in rule.ambiguous)
+        mismatch = written in dict(rule.match) and got.layout is not None and got.layout != written and not (
+            got.ambiguous and written in rule.ambiguous)  # a layout inference never gives (MX_*) contradicts nothing
         return written, False, got.layout, int(mismatch)
     if got.layout is None:
         return rule.fallback, False, None, 0
