@@ -164,3 +164,12 @@ def test_tile_rules_at_alloc_tile_print_the_quantities(db, tmp_path):
     assert finding.rule == "tile.capacity"
     assert "t.rows * t.cols * bytes(t.dtype)=1048576" in finding.message
     assert "profile.vec_bytes=196608" in finding.message
+
+
+def test_a_section_is_part_of_its_kernel(db):
+    program = read_program(PROGRAMS / "sections.pto")
+    result = check_program(db, program)
+    assert not result.violations and not result.stats.unknown
+    x = np.arange(64, dtype=np.float32)
+    out = run_program(db, program, {"x": x, "y": np.zeros(64, np.float32)})
+    np.testing.assert_array_equal(out.outputs["y"], x + x)

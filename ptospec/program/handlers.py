@@ -5,6 +5,7 @@ dispatched by the walker itself): the tables of ``structure``, ``layer``, ``sync
 from __future__ import annotations
 
 from . import fifo, layer, lowering, structure
+from .errors import ProgramError
 from .spec import ProgramSpec
 from .sync import synchronise
 from .walker import register_handlers
@@ -13,7 +14,17 @@ from .walker import register_handlers
 def dialect_handlers(db, spec: ProgramSpec) -> dict:
     """Every operation handled outside the walker, with its handler."""
     sync = {f"pto.{name}": (lambda w, op, name=name: synchronise(w, op, name)) for name in spec.sync}
-    return {**structure.HANDLERS, **layer.HANDLERS, **sync, **fifo.handlers(spec), **lowering.handlers(db, spec)}
+    sections = {name: _section for name in spec.sections}
+    return {**structure.HANDLERS, **layer.HANDLERS, **sync, **sections, **fifo.handlers(spec),
+            **lowering.handlers(db, spec)}
+
+
+def _section(w, op) -> None:
+    """``pto.section.cube { ... }`` / ``pto.section.vector { ... }`` (``sections``): the body runs in order."""
+    if len(op.regions) != 1 or len(op.regions[0]) != 1 or op.regions[0][0].args:
+        raise ProgramError(f"{op.name} needs one body region of one block without arguments", "program.syntax",
+                           op.pos)
+    w.run_block(op.regions[0][0], [])
 
 
 register_handlers(dialect_handlers)

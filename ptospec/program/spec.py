@@ -102,6 +102,7 @@ class ProgramSpec:
     layout_inference: LayoutInference | None = None
     lowerings: dict[str, tuple[frozenset[str], tuple[LoweringStep, ...]]] = field(default_factory=dict)
     module_checks: dict[str, ProgramInstruction] = field(default_factory=dict)  # checks of a whole module
+    sections: dict[str, str] = field(default_factory=dict)  # region operation -> the cores it runs on
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -166,7 +167,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
-                       enums, frontend, inference, lowerings, module_checks)
+                       enums, frontend, inference, lowerings, module_checks,
+                       dict(data.get("sections", {}).get("operations", {})))
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
