@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from .load.files import find_specs_root, kind_files, op_files
 from .model import Database
+from .private import private_dir, read_private, write_private
 
 KEEP = 12  # files of each kind kept (the most recent): a few checkouts, each with its own key, share one directory
 T = TypeVar("T")
@@ -38,7 +39,7 @@ def default_dir() -> Path | None:
     if given.lower() in ("off", "0", "no"):
         return None
     if given:
-        return Path(given)
+        return Path(given).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "ptospec" / "database"
 
@@ -72,13 +73,6 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _private(path: Path) -> bool:
-    """Whether ``path`` is the user's own and nobody else may write it: only such a file is unpickled (a
-    pickle can run code, so one another user could have written is never read)."""
-    info = path.stat()
-    return info.st_uid == os.getuid() and not info.st_mode & 0o022
-
-
 def _load(root) -> Database:
     from .load.database import load_database  # the loader (YAML, schemas, NumPy) only when the file cannot serve
 
@@ -104,21 +98,22 @@ def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T]
     except OSError:  # an unreadable spec file: the loader says what is wrong with it
         return build()
     path = directory / f"{what}-{key}.pickle"
-    try:
-        if _private(directory) and _private(path):
-            with open(path, "rb") as f:
-                found = pickle.load(f)
+    # A pickle can run code: only a file of the user's own, in a directory only the user can write, is read;
+    # and nothing is written into a directory another user could plant a link in.
+    trusted = private_dir(directory) is None
+    if trusted:
+        try:
+            data = read_private(path)
+            found = pickle.loads(data) if data is not None else None
             if isinstance(found, kind):
                 return found
-    except Exception:  # any unreadable file is a cache miss
-        pass
+        except Exception:  # any unreadable file is a cache miss
+            pass
     built = build()
+    if not trusted:
+        return built
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-            out.write(pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, path)
+        write_private(path, pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
         for old in sorted(directory.glob(f"{what}-*.pickle"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
             old.unlink(missing_ok=True)
     except OSError:  # a read-only cache only costs the next process a load

@@ -27,11 +27,12 @@ import numpy as np
 from ...conformance.backend import Backend, Capabilities, Invocation, Result
 from ...executor import numpy_dtype
 from ...model import Database
+from ...private import read_private, write_private
 from ...tile import GlobalDesc, TileDesc
 from . import cppgen, outcome
 from .build import Builder, Built, Stats, VariantStatus, bf16_flags
 from .execute import BatchCase, run_batch
-from .toolchain import cache_dir, find_checkout, find_compiler, jobs
+from .toolchain import cache_dir, find_checkout, find_compiler, jobs, private_cache
 
 MAX_VARIANTS_PER_UNIT = 40  # ~0.4 s + ~55 ms per variant at -O0 with the PCH (measured: 40 in ~2.5 s)
 CASE_TIMEOUT = 20  # seconds per case
@@ -77,7 +78,7 @@ class SuspectCache:
         self._lock = threading.Lock()
         self._dirty = False
         try:
-            self._data: dict[str, bool] = {k: bool(v) for k, v in json.loads(path.read_text()).items()}
+            self._data: dict[str, bool] = {k: bool(v) for k, v in json.loads(read_private(path) or b"").items()}
         except (OSError, ValueError, AttributeError):
             self._data = {}
 
@@ -98,10 +99,7 @@ class SuspectCache:
         with self._lock:
             if not self._dirty:
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self._data, sort_keys=True))
-            os.replace(tmp, self.path)
+            write_private(self.path, json.dumps(self._data, sort_keys=True).encode())
             self._dirty = False
 
 
@@ -143,7 +141,7 @@ class CpuSimBackend(Backend):
         self.db = db
         self.checkout = find_checkout(root)
         self.compiler = find_compiler(cxx)
-        self.cache = cache_dir(cache)
+        self.cache = private_cache(cache_dir(cache))
         self.jobs = jobs(parallel)
         self._stats = Stats()
         self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats,

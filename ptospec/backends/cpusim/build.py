@@ -15,6 +15,7 @@ header (the harness header with ``<pto/pto-inst.hpp>``) is built once per toolch
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -27,10 +28,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from ...private import private_file, read_private, untrusted_reason, write_private
 from . import diagnostics
 from .cppgen import UnitSource
 from .harness import HEADER, HEADER_NAME
-from .toolchain import Checkout, Compiler, ToolchainError
+from .toolchain import Checkout, Compiler, ToolchainError, private_cache
 
 FORMAT = "ptospec-cpusim-3"  # bump when the driver protocol or the manifest's statuses change
 UNIT_FILE = "unit.cpp"
@@ -105,10 +107,10 @@ def bf16_flags(compiler: Compiler, cache: Path) -> list[str]:
     """Flags that give the simulator a real bfloat16_t with this compiler, or [] (bf16 stays aliased)."""
     key = (compiler.path, compiler.banner)
     if key not in _BF16:
-        shim = cache / f"bf16-shim-{content_key(BF16_SHIM)[:12]}"
-        shim.mkdir(parents=True, exist_ok=True)
-        if not (shim / "stdfloat").is_file() or (shim / "stdfloat").read_text() != BF16_SHIM:
-            (shim / "stdfloat").write_text(BF16_SHIM)
+        shim = private_cache(cache) / f"bf16-shim-{content_key(BF16_SHIM)[:12]}"
+        shim.mkdir(mode=0o700, exist_ok=True)
+        if read_private(shim / "stdfloat") != BF16_SHIM.encode():
+            write_private(shim / "stdfloat", BF16_SHIM.encode())
         flags = [*BF16_FLAGS, f"-I{shim}"]
         with tempfile.TemporaryDirectory(dir=shim) as work:
             (Path(work) / "probe.cpp").write_text(BF16_PROBE)
@@ -184,7 +186,7 @@ class Builder:
         """``extra_flags`` (e.g. ``bf16_flags``) are added to every compile; a ``-std=`` among them wins."""
         self.compiler = compiler
         self.checkout = checkout
-        self.cache = cache
+        self.cache = private_cache(cache)
         self.stats = stats
         self.flags = base_flags(checkout)
         if any(f.startswith("-std=") for f in extra_flags):
@@ -242,11 +244,11 @@ class Builder:
             if not target.is_file():
                 entry.mkdir(parents=True, exist_ok=True)
                 header = entry / HEADER_NAME
-                if not header.is_file() or header.read_text() != HEADER:
-                    tmp = entry / f"{HEADER_NAME}.{os.getpid()}.tmp"
-                    tmp.write_text(HEADER)
-                    os.replace(tmp, header)
-                partial = entry / f"{HEADER_NAME}.{os.getpid()}.pch"
+                if read_private(header) != HEADER.encode():
+                    write_private(header, HEADER.encode(), 0o644)
+                fd, name = tempfile.mkstemp(prefix=f".{HEADER_NAME}.", suffix=".pch", dir=entry)
+                os.close(fd)
+                partial = Path(name)
                 cmd = [self.compiler.path, *self.flags, *DIAGNOSTIC_FLAGS, "-x", "c++-header", str(header),
                        "-o", str(partial)]
                 ok, output = self._run(cmd, entry, "pch_builds")
@@ -293,13 +295,12 @@ class Builder:
         full = render(names)
         key = self.key("unit", full.text)
         entry = self.cache / "units" / key[:2] / key
-        manifest = entry / "manifest.json"
         self.stats.add(units=1, variants=len(names))
-        if manifest.is_file():
-            data = json.loads(manifest.read_text())
+        cached = _trusted_entry(entry)
+        if cached is not None:
             self.stats.add(cache_hits=1)
-            statuses = {n: VariantStatus(**s) for n, s in data["variants"].items()}
-            binary = entry / BINARY if data["binary"] else None
+            statuses = {n: VariantStatus(**s) for n, s in cached["variants"].items()}
+            binary = entry / BINARY if cached["binary"] else None
             return Built(key, binary, statuses, cached=True)
         work = self._scratch()
         statuses, has_binary = self._compile(work, list(names), render, check_first)
@@ -308,6 +309,9 @@ class Builder:
         data = {"variants": {n: asdict(s) for n, s in statuses.items()}, "binary": has_binary}
         (work / "manifest.json").write_text(json.dumps(data, indent=1) + "\n")
         _publish(work, entry)
+        if _trusted_entry(entry) is None:  # what is in place now is this user's own (this process's or a twin's)
+            raise ToolchainError(f"the cpusim cache entry {entry} cannot be trusted (not this user's own, or writable "
+                                 "by others) and cannot be replaced; remove it", rule="cpusim.cache", where=str(entry))
         return Built(key, entry / BINARY if has_binary else None, statuses, cached=False)
 
     def _compile(self, work: Path, names: list[str], render: Callable[[Sequence[str]], UnitSource],
@@ -348,9 +352,35 @@ class Builder:
         return statuses, False
 
 
+def _trusted_entry(entry: Path) -> dict | None:
+    """The manifest of a finished cache entry this user may run (None when there is none).
+
+    An entry is run only when the entry, its manifest and its driver are the user's own and writable by
+    nobody else (the cache directory may have been shared or loosened once); any other entry is removed,
+    so the unit is built again."""
+    if not os.path.lexists(entry):
+        return None
+    data = None
+    if untrusted_reason(entry) is None and (not os.path.lexists(entry / BINARY) or private_file(entry / BINARY)):
+        raw = read_private(entry / "manifest.json")
+        try:
+            data = json.loads(raw) if raw is not None else None
+        except ValueError:
+            data = None
+    if isinstance(data, dict) and isinstance(data.get("variants"), dict) and (
+            not data.get("binary") or private_file(entry / BINARY)):
+        return data
+    if os.path.islink(entry) or not os.path.isdir(entry):
+        with contextlib.suppress(OSError):
+            os.unlink(entry)
+    else:
+        shutil.rmtree(entry, ignore_errors=True)
+    return None
+
+
 def _publish(work: Path, entry: Path) -> None:
     """Move a finished build directory into place (another process may have been faster)."""
-    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         os.replace(work, entry)
     except OSError:

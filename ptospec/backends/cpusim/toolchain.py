@@ -134,6 +134,18 @@ def cache_dir(given: str | os.PathLike | None = None) -> Path:
     return Path(base) / "ptospec" / "cpusim"
 
 
+def private_cache(cache: Path) -> Path:
+    """``cache``, created if missing, when it can hold binaries this process will run: the user's own and
+    writable by nobody else (else another user could plant a driver there and have it run as this user)."""
+    from ...private import private_dir
+
+    reason = private_dir(cache)
+    if reason:
+        raise ToolchainError(f"refusing the cpusim cache {cache}: {reason}; choose a private one with --cache-dir or "
+                             f"${ENV_CACHE}", rule="cpusim.cache", where=str(cache))
+    return cache
+
+
 def jobs(given: int | None = None) -> int:
     if given:
         return max(1, given)
