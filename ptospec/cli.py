@@ -12,13 +12,13 @@ import argparse
 import importlib
 import os
 import pkgutil
+import signal
 import sys
 import traceback
 from pathlib import Path
 
 from . import __version__, commands
 from .errors import PtospecError
-from .load.problems import DatabaseErrors
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +43,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # while the commands load (or outside a command's own handling)
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+    print("ptospec: interrupted", file=sys.stderr)
+    return 130
+
+
+def _main(argv: list[str] | None) -> int:
+    from .load.problems import DatabaseErrors
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -64,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ptospec: error: [io] {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("ptospec: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except MemoryError:
         print("ptospec: error: [memory] out of memory", file=sys.stderr)
         return 3

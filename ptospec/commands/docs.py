@@ -33,7 +33,7 @@ def register(sub) -> None:
 
 
 def run_build(args) -> int:
-    from ..docs.build import build_date, build_html, generate, site_dir, stale, write
+    from ..docs.build import build_date, build_html, build_lock, generate, site_dir, stale, write
 
     db = database(args)
     site = site_dir(db, args.site)
@@ -49,23 +49,25 @@ def run_build(args) -> int:
         print(f"{len(files)} generated files up to date")
         return 0
     start = time.perf_counter()
-    changed = write(files, site)
-    print(f"generated {len(files)} files in {site} ({len(changed)} changed)")
-    if not args.no_html:
-        build_html(site, args.site_url, build_date(Path(db.root)))
-        print(f"built {site / 'build'} in {time.perf_counter() - start:.2f}s")
+    with build_lock(site):
+        changed = write(files, site)
+        print(f"generated {len(files)} files in {site} ({len(changed)} changed)")
+        if not args.no_html:
+            build_html(site, args.site_url, build_date(Path(db.root)))
+            print(f"built {site / 'build'} in {time.perf_counter() - start:.2f}s")
     return 0
 
 
 def run_serve(args) -> int:
-    from ..docs.build import build_date, build_html, generate, site_dir, write
+    from ..docs.build import build_date, build_html, build_lock, generate, site_dir, write
 
     if not 0 <= args.port <= 65535:  # refused before the build, not by the server after it
         raise InvocationError(f"--port must be 0 .. 65535, got {args.port}", rule="cli.args", where="--port")
     db = database(args)
     site = site_dir(db, args.site)
-    write(generate(db), site)
-    build_html(site, "", build_date(Path(db.root)))
+    with build_lock(site):
+        write(generate(db), site)
+        build_html(site, "", build_date(Path(db.root)))
     cmd = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(site / "build"),
            str(args.port)]
     print(f"serving {site / 'build'} on http://127.0.0.1:{args.port}/ (Ctrl-C stops)")

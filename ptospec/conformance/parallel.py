@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..model import Database
+from ..workers import ignore_interrupts
 from .cases import Case
 from .data import make_inputs
 from .derive import Derived
@@ -55,7 +56,7 @@ def usable(workers: int) -> bool:
 
 
 def _pool(workers: int):
-    return multiprocessing.get_context("fork").Pool(processes=workers)
+    return multiprocessing.get_context("fork").Pool(processes=workers, initializer=ignore_interrupts)
 
 
 def _chunks(items: Sequence, size: int = CHUNK) -> list[list]:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import Database
-from ..outputs import remove, write_atomic
+from ..outputs import OutputError, check_root, output_lock, remove, remove_temporaries, write_atomic
+from ..workers import ignore_interrupts
 from .cases import Case, case_id, case_units, property_bindings, unit_cases
 from .generate import CONFTEST, FINGERPRINT, HEADER, fingerprint, render_module
 
@@ -39,6 +40,8 @@ def unseal(content: str) -> tuple[str, bool | None]:
     start = content.rfind("\n", 0, len(content) - 1) + 1
     last = content[start:]
     if not last.startswith(SEAL) or not last.endswith("\n"):
+        if content.startswith(SEAL) or f"\n{SEAL}" in content:  # text after the seal line: edited by hand
+            return content, False
         return content, None
     body = content[:start]
     return body, hashlib.sha256(body.encode()).hexdigest() == last[len(SEAL):-1]
@@ -76,6 +79,7 @@ _WORKER_DB: Database | None = None
 def _init_worker(db: Database) -> None:
     global _WORKER_DB
     _WORKER_DB = db
+    ignore_interrupts()
 
 
 # a unit's (positive, must-reject) cases, property bindings, and the cases' test ids
@@ -204,8 +208,20 @@ def sync(db: Database, outdir: Path, check: bool, force: bool = False,
     Every module ends with a hash of its text.  A module whose hash and recorded fingerprint both
     match is up to date without being rendered again.  A module whose text no longer matches its
     hash was cut short (its text is the start of what it should be: rewritten) or edited by hand
-    (kept and reported, unless ``force``).  Writes are atomic and stay inside ``outdir``.
+    (kept and reported, unless ``force``).  Writes are atomic and stay inside ``outdir``; one ``gen-tests``
+    writes at a time (a lock file), and the temporary files of a writer that was killed are removed.
     """
+    if check:
+        check_root(outdir)
+        if os.path.lexists(outdir) and not outdir.is_dir():
+            raise OutputError(f"{outdir} is not a directory", where=str(outdir), rule="output.write")
+        return _sync(db, outdir, True, force, progress)
+    with output_lock(outdir, "gen-tests"):
+        return _sync(db, outdir, False, force, progress)
+
+
+def _sync(db: Database, outdir: Path, check: bool, force: bool,
+          progress: Callable[[str, int, int], None] | None) -> SyncResult:
     res = SyncResult()
     states = {f"test_{name}.py": _state(outdir / f"test_{name}.py") for name in sorted(db.ops)}
     states["conftest.py"] = _state(outdir / "conftest.py")
@@ -220,6 +236,8 @@ def sync(db: Database, outdir: Path, check: bool, force: bool = False,
     want: dict[str, str | None] = {"conftest.py": CONFTEST}
     want.update({f"test_{name}.py": rendered.get(name) if name in todo else "" for name in sorted(db.ops)})
     want = {rel: text + "\n" if text and not text.endswith("\n") else text for rel, text in want.items()}
+    if not check:
+        remove_temporaries(outdir, want)
     for rel, text in want.items():
         state, body = states[rel]
         if state == "foreign":

@@ -15,11 +15,13 @@ import multiprocessing
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from ..errors import PtospecError
 from ..model import Database
-from ..outputs import remove, target, write_atomic
+from ..outputs import output_lock, remove, remove_temporaries, target, write_atomic
+from ..workers import ignore_interrupts
 from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, root_index
 from .indexes import differences_page, family_page, home_page, kind_page, matrix_page
 from .labels import LANG_NAMES, LANGS, label, text
@@ -176,8 +178,10 @@ def stale(files: dict[str, str], site: Path) -> list[str]:
 
 
 def write(files: dict[str, str], site: Path) -> list[str]:
-    """Write changed files (atomically, inside ``site``), remove obsolete generated ones; return what changed."""
+    """Write changed files (atomically, inside ``site``), remove obsolete generated ones and the temporary files
+    of a write a kill cut short; return what changed."""
     changed = []
+    remove_temporaries(site, files)
     for rel, content in sorted(files.items()):
         path = target(site, rel)
         if (path.exists() or path.is_symlink()) and not _is_generated(path):
@@ -217,9 +221,9 @@ class _Collect(logging.Handler):
         self.lines.append(f"{record.levelname}: {record.getMessage()}")
 
 
-def _build_language(job: tuple[str, str, str, str]) -> str | None:
-    """Build one language's mkdocs project in this process; the problems found, or None."""
-    config_file, lang, site_url, date = job
+def _build_language(job: tuple[str, str, str, str, str]) -> str | None:
+    """Build one language's mkdocs project into ``out`` in this process; the problems found, or None."""
+    config_file, lang, site_url, date, out = job
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
@@ -230,6 +234,7 @@ def _build_language(job: tuple[str, str, str, str]) -> str | None:
     logger.propagate = False
     try:
         overrides = {"site_url": site_url.rstrip("/") + f"/{lang}/"} if site_url else {}
+        overrides["site_dir"] = out
         config = load_config(config_file=config_file, **overrides)
         config["extra"]["build_date"] = date
         build(config)
@@ -240,22 +245,99 @@ def _build_language(job: tuple[str, str, str, str]) -> str | None:
         logger.removeHandler(collect)
 
 
+MANIFEST = ".ptospec-build"  # in site/build: every file of the last build, so only those are ever replaced
+STAGING = ".ptospec-staging-"  # site/.ptospec-staging-*: a build in progress (or one a kill cut short)
+
+
+def _files_under(folder: Path) -> tuple[list[str], list[str]]:
+    """(files, links and other non-regular entries) under ``folder``, relative, never followed."""
+    files, odd = [], []
+    for here, dirs, names in os.walk(folder):
+        for name in [*names, *[d for d in dirs if (Path(here) / d).is_symlink()]]:
+            path = Path(here) / name
+            rel = path.relative_to(folder).as_posix()
+            (files if path.is_file() and not path.is_symlink() else odd).append(rel)
+    return sorted(files), sorted(odd)
+
+
+def _check_replaceable(build: Path) -> None:
+    """Refuse to replace ``site/build`` unless everything in it is what an earlier build listed in its manifest."""
+    if not build.exists() and not build.is_symlink():
+        return
+    if build.is_symlink() or not build.is_dir():
+        raise DocsError(f"refusing to replace {build}: it is not a folder", rule="docs.foreign-file")
+    files, odd = _files_under(build)
+    if not files and not odd:
+        return
+    manifest = build / MANIFEST
+    listed: set[str] = set()
+    if manifest.is_file() and not manifest.is_symlink():
+        lines = manifest.read_text(encoding="utf-8", errors="replace").splitlines()
+        if lines and GENERATED in lines[0]:
+            listed = set(lines[1:]) | {MANIFEST}
+    if not listed:
+        raise DocsError(f"refusing to replace {build}: it has no {MANIFEST} manifest (an older ptospec built it, or "
+                        "it is not ptospec's); remove it once and build again", rule="docs.foreign-file")
+    foreign = odd + [f for f in files if f not in listed]
+    if foreign:
+        raise DocsError(f"refusing to replace {build}: {build / foreign[0]} was not built by ptospec "
+                        f"({len(foreign)} such entr{'y' if len(foreign) == 1 else 'ies'}); move them away",
+                        rule="docs.foreign-file")
+
+
+def build_lock(site: Path):
+    """One ``docs build`` at a time per site folder."""
+    return output_lock(site, "docs build")
+
+
 def build_html(site: Path, site_url: str = "", date: str = "") -> None:
     """Build every language with mkdocs --strict (any warning fails), in parallel, then the root page.
 
+    mkdocs writes into a fresh folder beside ``build/`` that then takes its place, so a failed or killed build
+    leaves the old site, and ``build/`` is replaced only when everything in it is listed in the manifest of the
+    build that made it (nothing the user put there is deleted; a link there is never followed).
     ``site_url`` (optional, the public address of ``build/``) fills the sitemaps and canonical links;
     every link in the pages is relative, so the build also works under a sub-path and from disk.
     """
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         raise DocsError("the docs need mkdocs and mkdocs-material: pip install -e '.[docs]'",
                         rule="docs.deps")
-    jobs = [(str(site / lang / "mkdocs.yml"), lang, site_url, date) for lang in LANGS]
+    build = target(site, "build")
+    _check_replaceable(build)
+    with build_lock(site):
+        for left in site.glob(f"{STAGING}*"):  # builds a kill cut short
+            if left.is_dir() and not left.is_symlink():
+                shutil.rmtree(left, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=STAGING, dir=site))
+        try:
+            staging.chmod(0o755)
+            _build_into(site, staging, site_url, date)
+            _check_replaceable(build)  # (again: the user may have added files during the build)
+            old = None
+            if build.exists():
+                old = Path(tempfile.mkdtemp(prefix=STAGING, dir=site))
+                os.replace(build, old / "build")
+            os.replace(staging, build)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError as exc:
+            raise DocsError(f"cannot build {build}: {exc.strerror or exc}", rule="output.write",
+                            where=str(build)) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build_into(site: Path, out: Path, site_url: str, date: str) -> None:
+    jobs = [(str(site / lang / "mkdocs.yml"), lang, site_url, date, str(out / lang)) for lang in LANGS]
     if "fork" in multiprocessing.get_all_start_methods():
-        with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+        with multiprocessing.get_context("fork").Pool(len(jobs), initializer=ignore_interrupts) as pool:
             problems = pool.map(_build_language, jobs)
     else:  # pragma: no cover - platforms without fork
         problems = [_build_language(job) for job in jobs]
     failed = [f"[{job[1]}] {p}" for job, p in zip(jobs, problems, strict=True) if p]
     if failed:
         raise DocsError("mkdocs build --strict failed:\n" + "\n".join(failed), rule="docs.mkdocs")
-    shutil.copyfile(site / "docs" / "index.html", site / "build" / "index.html")
+    (out / "index.html").write_bytes(target(site, "docs/index.html").read_bytes())
+    files, _ = _files_under(out)
+    (out / MANIFEST).write_text(f"# {GENERATED}: the files of this build (ptospec replaces only these)\n"
+                                + "".join(f"{f}\n" for f in files), encoding="utf-8")
