@@ -306,6 +306,10 @@ def _split_bare(text: str) -> tuple[str, str, str, str] | None:
 def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
     if not text.strip():
         return []
+    items = _split_top(text)
+    if len(items) > 1 and all(re.match(r"^\s*%[A-Za-z_0-9.$-]+\s*:", it) for it in items):
+        # the assembler's TSTORE and TMOV: each operand with its own type, ins(%src : T, %scale : i64)
+        return [(v.strip(), t.strip()) for v, _, t in (it.partition(":") for it in items)]
     vals, sep, types = text.partition(":")
     if not sep:
         raise AsmError(f"expected 'values : types' inside ins(...)/outs(...) in {line!r}", rule="asm.syntax")
@@ -363,6 +367,7 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
             raise AsmError(f"{name}: {desc.message}", rule=desc.rule or "asm.type")
         operands[name] = _typed_scalar(op, mode, name, desc, line)
         values[name] = val
+    _signless_scalars(db, op, mode, operands)
     keys = {o.asm_key: o for o in mode.attrs}
     keys.update({o.dialect_key: o for o in mode.attrs if o.dialect_key})
     for key in attrs:
@@ -408,6 +413,28 @@ def implied_by(mode: Mode, form: str) -> tuple[str, ...]:
     """The mode's operands the form does not write (the implementation allocates them)."""
     shown = set(mode.asm[form].ins) | set(mode.asm[form].outs)
     return tuple(o.name for o in mode.operands if not o.is_attr and o.name not in shown)
+
+
+def _signless_scalars(db: Database, op: OpSpec, mode: Mode, operands: dict) -> None:
+    """The assembler's scalars are MLIR's signless integers: an ``iN`` scalar stands for ``uN`` where its type
+    variable is a tile's of ``uN``, or where the instruction's dtype tables give that variable ``uN`` and never
+    ``iN`` (TSTORE's u64 pre-quantisation scalar)."""
+    for o in mode.operands:
+        d = operands.get(o.name)
+        if o.role != "scalar" or not isinstance(d, ScalarDesc) or not d.dtype.startswith("i") or o.asm_type:
+            continue
+        unsigned = "u" + d.dtype[1:]
+        if unsigned not in db.isa.dtypes:
+            continue
+        tiles = [t for n, t in operands.items() if isinstance(t, TileDesc | GlobalDesc)
+                 and mode.operand(n).dtype == o.dtype]
+        if tiles:
+            if all(t.dtype == unsigned for t in tiles):
+                operands[o.name] = ScalarDesc(unsigned)
+            continue
+        listed = {dt for table in op.dtypes.values() for row in table.rows for dt in row.types.get(o.dtype, ())}
+        if unsigned in listed and d.dtype not in listed:
+            operands[o.name] = ScalarDesc(unsigned)
 
 
 def _typed_scalar(op: OpSpec, mode: Mode, name: str, desc, line: str):

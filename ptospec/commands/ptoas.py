@@ -134,12 +134,14 @@ def _verify_table(args) -> int:
     t0 = time.monotonic()
     cases = [(tid, c) for tid, c in suite_cases(tests, ops) if not args.profile or c.profile == args.profile]
     last = [0.0]
+    tty = sys.stderr.isatty()
 
     def progress(stage: str, done: int, total: int) -> None:
         now = time.monotonic()
-        if now - last[0] > 0.5 or done == total:
+        if now - last[0] > (0.5 if tty else 10) or done == total:
             last[0] = now
-            print(f"\r[{done}/{total}] {stage}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+            start, end = ("\r", "" if done < total else "\n") if tty else ("", "\n")
+            print(f"{start}[{done}/{total}] {stage}", end=end, file=sys.stderr, flush=True)
 
     workers = args.jobs or os.cpu_count() or 1
     table = build_table(db, spec, found.path, f"ptoas {found.version_text}", cases, workers, args.batch, progress)

@@ -157,22 +157,30 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
                 body.lines.append(f"%{o.name} = pto.alloc_tile valid_row = {vr} valid_col = {vc} : {ty}")
             else:
                 body.lines.append(f"%{o.name} = pto.alloc_tile : {ty}")
-        elif isinstance(d, ScalarDesc):
-            ty = o.asm_type or dialect_dtype(db, d.dtype)
+        elif isinstance(d, ScalarDesc):  # MLIR's scalars are signless integers (asm/forms._signless_scalars)
+            ty = o.asm_type or (f"i{d.dtype[1:]}" if d.dtype[:1] == "u" and d.dtype[1:].isdigit()
+                                else dialect_dtype(db, d.dtype))
             args.append(Argument(o.name, ty, o.name, "scalar"))
             types[o.name], values[o.name] = ty, f"%{o.name}"
         else:
             raise NotExpressible(f"operand {o.name} has no descriptor")
     attrs = [f"{k} = {v}" for k, v in mode.asm_tags.items()] + attrs
     attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
-    ins = ", ".join(values[n] for n in form.ins)
-    in_types = ", ".join(types[n] for n in form.ins)
-    outs = ", ".join(values[n] for n in form.outs)
-    out_types = ", ".join(types[n] for n in form.outs)
-    line = f"pto.{op.mnemonic} ins({ins} : {in_types})" if form.ins else f"pto.{op.mnemonic} ins()"
+    syntax = spec.syntax
+    inside = op.mnemonic in syntax.attributes_in_ins
+    if op.mnemonic in syntax.typed_operands:
+        ins = ", ".join(f"{values[n]} : {types[n]}" for n in form.ins)
+        ins_part = f"ins({ins})"
+    else:
+        ins = ", ".join(values[n] for n in form.ins)
+        if inside and attr_text:
+            ins += ("," if op.mnemonic in syntax.attributes_after_comma else "") + attr_text
+        ins_part = f"ins({ins} : {', '.join(types[n] for n in form.ins)})" if form.ins else "ins()"
+    line = f"pto.{op.mnemonic} {ins_part}"
     if form.outs:
-        line += f" outs({outs} : {out_types})"
-    line += attr_text
+        line += f" outs({', '.join(values[n] for n in form.outs)} : {', '.join(types[n] for n in form.outs)})"
+    if not inside:
+        line += attr_text
     consts = [f"{c} = arith.constant {v} : index" for v, c in sorted(body.consts.items())]
     statements = [*consts, *body.lines, *helpers, *body.before]
     signature = ", ".join(f"%{a.name}: {a.type}" for a in args)

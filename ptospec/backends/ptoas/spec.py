@@ -37,6 +37,13 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Syntax:
+    attributes_in_ins: frozenset[str]  # mnemonics whose attribute dictionary is inside ins(...)
+    attributes_after_comma: frozenset[str]  # ... after a comma
+    typed_operands: frozenset[str]  # mnemonics writing ins(%a : A, %b : B)
+
+
+@dataclass(frozen=True)
 class PtoasSpec:
     sources: dict[str, dict[str, str]]
     tested_commit: str
@@ -47,6 +54,7 @@ class PtoasSpec:
     uncovered: dict[str, Text]  # op -> why the dialect has no operation for it
     choices: tuple[Choice, ...]
     file: str
+    syntax: Syntax = Syntax(frozenset(), frozenset(), frozenset())
 
     def normalisations(self, profile: str) -> list[tuple[str, str, str]]:
         """(loc, field, value) the parser forces on the tiles of a module for ``profile``."""
@@ -77,6 +85,13 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
     for key in ("locations_source",):
         if d[key] not in sources:
             issues.add(src, (key,), f"unknown source {d[key]!r}", "ptoas.source")
+    syn = d["syntax"]
+    if syn["source"] not in sources:
+        issues.add(src, ("syntax", "source"), f"unknown source {syn['source']!r}", "ptoas.source")
+    for key in ("attributes_in_ins", "attributes_after_comma", "typed_operands"):
+        for name in syn[key]:
+            if mnemonics_known(db) and name not in mnemonics_known(db):
+                issues.add(src, ("syntax", key), f"{name} is not an instruction of the database", "ptoas.op")
     if d["build"]["source"] not in sources:
         issues.add(src, ("build", "source"), f"unknown source {d['build']['source']!r}", "ptoas.source")
     mnemonics = {op.mnemonic for op in db.ops.values()}  # empty when only this file is linted: not checked
@@ -111,4 +126,10 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
     b = d["build"]
     return PtoasSpec(dict(d["sources"]), d["tested_commit"], version_tuple(d["minimum_version"]), dict(d["arch"]),
                      Build(tuple(b["apt"]), tuple(b["tools"]), tuple(b["cmake"]), b["binary"]),
-                     frozenset(d["locations"]), dict(d["uncovered"]), tuple(choices), str(path))
+                     frozenset(d["locations"]), dict(d["uncovered"]), tuple(choices), str(path),
+                     Syntax(frozenset(syn["attributes_in_ins"]), frozenset(syn["attributes_after_comma"]),
+                            frozenset(syn["typed_operands"])))
+
+
+def mnemonics_known(db: Database) -> set[str]:
+    return {op.mnemonic for op in db.ops.values()}

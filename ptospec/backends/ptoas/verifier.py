@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .module import Function, function_lines, module_text
 
 TIMEOUT = 60  # seconds for one ptoas run
-_ERROR = re.compile(r"^(?:<stdin>|[^:\n]*):(\d+):(\d+): error: (.*)$", re.M)
+_ERROR = re.compile(r"^(?:loc\(\"[^\"]*\":(\d+):(\d+)\)|(?:<stdin>|[^:\n]*):(\d+):(\d+)): error: (.*)$", re.M)
 _OP_ERROR = re.compile(r"^'pto\.[a-z0-9_]+' op ")
 # Messages of MLIR's parser (the text is not the dialect's): the module could not be read at all.
 _PARSE = re.compile(r"^(expected |custom op '.*' is unknown|unknown |use of undeclared|undefined symbol|"
@@ -55,7 +55,7 @@ def classify(message: str) -> str:
 
 
 def _errors(stderr: str) -> list[tuple[int, str]]:
-    return [(int(m.group(1)), m.group(3).strip()) for m in _ERROR.finditer(stderr)]
+    return [(int(m.group(1) or m.group(3)), m.group(5).strip()) for m in _ERROR.finditer(stderr)]
 
 
 def _first_line(stderr: str) -> str:
