@@ -196,7 +196,8 @@ _MNEMONIC = re.compile(r"[a-z][a-z0-9_.]*")
 _DPS_MNEMONIC = re.compile(r"pto\.[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 
 
-def parse_line(db: Database, line: str, mode_name: str | None = None, profile: str | None = None) -> ParsedLine:
+def parse_line(db: Database, line: str, mode_name: str | None = None, profile: str | None = None,
+               signless: bool = False) -> ParsedLine:
     """Parse any of the three forms back to operand descriptors (in time linear in the line's length).
 
     Without ``mode_name`` the mode is chosen as ``choose_mode`` says; ``profile`` (default: any)
@@ -215,7 +216,7 @@ def parse_line(db: Database, line: str, mode_name: str | None = None, profile: s
         op = _find_op(db, mnemonic, line)
         ins = _dps_group(ins_text, line)
         outs = _dps_group(outs_text, line)
-        return _bind(db, op, "dps", ins, outs, mode_name, line, attrs, profile)
+        return _bind(db, op, "dps", ins, outs, mode_name, line, attrs, profile, signless)
     parts = _split_assignment(text) or _split_bare(text)  # bare: no results (a store)
     if parts is None:
         raise AsmError(
@@ -321,7 +322,7 @@ def _dps_group(text: str, line: str) -> list[tuple[str, str]]:
 
 
 def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str, str],
-          profile: str | None) -> ParsedLine:
+          profile: str | None, signless: bool = False) -> ParsedLine:
     if mode_name and mode_name not in {m.name for m in op.modes}:
         raise AsmError(f"{op.name} has no mode {mode_name!r} (modes: {', '.join(m.name for m in op.modes)})",
                        rule="invocation.mode")
@@ -367,7 +368,8 @@ def _bind(db, op: OpSpec, form: str, ins, outs, mode_name, line, attrs: dict[str
             raise AsmError(f"{name}: {desc.message}", rule=desc.rule or "asm.type")
         operands[name] = _typed_scalar(op, mode, name, desc, line)
         values[name] = val
-    _signless_scalars(db, op, mode, operands)
+    if signless:  # a program of the assembler's dialect
+        _signless_scalars(db, op, mode, operands)
     keys = {o.asm_key: o for o in mode.attrs}
     keys.update({o.dialect_key: o for o in mode.attrs if o.dialect_key})
     for key in attrs:

@@ -478,7 +478,8 @@ class Walker:
         key = id(op) if step < 0 else (id(op), step)
         if key not in self.memo.parsed:
             try:
-                self.memo.parsed[key] = parse_line(self.db, text or self.line_text(op), mode, profile=self.profile)
+                self.memo.parsed[key] = parse_line(self.db, text or self.line_text(op), mode, profile=self.profile,
+                                                           signless=True)
             except PtospecError as exc:
                 self.memo.parsed[key] = exc
         got = self.memo.parsed[key]
