@@ -450,6 +450,7 @@ class OpSpec:
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False, default_factory=dict)
     kind: str | None = None  # the shared kind it expands (specs/kinds/<kind>.yaml), if any
     params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    status: dict[str, Any] | None = field(default=None, compare=False, hash=False)  # removed/renamed upstream
 
     @property
     def mnemonic(self) -> str:

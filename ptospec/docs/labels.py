@@ -16,6 +16,8 @@ LABELS: dict[str, dict[str, str]] = {
     "other_language": {"en": "中文版本", "zh": "English version"},
     "families": {"en": "Families", "zh": "指令族"},
     "family": {"en": "Family", "zh": "指令族"},
+    "status-removed": {"en": "Removed upstream after the checked snapshot", "zh": "上游在所核对的快照之后已删除"},
+    "status-renamed": {"en": "Renamed upstream after the checked snapshot", "zh": "上游在所核对的快照之后已改名"},
     "ops": {"en": "Instructions", "zh": "指令"},
     "op": {"en": "Instruction", "zh": "指令"},
     "summary": {"en": "Summary", "zh": "概述"},

@@ -368,12 +368,22 @@ def _perf_cell(cell: str | dict[str, str], lang: str) -> str:
     return prose(text(cell, lang) if isinstance(cell, dict) else cell)
 
 
+def _status_line(op: OpSpec, lang: str) -> list[str]:
+    """A warning when the instruction was removed or renamed upstream after the snapshot, with its evidence."""
+    st = op.status
+    if not st:
+        return []
+    to = f" → {st['to'].upper()}" if st.get("to") else ""
+    return [f"!!! warning \"{label('status-' + st['state'], lang)}{to}\"\n    {prose(text(st['text'], lang))} "
+            f"({label('source', lang)}: {prose(st['source'])})\n"]
+
+
 def op_page(db: Database, op: OpSpec, lang: str) -> str:
     fam = db.isa.families.get(op.family)
     fam_title = text(fam.title, lang) if fam else op.family
     out = [HEADER, f"# {op.name.upper()}\n", language_link(lang, f"ops/{op.name}.md"),
            f"{label('family', lang)}: [{prose(fam_title)}](../families/{op.family}.md)\n",
-           *_kind_line(db, op, lang),
+           *_kind_line(db, op, lang), *_status_line(op, lang),
            f"## {label('summary', lang)}\n", prose(text(op.summary, lang)) + "\n",
            f"## {label('description', lang)}\n", prose(text(op.description, lang)) + "\n",
            *_worked_section(db, op, lang)]

@@ -51,4 +51,5 @@ def build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         let=ctx.lets, modes=modes, dtypes=tables, rules=rules, numerics=build_numerics(ctx),
         differences=build_differences(ctx, modes, rules, tables), sources=ctx.sources,
         performance=build_performance(ctx), raw=d, kind=d.get("kind"), params=dict(d.get("params") or {}),
+        status=d.get("status"),
     )
