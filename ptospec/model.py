@@ -121,6 +121,72 @@ class UnimplementedPage:
 
 
 @dataclass(frozen=True)
+class PipeUnit:
+    """One pipe of a core (``pipes.units`` in isa.yaml)."""
+
+    name: str
+    enumerator: str  # its name in the synchronisation instructions (PIPE_V)
+    ordered_within: tuple[str, ...]  # profiles on which dependent instructions of this pipe need no barrier
+    text: Text
+
+
+@dataclass(frozen=True)
+class Pipes:
+    units: dict[str, PipeUnit]
+    source: str  # event.hpp
+    order_source: str
+    without_entry: tuple[tuple[tuple[str, ...], Text], ...] = ()  # (upstream names, reason)
+
+    def by_enumerator(self, enumerator: str) -> PipeUnit | None:
+        return next((u for u in self.units.values() if u.enumerator == enumerator), None)
+
+
+@dataclass(frozen=True)
+class PipeChoice:
+    """A pipe: ``unit``, or the unit ``locations`` gives for the location of tile operand ``operand``."""
+
+    unit: str = ""
+    operand: str = ""
+    locations: tuple[tuple[str, str], ...] = ()  # (tile location, unit)
+
+    def resolve(self, location: str | None) -> str | None:
+        if self.unit:
+            return self.unit
+        return dict(self.locations).get(location or "")
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        return (self.unit,) if self.unit else tuple(dict.fromkeys(u for _, u in self.locations))
+
+
+@dataclass(frozen=True)
+class ModePipe:
+    """The pipe a mode runs on (``pipe`` of a mode): by default, and on the profiles where it differs."""
+
+    default: PipeChoice
+    profiles: tuple[tuple[str, PipeChoice], ...] = ()
+
+    def choice(self, profile: str) -> PipeChoice:
+        return dict(self.profiles).get(profile, self.default)
+
+    def unit(self, profile: str, locations: dict[str, str]) -> str | None:
+        """The unit on ``profile`` for operands at ``locations`` (operand -> tile location); None when a location
+        the choice depends on is not one it names."""
+        c = self.choice(profile)
+        return c.resolve(locations.get(c.operand))
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(u for c in (self.default, *(c for _, c in self.profiles)) for u in c.units))
+
+    def describe(self) -> str:
+        def one(c: PipeChoice) -> str:
+            return c.unit or ", ".join(f"{u} ({c.operand} in {loc})" for loc, u in c.locations)
+        text = one(self.default)
+        return text + "".join(f"; {p}: {one(c)}" for p, c in self.profiles)
+
+
+@dataclass(frozen=True)
 class SeparateIsa:
     """An upstream instruction set outside this database's one-core tile model (``separate_isas``): its pages,
     its public header and the simulator's files, recorded with the reason."""
@@ -316,6 +382,7 @@ class Mode:
     # upstream instruction names this mode specifies besides cpp_name (a legacy page docs/isa/<NAME>.md, a
     # PTO_INST function of another name): what `ptospec list --upstream` counts as covered by it
     documents: tuple[str, ...] = ()
+    pipe: ModePipe | None = None  # the pipe it runs on (isa.yaml ``pipes``)
 
     @property
     def has_data_semantics(self) -> bool:
@@ -536,6 +603,7 @@ class Isa:
     unspecified: tuple[tuple[str, str, Text], ...] = ()  # upstream pages without a specification: (page, name, why)
     state: dict[str, StateRegister] = field(default_factory=dict)  # configuration registers (``state``)
     separate_isas: tuple[SeparateIsa, ...] = ()
+    pipes: Pipes | None = None  # the pipes of a core (``pipes``)
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

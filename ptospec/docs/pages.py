@@ -240,6 +240,17 @@ def _state_table(db: Database, mode: Mode, lang: str) -> list[str]:
     return []
 
 
+def _pipe_line(db: Database, mode: Mode, lang: str) -> list[str]:
+    """The pipe the mode runs on (isa.yaml ``pipes``), with what that pipe is."""
+    pipes = db.isa.pipes
+    if mode.pipe is None or pipes is None:
+        return []
+    units = "; ".join(f"{code(u)}: {prose(text(pipes.units[u].text, lang))}" for u in mode.pipe.units
+                      if u in pipes.units)
+    return [label("pipe_line", lang).format(pipe=code(mode.pipe.describe()), units=units,
+                                            source=code(pipes.source)) + "\n"]
+
+
 def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str) -> list[str]:
     out: list[str] = []
     if heading:
@@ -250,6 +261,7 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
             for o in mode.operands]
     out.append(table([label("name", lang), label("role", lang), label("type_var", lang), label("meaning", lang)],
                      rows))
+    out += _pipe_line(db, mode, lang)
     out.append(f"{h} {label('semantics', lang)}\n")
     if mode.effect is not None:  # an instruction without data semantics: what it does instead
         out.append(label("cross_core" if mode.cross_core else "no_data_semantics", lang)

@@ -23,6 +23,7 @@ from ..model import (
 )
 from ..yamlsource import Located, read_yaml
 from .names import check_names, check_tile_rule_names, parse
+from .pipes import load_pipes
 from .problems import DatabaseErrors, Issues
 from .schema import schema_errors
 
@@ -52,6 +53,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
     tile_storage = _tile_storage(src, d, issues)
     unimplemented = _unimplemented_pages(src, d.get("unimplemented_pages", []), issues)
     state = _state(src, d, dtypes, issues)
+    pipes = load_pipes(src, d, issues)
     issues.raise_if_any()
     return Isa(
         tile_storage=tile_storage,
@@ -59,6 +61,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         unimplemented_pages=unimplemented,
         state=state,
         unspecified=tuple((u["page"], u["instruction"], u["reason"]) for u in d.get("unspecified", ())),
+        pipes=pipes,
         separate_isas=tuple(SeparateIsa(s["name"], s["pages"], s["header"], tuple(s["simulator"]), s["reason"],
                                         where=src.where(("separate_isas", k)))
                             for k, s in enumerate(d.get("separate_isas", ()))),

@@ -8,6 +8,7 @@ from .context import OpContext
 from .cpp import build_cpp
 from .examples import build_examples
 from .operands import build_operands
+from .pipes import build_pipe
 from .semantics import build_effect, build_semantics, reads_state
 
 
@@ -28,4 +29,5 @@ def build_mode(ctx: OpContext, name: str, m: dict) -> Mode:
         effect=build_effect(ctx, mp, m),
         reads_state=reads_state(semantics, ctx.isa, {o.name for o in operands}),
         documents=tuple(m.get("documents", ())),
+        pipe=build_pipe(ctx, mp, m, operands),
     )

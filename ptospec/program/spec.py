@@ -33,6 +33,19 @@ class ProgramRule:
 
 
 @dataclass(frozen=True)
+class Orders:
+    """What a synchronisation instruction orders (``orders``): each of ``src``, ``dst``, ``pipe``, ``event`` is
+    an operand name or a literal enumerator; ``via`` says whether pipe operands hold pipes or operation classes."""
+
+    kind: str  # signal | wait | barrier | cross_signal | cross_wait | acquire | release
+    src: str = ""
+    dst: str = ""
+    pipe: str = ""
+    event: str = ""
+    via: str = "pipes"
+
+
+@dataclass(frozen=True)
 class ProgramInstruction:
     name: str
     summary: Text
@@ -46,6 +59,7 @@ class ProgramInstruction:
     synchronisation: bool = False  # without data semantics: checked, then nothing is executed
     variadic: str = ""  # the value counting further operands after the positional ones (tsync's events)
     intrinsic: str = ""  # the upstream instruction (PTO_INST function, legacy page) it specifies, if any
+    orders: Orders | None = None  # synchronisation: what it orders (the race detector)
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,7 @@ class ProgramSpec:
     lowerings: dict[str, tuple[frozenset[str], tuple[LoweringStep, ...]]] = field(default_factory=dict)
     module_checks: dict[str, ProgramInstruction] = field(default_factory=dict)  # checks of a whole module
     sections: dict[str, str] = field(default_factory=dict)  # region operation -> the cores it runs on
+    classes: dict[str, str] = field(default_factory=dict)  # operation class (sync_op_type) -> pipe enumerator
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -162,13 +177,17 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     lowerings = _lowerings(src, data, db, issues)
     module_checks = {name: _instruction(src, name, d, set(data["sources"]), issues, where=("module_checks", name))
                      for name, d in data.get("module_checks", {}).items()}
+    classes = _classes(src, data, enums, issues)
+    for name in sync:
+        if name in instructions:
+            _check_orders(src, instructions[name], classes, enumerators, issues)
     if issues.items:
         raise DatabaseErrors(issues.items)
     return ProgramSpec(dict(data["sources"]), dict(data["targets"]), data["default_target"],
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
                        enums, frontend, inference, lowerings, module_checks,
-                       dict(data.get("sections", {}).get("operations", {})))
+                       dict(data.get("sections", {}).get("operations", {})), classes)
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
@@ -273,6 +292,41 @@ def _frontend_pipes(src: Located, data: dict[str, Any], db: Database, issues: Is
                          int(d["slot_num"]["both_ways"]), int(d["flag_id"]))
 
 
+def _classes(src: Located, data: dict[str, Any], enums: dict[str, tuple[str, ...]], issues: Issues) -> dict[str, str]:
+    d = data["synchronisation"].get("classes")
+    if d is None:
+        return {}
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("synchronisation", "classes", "source"), f"unknown source {d['source']!r}", "program.source")
+    for cls, pipe in d["pipes"].items():
+        if pipe not in enums.get("pipe", ()):
+            issues.add(src, ("synchronisation", "classes", "pipes", cls), f"{pipe!r} is no enumerator of pipe",
+                       "program.orders")
+    return dict(d["pipes"])
+
+
+def _check_orders(src: Located, instr: ProgramInstruction, classes: dict[str, str], enumerators: set[str],
+                  issues: Issues) -> None:
+    """Every field of ``orders`` names a value of the instruction or an enumerator; a kind has the fields it needs."""
+    o = instr.orders
+    if o is None:
+        return
+    where = ("synchronisation", "instructions", instr.name, "orders")
+    need = {"signal": ("src", "dst", "event"), "wait": ("src", "dst", "event"), "barrier": ("pipe",),
+            "cross_signal": ("pipe", "event"), "cross_wait": ("pipe", "event"), "acquire": ("pipe", "event"),
+            "release": ("pipe", "event")}[o.kind]
+    for key in need:
+        if not getattr(o, key):
+            spelled = {"src": "from", "dst": "to"}.get(key, key)
+            issues.add(src, where, f"orders of kind {o.kind} needs {spelled}", "program.orders")
+    for key in ("src", "dst", "pipe", "event"):
+        value = getattr(o, key)
+        if value and value not in instr.values and value not in enumerators:
+            issues.add(src, where, f"{value!r} is neither a value of {instr.name} nor an enumerator", "program.orders")
+    if o.via == "classes" and not classes:
+        issues.add(src, where, "via: classes, but synchronisation has no classes", "program.orders")
+
+
 def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues,
                  enums: dict[str, tuple[str, ...]] | None = None, enumerators: set[str] | None = None,
                  profiles: set[str] | None = None, where: tuple = ()) -> ProgramInstruction:
@@ -313,7 +367,14 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
                                  tuple(r["evidence"]), tuple(r.get("profiles", ())), r.get("severity", "violation")))
     return ProgramInstruction(name, d["summary"], d["syntax"], tuple(values), dim_values, tuple(rules),
                               d.get("result"), operands, attributes, enums is not None, variadic,
-                              d.get("intrinsic", ""))
+                              d.get("intrinsic", ""), _orders(d.get("orders")))
+
+
+def _orders(d: dict[str, Any] | None) -> Orders | None:
+    if d is None:
+        return None
+    return Orders(d["kind"], d.get("from", ""), d.get("to", ""), d.get("pipe", ""), d.get("event", ""),
+                  d.get("via", "pipes"))
 
 
 _LOADED: list[tuple[Database, ProgramSpec]] = []  # the last database's program layer (one slot)
