@@ -123,6 +123,14 @@ def _kernel_options(p) -> None:
                    help="the kernel to run (default: the pto.entry function, or the one nothing calls)")
     p.add_argument("--blocks", type=int, default=1, help="number of blocks to run the kernel on (default 1)")
     p.add_argument("--cast", action="store_true", help="convert argument arrays to their pointer's element type")
+    p.add_argument("--hazards", action="store_true",
+                   help="also find synchronisation hazards while the reference runs: conflicting accesses (read "
+                   "after write, write after read, write after write) on pipes no flag, event or barrier orders, "
+                   "and flags set and never waited for (or the converse); exit status 1 when there are any "
+                   "(docs/hazards.md)")
+    p.add_argument("--intra-pipe", action="store_true",
+                   help="with --hazards, also report dependent instructions of one pipe without a barrier between "
+                   "them, on the pipes the profile does not order by itself (isa.yaml pipes: ordered_within)")
 
 
 def run_check(args) -> int:
@@ -199,15 +207,41 @@ def _summary(result) -> str:
             f"{s.instructions} database instruction(s) in {result.seconds:.3f} s ({rate:,.0f} statements/s)")
 
 
-def _simulate(db, program, args):
+def _detector(db, program, args):
+    """The race detector the run feeds (``--hazards``), or None."""
+    if args.intra_pipe and not args.hazards:
+        raise InvocationError("--intra-pipe goes with --hazards", rule="cli.args", where="--intra-pipe")
+    if not args.hazards:
+        return None
+    from ..program.api import choose_profile
+    from ..program.hazards.dynamic import HazardDetector
+
+    return HazardDetector(db, choose_profile(db, program, args.profile), args.intra_pipe)
+
+
+def _hazard_report(detector) -> bool:
+    """Print what the detector found; whether it found races or protocol errors (not for a kernel written for
+    the assembler's automatic synchronisation, which is said to be one)."""
+    if detector is None:
+        return False
+    report = detector.report()
+    if not report.auto_sync:
+        for line in report.lines():
+            print(line)
+    print(report.summary("reference run"))
+    return not report.auto_sync and not report.clean
+
+
+def _simulate(db, program, args, detector=None):
     """The reference run with a trace, then its replay on the simulator."""
     from ..program.api import choose_profile, run_program
     from ..program.cpusim import build_and_run
-    from ..program.trace import Recorder
+    from ..program.trace import Recorder, Tee
 
     recorder = Recorder(choose_profile(db, program, args.profile))
     result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast,
-                         tracer=recorder, strict=getattr(args, "strict", False))
+                         tracer=Tee(recorder, detector) if detector is not None else recorder,
+                         strict=getattr(args, "strict", False))
     sim = build_and_run(db, recorder.trace, args.pto_isa_root, args.cache_dir)
     if args.source:
         try:
@@ -247,11 +281,15 @@ def _run(args) -> int:
     db = database(args)
     program = read_program(args.program)
     out_path = Path(args.output or f"{Path(args.program).stem}-out.npz")
+    detector = _detector(db, program, args)
+    if detector is not None and args.kernels:
+        raise InvocationError("--hazards watches one kernel (a core's pipes); it does not go with --kernels",
+                              rule="cli.args", where="--hazards")
     if args.backend == "cpusim":
         if args.kernels:
             raise InvocationError("--kernels runs on the reference interpreter only", rule="cli.args",
                                   where="--kernels")
-        trace, _result, sim = _simulate(db, program, args)
+        trace, _result, sim = _simulate(db, program, args, detector)
         if sim.stopped:
             print(sim.stopped)
             if sim.log.strip():
@@ -271,7 +309,7 @@ def _run(args) -> int:
                                  strict=args.strict)
         else:
             result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks,
-                                 args.cast, args.max_steps, strict=args.strict)
+                                 args.cast, args.max_steps, strict=args.strict, tracer=detector)
         print(_summary(result))
         for line in result.finding_lines():
             print(f"finding: {line}")
@@ -280,7 +318,7 @@ def _run(args) -> int:
     for name, arr in outputs.items():
         print(f"{name}: {arr.shape} {arr.dtype}")
     print(f"wrote {out_path}")
-    return 0
+    return 1 if _hazard_report(detector) else 0
 
 
 def run_compare(args) -> int:
@@ -289,7 +327,8 @@ def run_compare(args) -> int:
 
     db = database(args)
     program = read_program(args.program)
-    trace, _result, sim = _simulate(db, program, args)
+    detector = _detector(db, program, args)
+    trace, _result, sim = _simulate(db, program, args, detector)
     comparison = compare(db, trace, sim)
     for line in report_lines(comparison):
         print(line)
@@ -298,4 +337,5 @@ def run_compare(args) -> int:
     if args.output and sim.buffers:
         _write(Path(args.output), _final(trace, sim))
         print(f"wrote {args.output} (the simulator's final buffers)")
-    return 0 if comparison.same else 1
+    hazards = _hazard_report(detector)
+    return 0 if comparison.same and not hazards else 1

@@ -43,7 +43,7 @@ def synchronise(w: Walker, op: Operation, name: str) -> None:
                         f"({', '.join(w.spec.enums[enum])})")
     w.program_rules(op, name, values)
     if w.tracer is not None:
-        w.tracer.synchronisation(op)
+        w.tracer.synchronisation(op, name, values)
     for result in op.results:  # event handles: opaque, nothing reads them in program order
         w.env[result] = UNKNOWN
 

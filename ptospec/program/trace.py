@@ -106,7 +106,7 @@ class Recorder:
             self.trace.buffers.append(buf)
             self.trace.initial.append(buf.array.copy())
 
-    def synchronisation(self, op: Operation) -> None:
+    def synchronisation(self, op: Operation, name: str = "", values: dict | None = None) -> None:
         self.trace.synchronisation += 1
 
     def block(self, index: int) -> None:
@@ -211,3 +211,30 @@ def place(trace: Trace, regions: dict[str, str], align: int) -> None:
         if s.parent is not None:
             s.addr = s.parent.addr + s.offset
 
+
+
+class Tee:
+    """Several ``walker.Tracer``s watching one run, told everything in the same order."""
+
+    def __init__(self, *tracers):
+        self.tracers = [t for t in tracers if t is not None]
+
+    def begin(self, buffers: dict[str, GlobalBuffer]) -> None:
+        for t in self.tracers:
+            t.begin(buffers)
+
+    def block(self, index: int) -> None:
+        for t in self.tracers:
+            t.block(index)
+
+    def alloc(self, op: Operation, tile: TileBuffer) -> None:
+        for t in self.tracers:
+            t.alloc(op, tile)
+
+    def instruction(self, step: Executed) -> None:
+        for t in self.tracers:
+            t.instruction(step)
+
+    def synchronisation(self, op: Operation, name: str = "", values: dict | None = None) -> None:
+        for t in self.tracers:
+            t.synchronisation(op, name, values)

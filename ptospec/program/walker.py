@@ -128,7 +128,8 @@ class Tracer(Protocol):
 
     def instruction(self, step: Executed) -> None: ...
 
-    def synchronisation(self, op: Operation) -> None: ...  # checked, not executed: no data semantics
+    # checked, not executed (no data semantics): ``name`` is the instruction, ``values`` its operand values
+    def synchronisation(self, op: Operation, name: str, values: dict) -> None: ...
 
 
 # Operations handled outside the walker (structure, views and tile buffers, synchronisation, pipes): each module
