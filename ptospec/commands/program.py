@@ -43,6 +43,14 @@ def register(sub) -> None:
                    help="the assembler's build level the program is meant for (ptoas --pto-level): level3 needs addr "
                    "on every alloc_tile, the others allow none (default: level3 when the module places tiles with "
                    "addr or tassign, else not checked)")
+    p.add_argument("--hazards", action="store_true",
+                   help="also check the synchronisation statically: conflicting accesses on pipes no flag, event "
+                   "or barrier orders on some path (a \"may\" finding where values known only at run time decide), "
+                   "and protocol errors (a set never waited for, a wait never satisfied, an event id set while in "
+                   "flight); exit status 1 when there are any (docs/hazards.md)")
+    p.add_argument("--intra-pipe", action="store_true",
+                   help="with --hazards, also report dependent instructions of one pipe without a barrier between "
+                   "them, on the pipes the profile does not order by itself")
     p.set_defaults(func=run_check)
 
     r = sub.add_parser(
@@ -140,7 +148,15 @@ def run_check(args) -> int:
     start = time.perf_counter()
     program = read_program(args.program)
     level = int(args.pto_level[-1]) if args.pto_level else None
-    result = check_program(db, program, args.profile, strict=args.strict, level=level)
+    if args.intra_pipe and not args.hazards:
+        raise InvocationError("--intra-pipe goes with --hazards", rule="cli.args", where="--intra-pipe")
+    collector = None
+    if args.hazards:
+        from ..program.api import choose_profile
+        from ..program.hazards.static import Collector
+
+        collector = Collector(db, choose_profile(db, program, args.profile))
+    result = check_program(db, program, args.profile, strict=args.strict, level=level, tracer=collector)
     seconds = time.perf_counter() - start
     for f in result.violations:
         print(f.one_line())
@@ -159,7 +175,17 @@ def run_check(args) -> int:
         listed = ", ".join(f"{name} x{count} (first at {s.first_unknown[name]})" for name, count in
                            sorted(s.unknown.items(), key=lambda kv: (-kv[1], kv[0])))
         print(f"{sum(s.unknown.values())} statement(s) whose instruction is not in the database: {listed}")
-    if result.violations or (args.strict and s.unknown):
+    hazards = False
+    if collector is not None:
+        from ..program.hazards.static import analyse
+
+        report = analyse(db, program, result.profile, collector, args.intra_pipe)
+        if not report.auto_sync:
+            for line in report.lines():
+                print(line)
+        print(report.summary("static check"))
+        hazards = not report.auto_sync and not report.clean
+    if result.violations or (args.strict and s.unknown) or hazards:
         return 1
     return 0
 

@@ -90,15 +90,17 @@ class CheckResult:
 
 
 def check_program(db: Database, program: Program, profile: str | None = None, strict: bool = False,
-                  level: int | None = None) -> CheckResult:
+                  level: int | None = None, tracer: Tracer | None = None) -> CheckResult:
     """Check every instruction of every function (loops and branches walked once, run-time values unknown) and
     the module's own rules (``module_checks``; ``level``: the assembler's --pto-level, None when not given);
-    ``strict``: findings (rules of severity finding) are violations."""
+    ``strict``: findings (rules of severity finding) are violations; ``tracer`` is told each synchronisation
+    instruction and each legal instruction (``Tracer.checked``)."""
     from .module_checks import check_module
 
     prof = choose_profile(db, program, profile)
     w = Walker(db, program, prof, check=True)
     w.strict = strict
+    w.tracer = tracer
     try:
         check_module(w, program, level)
     except ProgramError as exc:

@@ -131,6 +131,9 @@ class Tracer(Protocol):
     # checked, not executed (no data semantics): ``name`` is the instruction, ``values`` its operand values
     def synchronisation(self, op: Operation, name: str, values: dict) -> None: ...
 
+    # while checking (no run): a legal database instruction, its operands as far as they are known
+    def checked(self, op: Operation, line: ParsedLine, operands: dict, tiles: dict, buffers: dict) -> None: ...
+
 
 # Operations handled outside the walker (structure, views and tile buffers, synchronisation, pipes): each module
 # that handles some registers a table of them (``handlers`` does, for the whole dialect), so the walker imports
@@ -522,6 +525,8 @@ class Walker:
         self.stats.legal += 1
         if not self.checking:
             self.run_instruction(op, name, line, mode_spec, bound, report, label)
+        elif self.tracer is not None:  # the static hazard check: what the line touches, as far as known
+            self.tracer.checked(op, line, bound.operands, bound.tiles, bound.buffers)
 
     def bind_operands(self, op: Operation, line: ParsedLine) -> Bound:
         """The line's operands as the validator and the executor take them, from the values they name."""

@@ -110,10 +110,11 @@ class HazardDetector:
             if where is None:
                 continue
             touched.append((o.name, where, reads, writes, atomic and o.is_global))
+        touched.sort(key=lambda t: t[3])  # an instruction reads its inputs before it writes
         self.seq += 1
         seq = self.seq
         site_args = (ex.op.pos, ex.op.name, unit, self.core)
-        self.ordering.later(pipe, lambda: self._run(pipe, seq, site_args, touched))
+        self.ordering.later(pipe, lambda _o: self._run(pipe, seq, site_args, touched))
 
     # -- shadow memory --------------------------------------------------------------------------------
     def _where(self, ex: Executed, name: str):

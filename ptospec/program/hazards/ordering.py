@@ -61,8 +61,9 @@ class Resolver:
 class Ordering:
     """The happens-before relation of one run between the pipes of its cores."""
 
-    def __init__(self, pipes: Pipes, classes: dict[str, str], profile: str):
+    def __init__(self, pipes: Pipes, classes: dict[str, str], profile: str, cross_core: bool = False):
         self.resolve = Resolver(pipes, classes)
+        self.cross_core = cross_core  # pair cross-core signals and waits (the cores are both in view)
         self.ordered_units = {u.name for u in pipes.units.values() if profile in u.ordered_within}
         self.clocks: dict[PipeKey, Clock] = {}
         self.floor: dict[int, Clock] = defaultdict(Clock)  # per core: what a PIPE_ALL barrier made everyone see
@@ -70,7 +71,7 @@ class Ordering:
         self.flags: dict[tuple, deque] = defaultdict(deque)  # (core, src, dst, event) -> [(clock, pos)]
         self.tokens: dict[tuple, tuple] = {}  # (core, token) -> (clock of its release or None, holder, pos)
         self.blocked: dict[PipeKey, tuple] = {}  # pipe -> (flag key, pos of the wait)
-        self.queued: dict[PipeKey, list[Callable[[], None]]] = defaultdict(list)
+        self.queued: dict[PipeKey, list[Callable[[Ordering], None]]] = defaultdict(list)
         self.protocol: list[Protocol] = []
         self.explicit = 0  # intra-core ordering instructions met
         self.cross = 0  # cross-core signals and waits met (their peer is another core)
@@ -94,19 +95,70 @@ class Ordering:
             return not intra or a[1] in self.ordered_units or tick <= self.barrier_tick.get(a, 0)
         return self.clock(b).at(a) >= tick
 
-    def later(self, pipe: PipeKey, action: Callable[[], None]) -> None:
-        """Run ``action`` on ``pipe`` now, or after the wait that holds the pipe is satisfied."""
+    def later(self, pipe: PipeKey, action: Callable[[Ordering], None]) -> None:
+        """Run ``action(self)`` on ``pipe`` now, or after the wait that holds the pipe is satisfied."""
         if pipe in self.blocked:
             self.queued[pipe].append(action)
         else:
-            action()
+            action(self)
+
+    def copy(self) -> Ordering:
+        """An independent copy (a branch of the static check); queued actions take the ordering they run on."""
+        o = Ordering.__new__(Ordering)
+        o.__dict__.update(self.__dict__)
+        o.clocks = {k: c.copy() for k, c in self.clocks.items()}
+        o.floor = defaultdict(Clock, {k: c.copy() for k, c in self.floor.items()})
+        o.barrier_tick = dict(self.barrier_tick)
+        o.flags = defaultdict(deque, {k: deque(q) for k, q in self.flags.items()})
+        o.tokens = dict(self.tokens)
+        o.blocked = dict(self.blocked)
+        o.queued = defaultdict(list, {k: list(q) for k, q in self.queued.items()})
+        o.protocol = list(self.protocol)
+        return o
+
+    def merge(self, other: Ordering) -> None:
+        """After two branches: only what both order stays ordered; a pipe's own count is the larger (fresh
+        ticks stay fresh); flags and tokens in flight in either stay in flight."""
+        for pipe in set(self.clocks) | set(other.clocks):
+            a, b = self.clock(pipe), other.clock(pipe)
+            merged = Clock({k: min(a.at(k), b.at(k)) for k in set(a) | set(b)})
+            merged[pipe] = max(a.at(pipe), b.at(pipe))
+            self.clocks[pipe] = merged
+        for core in set(self.floor) | set(other.floor):
+            a, b = self.floor[core], other.floor[core]
+            self.floor[core] = Clock({k: min(a.at(k), b.at(k)) for k in set(a) | set(b)})
+        for pipe in set(self.barrier_tick) | set(other.barrier_tick):
+            self.barrier_tick[pipe] = min(self.barrier_tick.get(pipe, 0), other.barrier_tick.get(pipe, 0))
+        for key, queue in other.flags.items():
+            if len(queue) > len(self.flags[key]):
+                self.flags[key] = deque(queue)
+        for token, held in other.tokens.items():
+            self.tokens.setdefault(token, held)
+        for pipe, wait in other.blocked.items():
+            if pipe not in self.blocked:
+                self.blocked[pipe] = wait
+                self.queued[pipe] = list(other.queued.get(pipe, []))
+        seen = {(p.rule, p.pos) for p in self.protocol}
+        self.protocol += [p for p in other.protocol if (p.rule, p.pos) not in seen]
+        self.explicit = max(self.explicit, other.explicit)
+        self.cross = max(self.cross, other.cross)
 
     # -- synchronisation ------------------------------------------------------------------------------
     def apply(self, core: int, name: str, orders: Orders, values: dict, pos: SourcePos | None) -> None:
         r = self.resolve
         kind = orders.kind
         if kind in ("cross_signal", "cross_wait"):
-            self.cross += 1  # its peer runs on another core: ordered by the static check's section pairing
+            self.cross += 1
+            pipe = r.enumerator(orders, "pipe", values)
+            flag = event_number(values.get(orders.event, orders.event))
+            if not self.cross_core or pipe is None or flag is None:
+                return  # its peer runs on another core, not in view
+            key = ("cross", flag)
+            own = (core, r.unit(pipe))
+            if kind == "cross_signal":
+                self.later(own, lambda o: o._signal(key, own, name, pos))
+            else:
+                self.later(own, lambda o: o._wait(key, own, name, pos))
             return
         self.explicit += 1
         if kind in ("signal", "wait"):
@@ -116,24 +168,24 @@ class Ordering:
                 return
             key = (core, src, dst, event)
             if kind == "signal":
-                self.later((core, r.unit(src)), lambda: self._signal(key, (core, r.unit(src)), name, pos))
+                self.later((core, r.unit(src)), lambda o: o._signal(key, (core, r.unit(src)), name, pos))
             else:
-                self.later((core, r.unit(dst)), lambda: self._wait(key, (core, r.unit(dst)), name, pos))
+                self.later((core, r.unit(dst)), lambda o: o._wait(key, (core, r.unit(dst)), name, pos))
         elif kind == "barrier":
             pipe = r.enumerator(orders, "pipe", values)
             if pipe == ALL:
                 self._barrier_all(core, pos)
             elif pipe is not None:
                 key = (core, r.unit(pipe))
-                self.later(key, lambda: self.barrier_tick.__setitem__(key, self.clock(key).at(key)))
+                self.later(key, lambda o: o.barrier_tick.__setitem__(key, o.clock(key).at(key)))
         elif kind in ("acquire", "release"):
             pipe = r.enumerator(orders, "pipe", values)
             token = event_number(values.get(orders.event, orders.event))
             if pipe is None or token is None:
                 return
             key = (core, r.unit(pipe))
-            act = self._acquire if kind == "acquire" else self._release
-            self.later(key, lambda: act((core, token), key, name, pos))
+            act = Ordering._acquire if kind == "acquire" else Ordering._release
+            self.later(key, lambda o: act(o, (core, token), key, name, pos))
 
     def _signal(self, key: tuple, src: PipeKey, name: str, pos) -> None:
         pending = self.flags[key]
@@ -161,7 +213,7 @@ class Ordering:
             if pipe in self.blocked:  # blocked again by a queued wait: the rest waits too
                 self.queued[pipe].extend(queue[k:])
                 return
-            action()
+            action(self)
 
     def _barrier_all(self, core: int, pos) -> None:
         for pipe, (key, wpos) in list(self.blocked.items()):
@@ -205,7 +257,10 @@ class Ordering:
     # -- the end of the run ---------------------------------------------------------------------------
     def finish(self) -> list[Protocol]:
         out = list(self.protocol)
+        held = {pipe for pipe in self.blocked}
         for pipe, (key, pos) in self.blocked.items():
+            if key[0] not in ("token", "cross") and (key[0], self.resolve.unit(key[1])) in held:
+                continue  # its set is queued behind another hang: that one is the cause
             out.append(Protocol("hazard.unset-wait", pos, f"the wait for {_flag(key)} is never satisfied: no "
                                 f"{'release' if key[0] == 'token' else 'set'} of it follows in program order that "
                                 f"could run, so {pipe[1]} hangs"))
@@ -223,5 +278,7 @@ class Ordering:
 def _flag(key: tuple) -> str:
     if key[0] == "token":
         return f"buffer token {key[2]}"
+    if key[0] == "cross":
+        return f"cross-core flag {key[1]}"
     _core, src, dst, event = key
     return f"[{src}, {dst}, EVENT_ID{event}]"
