@@ -108,9 +108,9 @@ LABELS: dict[str, dict[str, str]] = {
     "form_ssa": {"en": "AS level 1 (SSA)", "zh": "AS 第 1 级（SSA）"},
     "form_dps": {"en": "AS level 2 (DPS)", "zh": "AS 第 2 级（DPS）"},
     "cpp": {"en": "C++ intrinsic", "zh": "C++ 内建函数"},
-    "pipe_line": {"en": "**Pipe**: {pipe} ({units}; source {source}). The race detector (`--hazards`) orders it "
+    "pipe_line": {"en": "**Pipe**: {pipe}: {units} (source {source}). The race detector (`--hazards`) orders it "
                         "against the other pipes only through synchronisation.",
-                  "zh": "**流水线**：{pipe}（{units}；来源 {source}）。竞争检测（`--hazards`）只通过同步指令确定它与"
+                  "zh": "**流水线**：{pipe}：{units}（来源 {source}）。竞争检测（`--hazards`）只通过同步指令确定它与"
                         "其他流水线之间的先后。"},
     "examples": {"en": "Examples", "zh": "示例"},
     "example_intro": {

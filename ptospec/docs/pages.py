@@ -245,8 +245,11 @@ def _pipe_line(db: Database, mode: Mode, lang: str) -> list[str]:
     pipes = db.isa.pipes
     if mode.pipe is None or pipes is None:
         return []
-    units = "; ".join(f"{code(u)}: {prose(text(pipes.units[u].text, lang))}" for u in mode.pipe.units
-                      if u in pipes.units)
+    known = [u for u in mode.pipe.units if u in pipes.units]
+    if len(known) == 1:
+        units = prose(text(pipes.units[known[0]].text, lang))
+    else:
+        units = "; ".join(f"{code(u)}: {prose(text(pipes.units[u].text, lang))}" for u in known)
     return [label("pipe_line", lang).format(pipe=code(mode.pipe.describe()), units=units,
                                             source=code(pipes.source)) + "\n"]
 
