@@ -42,7 +42,7 @@ from programs import _inputs
 from ptospec.errors import PtospecError
 from ptospec.loader import load_database
 from ptospec.program.api import check_program, run_program
-from ptospec.program.hazards.dynamic import HazardDetector, _root
+from ptospec.program.hazards.dynamic import HazardDetector, memory_of
 from ptospec.program.hazards.ordering import ALL, Resolver, event_number
 from ptospec.program.hazards.static import check_hazards
 from ptospec.program.spec import program_spec
@@ -131,7 +131,7 @@ class Oracle:
                 tile = ex.tiles[o.name]
                 while tile.window is not None:
                     tile = tile.window[0]
-                root, off = _root(tile.storage)
+                root, off = memory_of(tile.storage)
                 d = ex.operands[o.name]
                 idx = np.flatnonzero(valid_bytes(self.db.isa, d)) + off
                 mem = ("t", id(root))

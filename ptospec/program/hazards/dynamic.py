@@ -76,7 +76,7 @@ class HazardDetector:
     def alloc(self, op: Operation, tile: TileBuffer) -> None:
         if tile.storage is None:
             return
-        root, _ = _root(tile.storage)
+        root, _ = memory_of(tile.storage)
         if tile.place:
             self._labels.setdefault(id(root), f"{tile.place[0]} memory")
         else:
@@ -134,7 +134,7 @@ class HazardDetector:
             tile = tile.window[0]
         if tile.storage is None:
             return None
-        root, offset = _root(tile.storage)
+        root, offset = memory_of(tile.storage)
         desc = ex.operands[name] if isinstance(ex.operands.get(name), TileDesc) else tile.current()
         if desc.valid_row is None or desc.valid_col is None:
             desc = desc.with_(valid_row=desc.rows, valid_col=desc.cols)
@@ -231,7 +231,7 @@ class HazardDetector:
         return rep
 
 
-def _root(arr: np.ndarray) -> tuple[np.ndarray, int]:
+def memory_of(arr: np.ndarray) -> tuple[np.ndarray, int]:
     """The array owning ``arr``'s memory, and ``arr``'s byte offset in it."""
     root = arr
     while isinstance(root.base, np.ndarray):
