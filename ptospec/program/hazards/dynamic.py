@@ -71,7 +71,8 @@ class HazardDetector:
             self._labels[id(buf)] = f"global %{name}"
 
     def block(self, index: int) -> None:
-        self.core = index
+        self.core = index  # a core of its own: its on-chip memory is new, the old one's shadows go
+        self.shadows = {k: s for k, s in self.shadows.items() if s.unit == "elements"}
 
     def alloc(self, op: Operation, tile: TileBuffer) -> None:
         if tile.storage is None:
@@ -148,7 +149,7 @@ class HazardDetector:
     def _shadow(self, memory, label: str, unit: str, size: int) -> _Shadow:
         s = self.shadows.get(id(memory))
         if s is None:
-            s = self.shadows[id(memory)] = _Shadow(label, unit, np.full(size, -1, np.int64), {}, memory)
+            s = self.shadows[id(memory)] = _Shadow(label, unit, np.full(size, -1, np.int32), {}, memory)
         return s
 
     def _run(self, pipe: PipeKey, seq: int, site_args: tuple, touched: list) -> None:
@@ -173,7 +174,7 @@ class HazardDetector:
             if reads and not writes:
                 ids = shadow.readers.get(pipe)
                 if ids is None:
-                    ids = shadow.readers[pipe] = np.full(shadow.writer.size, -1, np.int64)
+                    ids = shadow.readers[pipe] = np.full(shadow.writer.size, -1, np.int32)
                 ids[idx] = aid
 
     def _against(self, shadow: _Shadow, ids: np.ndarray, idx: np.ndarray, me: _Access, kind: str) -> None:

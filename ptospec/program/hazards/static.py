@@ -135,8 +135,11 @@ class Collector:
 
 
 class _State:
+    """The ordering of one path through the program and the accesses that may still race."""
+
     def __init__(self, ordering: Ordering):
         self.ordering = ordering
+        ordering.owner = self  # a queued access runs on the state its ordering belongs to (copies included)
         self.live: list[_Access] = []
 
     def copy(self) -> _State:
@@ -221,7 +224,7 @@ class _Analysis:
         pipe = (self.core, unit)
         site_args = (ev.op.pos, ev.op.name, unit, self.core)
         uncertain, rnd = self.branch > 0, self.round
-        st.ordering.later(pipe, lambda o: self.access(st, o, pipe, site_args, touches, atomic, uncertain, rnd))
+        st.ordering.later(pipe, lambda o: self.access(o.owner, o, pipe, site_args, touches, atomic, uncertain, rnd))
 
     def access(self, st: _State, ordering: Ordering, pipe, site_args, touches, atomic, uncertain, rnd) -> None:
         tick = ordering.issue(pipe)
