@@ -77,6 +77,8 @@ def resolve(db: Database, op_name: str, mode: str | None, profile: str, operands
                 matches = [m for m in matches if _locations_fit(op, m, profile, operands)] or matches[:1]
             if len(matches) == 1:
                 return op, matches[0]
+            if not matches and operands:
+                raise InvocationError(_no_mode_fits(op, set(operands)), rule="invocation.mode")
         raise InvocationError(
             f"{op.name} has several modes ({', '.join(m.name for m in op.modes)}); choose one with --mode",
             rule="invocation.mode",
@@ -87,6 +89,22 @@ def resolve(db: Database, op_name: str, mode: str | None, profile: str, operands
         raise InvocationError(
             f"{op.name} has no mode {mode!r} (modes: {', '.join(m.name for m in op.modes)})", rule="invocation.mode"
         ) from None
+
+
+def _no_mode_fits(op: OpSpec, given: set[str]) -> str:
+    """Why no mode takes exactly the operands given: the unknown names, or what each mode that takes them all
+    still needs."""
+    known = {o.name for m in op.modes for o in m.operands}
+    unknown = sorted(given - known)
+    if unknown:
+        return (f"{op.name} has no operand {', '.join(unknown)} (its modes take: "
+                + "; ".join(f"{m.name}: {', '.join(o.name for o in m.operands)}" for m in op.modes) + ")")
+    needs = [(m.name, [o.name for o in m.operands if o.name not in given]) for m in op.modes
+             if given <= {o.name for o in m.operands}]
+    if not needs:
+        return (f"no mode of {op.name} takes all of {', '.join(sorted(given))} (modes: "
+                + "; ".join(f"{m.name}: {', '.join(o.name for o in m.operands)}" for m in op.modes) + ")")
+    return f"{op.name}: missing operand(s) " + " or ".join(f"{', '.join(miss)} (mode {mode})" for mode, miss in needs)
 
 
 def _locations_fit(op: OpSpec, mode: Mode, profile: str, operands) -> bool:

@@ -91,6 +91,16 @@ def test_ssa_functional_type_wraps_only_several_inputs(db):
         assert parse_line(db, line.replace("...", "vec, 16x16xf32")).op in ("tcolmin", "tmax")
 
 
+def test_boxed_layouts_are_named_as_the_messages_name_them(db):
+    """``layout=`` takes the storage orders the rules' messages say (NZ, ZN, ZZ, NN), in any case."""
+    for word, pair in (("nz", ("ColMajor", "RowMajor")), ("ZN", ("RowMajor", "ColMajor")),
+                       ("zz", ("RowMajor", "RowMajor")), ("nn", ("ColMajor", "ColMajor")), ("dn", ("ColMajor", "NoneBox"))):
+        desc = parse_descriptor(f"left,16x16xf16,layout={word}", db.isa)
+        assert (desc.blayout, desc.slayout) == pair, word
+    with pytest.raises(PtospecError, match=r"unknown layout 'qq'.*known: ND, DN, NZ"):
+        parse_descriptor("left,16x16xf16,layout=qq", db.isa)
+
+
 def test_dps_line_gives_the_validator_its_tiles(db):
     from ptospec.validator import validate
 

@@ -77,6 +77,11 @@ def test_a_run_ends_with_one_summary_line_unless_the_matrix_is_asked_for(tmp_pat
     cells = json.loads(report.read_text())["matrix"]
     passed = sum(c["passed"] for c in cells)
     assert f"{passed} passed, 0 failed, " in summary[0], (passed, summary[0])
+    # --pto-report alone writes the matrix and names the file; the terminal keeps its one summary line
+    code, out = _run("-k", "positive", f"--pto-report={report}")
+    assert code == 0, out
+    assert "PTO conformance matrix" not in out and f"wrote {report}" in out
+    assert len([line for line in out.splitlines() if line.startswith("PTO conformance (backend:")]) == 1
 
 
 def test_valid_divisors_keep_the_destinations_at_half_a_source_row(db):

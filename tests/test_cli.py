@@ -107,3 +107,17 @@ def test_broken_spec_dir_reports_file_line(capsys, tmp_path):
 def test_console_script_help():
     out = subprocess.run([sys.executable, "-m", "ptospec.cli", "check", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "--asm" in out.stdout
+
+
+def test_conformance_says_what_it_will_run_and_how_to_shorten_it(db):
+    from argparse import Namespace
+
+    from ptospec.commands.conformance import plan
+
+    args = Namespace(derived=32, property=False, keyword=None)
+    text = plan(db, sorted(db.ops), "cpusim", "cpu", args, Path("build/conformance/cpusim"))
+    assert f"all {len(db.ops)} ops" in text and "profile cpu" in text and "32 derived" in text
+    assert "--ops" in text and "--derived 0" in text and "-k EXPR" in text
+    short = plan(db, ["tadd"], "reference", None, Namespace(derived=0, property=False, keyword="positive"), Path("r"))
+    assert "1 op(s): tadd" in short and "fixed cases only" in short and "--profile P" in short
+    assert "--ops" not in short and "--derived 0" not in short

@@ -315,17 +315,55 @@ def test_differences_filter(browser: Browser, server: str) -> None:
     assert got["bugs"] and set(got["bugs"]) == {"simulator-bug"}
 
 
-def test_search_finds_op(browser: Browser, server: str, site: Path) -> None:
-    index = json.loads((site / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))
-    assert any("tcolmin" in doc["location"] for doc in index["docs"])
-    tab = visit(browser, server, "en/index.html?q=tcolmin")
+def first_result(html: str) -> str:
+    """The page (``ops/tadd.html``) of the first search result in a copied result list."""
+    found = re.search(r'href="([^"?#]+)', html)
+    return found.group(1).split(f"{PREFIX}/", 1)[-1].split("/", 1)[-1] if found else ""
+
+
+@pytest.mark.parametrize(("lang", "query", "page"), [("en", "tadd", "ops/tadd.html"),
+                                                      ("zh", "tmatmul", "ops/tmatmul.html")])
+def test_search_ranks_the_named_instruction_first(browser: Browser, server: str, site: Path, lang: str, query: str,
+                                                  page: str) -> None:
+    index = json.loads((site / lang / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert any(page in doc["location"] for doc in index["docs"])
+    tab = visit(browser, server, f"{lang}/index.html?q={query}")
     try:
         # the harness copies the search box's result list as it fills; give the search worker time
-        tab.wait_for("document.getElementById('results').innerHTML.indexOf('ops/tcolmin.html') >= 0", timeout=20)
+        tab.wait_for(f"document.getElementById('results').innerHTML.indexOf('{page}') >= 0", timeout=20)
         results = tab.evaluate("document.getElementById('results').innerHTML")
     finally:
         tab.close()
-    assert "ops/tcolmin.html" in results, "typing 'tcolmin' into the search box found no op page"
+    assert first_result(results) == page, f"typing {query!r} listed {first_result(results)!r} first"
+
+
+def test_search_from_disk(browser: Browser, site: Path) -> None:
+    """Opened from ``file://``: no Web Worker, no fetch; the search still answers (see WORKER_SHIM)."""
+    tab = browser.page((site / "en" / "ops" / "tload.html").as_uri() + "?q=tmatmul_acc")
+    try:
+        tab.wait_for("document.querySelector('.md-search-result__item > a')", timeout=20)
+        href = tab.evaluate("document.querySelector('.md-search-result__item > a').getAttribute('href')")
+    finally:
+        tab.close()
+    assert href.split("?")[0].endswith("/ops/tmatmul_acc.html"), href
+
+
+def test_nothing_loads_from_another_host(site: Path) -> None:
+    """No page, stylesheet or script of the site loads anything from the network (scripts, styles, frames,
+    fonts, images); links to other sites (``<a href>``) are fine. (The theme's script names hosts it would
+    load from only for features the site does not use, such as diagrams.)"""
+    loads = re.compile(r"<(?:script|link|iframe|img|source|embed|object)\b[^>]*?\b(?:src|href|data)=[\"']"
+                       r"(?:https?:)?//", re.I)
+    css = re.compile(r"(?:@import\s+|url\(\s*)[\"']?(?:https?:)?//", re.I)
+    found = []
+    for path in sorted(site.rglob("*")):
+        if path.suffix == ".html":
+            html = path.read_text(encoding="utf-8")
+            found += [f"{path.relative_to(site)}: {m.group(0)}" for m in loads.finditer(html)]
+            found += [f"{path.relative_to(site)}: {m.group(0)}" for m in css.finditer(html)]
+        elif path.suffix == ".css":
+            found += [f"{path.relative_to(site)}: {m.group(0)}" for m in css.finditer(path.read_text(encoding="utf-8"))]
+    assert not found, found[:10]
 
 
 def test_opens_from_disk(browser: Browser, site: Path) -> None:

@@ -213,6 +213,11 @@ def test_unknown_names_are_clear(db, tiles):
         validate(db, "tcolmin", None, "a9", {})
     with pytest.raises(InvocationError, match="several modes"):
         validate(db, "tcolargmax", None, "a2a3", {})
+    # operands that fit no mode exactly: the missing ones are named, per mode
+    with pytest.raises(InvocationError, match=r"missing operand\(s\) tmp \(mode index\) or dstVal, tmp"):
+        validate(db, "tcolargmax", None, "a2a3", tiles(src="vec,16x16xf32", dstIdx="vec,1x16xi32"))
+    with pytest.raises(InvocationError, match="has no operand dst"):
+        validate(db, "tcolargmax", None, "a2a3", tiles(src="vec,16x16xf32", dst="vec,1x16xi32"))
     report = validate(db, "tcolmin", None, "a2a3", tiles(src="vec,16x16xf32"))
     assert report.rule_ids == {"invocation.missing-operand"}
 

@@ -147,13 +147,7 @@ def _keyword_fields(keywords: dict[str, str], fields: dict, isa: Isa, raw: str) 
         fields["valid_row"] = None if vr == "?" else count(vr, "valid rows", raw)
         fields["valid_col"] = None if vc == "?" else count(vc, "valid cols", raw)
     if "layout" in keywords:
-        name = keywords.pop("layout").upper()
-        if name not in isa.layouts:
-            raise TileError(
-                f"unknown layout {name!r} in {raw!r} (known: {', '.join(isa.layouts)})", rule="tile.syntax"
-            )
-        fields["blayout"] = isa.layouts[name].blayout
-        fields["slayout"] = isa.layouts[name].slayout
+        fields["blayout"], fields["slayout"] = layout_pair(isa, keywords.pop("layout"), raw)
     if "blayout" in keywords:
         fields["blayout"] = enumerator(isa.blayouts, keywords.pop("blayout"), "blayout", raw)
     if "slayout" in keywords:
@@ -165,6 +159,18 @@ def _keyword_fields(keywords: dict[str, str], fields: dict, isa: Isa, raw: str) 
         fields["pad"] = enumerator(isa.pad_values, keywords.pop("pad"), "pad value", raw)
     if keywords:
         raise TileError(f"unknown parameter(s) {', '.join(sorted(keywords))} in {raw!r}", rule="tile.syntax")
+
+
+def layout_pair(isa: Isa, spelled: str, raw: str) -> tuple[str, str]:
+    """(blayout, slayout) a ``layout=`` word names, in any case: a tile layout of the ISA (ND, DN) or the
+    upstream name of a boxed storage order (NZ, ZN, ZZ, NN: ``tile_storage`` in specs/isa.yaml)."""
+    pairs = {name.upper(): (lay.blayout, lay.slayout) for name, lay in isa.layouts.items()}
+    if isa.tile_storage is not None:
+        for pair, name in isa.tile_storage.names.items():
+            pairs.setdefault(name.upper(), pair)
+    if spelled.upper() not in pairs:
+        raise TileError(f"unknown layout {spelled!r} in {raw!r} (known: {', '.join(pairs)})", rule="tile.syntax")
+    return pairs[spelled.upper()]
 
 
 def parse_type(text: str, isa: Isa) -> TileDesc | ScalarDesc:

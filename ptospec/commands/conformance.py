@@ -218,6 +218,26 @@ def _progress_stream() -> TextIO:
         return sys.stderr
 
 
+def plan(db, ops: list[str], backend: str, profile: str | None, args, report_dir: Path) -> str:
+    """What the run will do and how to make it shorter, printed before it starts."""
+    which = f"all {len(ops)} ops" if len(ops) == len(db.ops) else f"{len(ops)} op(s): {', '.join(ops[:8])}" + (
+        " ..." if len(ops) > 8 else "")
+    where = f"profile {profile}" if profile else "every profile"
+    cases = (f"each fixed positive case with {args.derived} derived case(s)" if args.derived
+             else "the fixed cases only")
+    extra = ", and the property tests" if args.property else ""
+    shorter = [f"--ops {ops[0]} (fewer ops)"] if len(ops) > 1 else []
+    if args.derived:
+        shorter.append("--derived 0 (fixed cases only)")
+    if not args.keyword:
+        shorter.append("-k EXPR (a pytest selection, e.g. -k positive)")
+    if not profile:
+        shorter.append("--profile P (one profile)")
+    hint = f"\nptospec conformance: shorter: {', '.join(shorter)}" if shorter else ""
+    return (f"ptospec conformance: {backend} backend, {where}, {which}, {cases}{extra}; a counter follows, the "
+            f"report goes to {report_dir}{hint}")
+
+
 def _shared_database(db):
     """A plugin handing the command's database to the session before the ptospec plugin's own configure asks
     for it (to check --pto-profile), so that it is loaded once."""
@@ -302,6 +322,7 @@ def run(args) -> int:
     if not any(ep.name == "ptospec" for ep in entry_points(group="pytest11")):
         pytest_args += ["-p", "ptospec.conformance.plugin"]
 
+    print(plan(db, ops, backend, profile, args, report_dir), file=sys.stderr)
     stream = _progress_stream()
     progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1, db)
     start = time.perf_counter()

@@ -3,8 +3,8 @@
     pytest generated_tests --pto-backend=NAME|module:Class|file.py:Class --pto-profile=P --pto-report=out.json
     [--pto-matrix]
 
-After the run it prints one summary line, or with ``--pto-matrix`` (or ``--pto-report``) the
-op x dtype x profile pass/fail/skip matrix.  With pytest-xdist (``-n N``) the controller counts the
+After the run it prints one summary line, or with ``--pto-matrix`` the op x dtype x profile
+pass/fail/skip matrix; ``--pto-report`` writes the matrix as JSON and names the file.  With pytest-xdist (``-n N``) the controller counts the
 reports of every worker, so the line, the matrix and the report cover the whole run.
 
 Registered as the ``ptospec`` entry point in group ``pytest11``; it only acts on tests that use
@@ -72,7 +72,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="backend: 'reference' (default), an installed backend name, module:Class or file.py:Class")
     group.addoption("--pto-profile", default=None, help="only run cases of this profile (cpu, a2a3, a5)")
     group.addoption("--pto-report", default=None, metavar="PATH",
-                    help="write the pass/fail/skip matrix as JSON (and print it)")
+                    help="write the pass/fail/skip matrix as JSON (--pto-matrix also prints it)")
     group.addoption("--pto-matrix", action="store_true", default=False,
                     help="print the op x dtype x profile pass/fail/skip matrix (default: one summary line)")
     group.addoption("--pto-specs", default=None, metavar="DIR", help="spec database (default: found from the tests)")
@@ -267,7 +267,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     backend = config.getoption("--pto-backend")
     path = config.getoption("--pto-report")
-    if config.getoption("--pto-matrix") or path:
+    if config.getoption("--pto-matrix"):
         terminalreporter.section(f"PTO conformance matrix (backend: {backend})")
         for line in matrix.lines():
             terminalreporter.write_line(line)

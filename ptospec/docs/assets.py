@@ -95,6 +95,86 @@ JS = f"""// {GENERATED}
 }})();
 """
 
+# Search, wrapped around the theme's search worker (loaded before the theme's bundle: ``extra.polyfills``):
+# - ranking: the page titled exactly as the query (an instruction's name) is moved to the top of the results;
+#   the theme ranks prefix matches by rarity, so "tadd" would list TADDDEQRELU first;
+# - from disk: a page opened from ``file://`` may not start a Web Worker, so there the worker script runs in a
+#   hidden same-origin frame and messages pass as events; the theme then reads the index from
+#   ``search/search_index.js`` (written by ``build_html``).
+WORKER_SHIM = f"""// {GENERATED}
+(function () {{
+  var Native = window.Worker;
+  if (!Native) return;
+  var QUERY = 2, RESULT = 3;
+  function plain(html) {{ return String(html || "").replace(/<[^>]*>/g, "").trim().toLowerCase(); }}
+  function named(group, query) {{
+    return group.some(function (doc) {{ return doc.location.indexOf("#") < 0 && plain(doc.title) === query; }});
+  }}
+  function rank(data, query) {{
+    if (!data || data.type !== RESULT || !data.data || !data.data.items || !query) return data;
+    var items = data.data.items, first = items.filter(function (g) {{ return named(g, query); }});
+    if (!first.length) return data;
+    data.data.items = first.concat(items.filter(function (g) {{ return first.indexOf(g) < 0; }}));
+    return data;
+  }}
+  function load(doc, src) {{
+    return new Promise(function (resolve, reject) {{
+      var script = doc.createElement("script");
+      script.src = src;
+      script.onload = resolve;
+      script.onerror = reject;
+      (doc.head || doc.documentElement).appendChild(script);
+    }});
+  }}
+  // The worker script in a hidden frame of this page's origin: post(data) sends to it, receive(data) hears it.
+  function framed(url, receive) {{
+    var frame = document.createElement("iframe"), pending = [], started = false;
+    frame.setAttribute("aria-hidden", "true");
+    frame.style.display = "none";
+    document.documentElement.appendChild(frame);
+    var scope = frame.contentWindow, base = new URL(url, window.location.href).href;
+    scope.postMessage = function (data) {{ setTimeout(function () {{ receive(data); }}, 0); }};
+    scope.importScripts = function () {{
+      return Array.prototype.reduce.call(arguments, function (done, src) {{
+        return done.then(function () {{ return load(scope.document, new URL(src, base).href); }});
+      }}, Promise.resolve());
+    }};
+    function send(data) {{ scope.dispatchEvent(new scope.MessageEvent("message", {{ data: data }})); }}
+    load(scope.document, base).then(function () {{ started = true; pending.splice(0).forEach(send); }});
+    return {{ post: function (data) {{ if (started) send(data); else pending.push(data); }},
+             stop: function () {{ frame.remove(); }} }};
+  }}
+  function native(url, receive) {{
+    var worker = new Native(url);
+    worker.addEventListener("message", function (event) {{ receive(event.data); }});
+    return {{ post: function (data) {{ worker.postMessage(data); }}, stop: function () {{ worker.terminate(); }} }};
+  }}
+  function SearchWorker(url) {{
+    var self = this;
+    this.listeners = [];
+    this.onmessage = null;
+    this.query = "";
+    var open = window.location.protocol === "file:" ? framed : native;
+    this.inner = open(url, function (data) {{ self.deliver(rank(data, self.query)); }});
+  }}
+  SearchWorker.prototype.postMessage = function (data) {{
+    if (data && data.type === QUERY) this.query = plain(data.data);
+    this.inner.post(data);
+  }};
+  SearchWorker.prototype.deliver = function (data) {{
+    var event = new MessageEvent("message", {{ data: data }});
+    if (this.onmessage) this.onmessage(event);
+    this.listeners.forEach(function (fn) {{ fn(event); }});
+  }};
+  SearchWorker.prototype.addEventListener = function (type, fn) {{ if (type === "message") this.listeners.push(fn); }};
+  SearchWorker.prototype.removeEventListener = function (type, fn) {{
+    this.listeners = this.listeners.filter(function (x) {{ return x !== fn; }});
+  }};
+  SearchWorker.prototype.terminate = function () {{ this.inner.stop(); }};
+  window.Worker = SearchWorker;
+}})();
+"""
+
 # Theme overrides (Jinja, read by mkdocs-material through ``custom_dir``).
 # The language switch links to the same page in the other language (both builds have the same pages).
 ALTERNATE = """{#- """ + GENERATED + """ -#}

@@ -22,7 +22,7 @@ from ..errors import PtospecError
 from ..model import Database
 from ..outputs import output_lock, remove, remove_temporaries, target, write_atomic
 from ..workers import ignore_interrupts
-from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, root_index
+from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, WORKER_SHIM, root_index
 from .indexes import differences_page, family_page, home_page, kind_page, matrix_page
 from .labels import LANG_NAMES, LANGS, label, text
 from .markdown import GENERATED
@@ -94,10 +94,13 @@ def mkdocs_config(db: Database, lang: str) -> str:
                            "upstream_label": label("upstream", lang), "repository": upstream.get("repository", ""),
                            "commit": upstream.get("commit", ""), "built_label": label("built", lang)},
             "build_date": "",  # set at build time (see build_info), so generated files stay stable
+            # before the theme's bundle: search from a page opened from disk, ranking (see WORKER_SHIM)
+            "polyfills": ["assets/worker-shim.js"],
         },
         "extra_css": ["assets/ptospec.css"],
         "extra_javascript": ["assets/ptospec.js"],
-        "plugins": [{"search": {"lang": ["en"]}}, "offline"],
+        # "_" and "." separate words too: "tmatmul_acc" and "pto.tadd" are found by their parts
+        "plugins": [{"search": {"lang": ["en"], "separator": r"[\s\-_.]+"}}],
         "markdown_extensions": ["tables", "admonition", "attr_list", "md_in_html", "pymdownx.details",
                                 {"toc": {"permalink": True, "permalink_title": label("permalink", lang)}},
                                 {"pymdownx.highlight": {"use_pygments": True}}, "pymdownx.superfences"],
@@ -120,6 +123,7 @@ def generate(db: Database) -> dict[str, str]:
         files[f"{lang}/mkdocs.yml"] = mkdocs_config(db, lang)
         files[f"docs/{lang}/assets/ptospec.css"] = CSS
         files[f"docs/{lang}/assets/ptospec.js"] = JS
+        files[f"docs/{lang}/assets/worker-shim.js"] = WORKER_SHIM
         files[f"docs/{lang}/index.md"] = home_page(db, lang)
         files[f"docs/{lang}/matrix.md"] = matrix_page(db, lang)
         files[f"docs/{lang}/differences.md"] = differences_page(db, lang)
@@ -238,6 +242,7 @@ def _build_language(job: tuple[str, str, str, str, str]) -> str | None:
         config = load_config(config_file=config_file, **overrides)
         config["extra"]["build_date"] = date
         build(config)
+        inline_search_index(Path(out) / "search")
         return None
     except MkDocsException as exc:
         return "\n".join([*collect.lines, str(exc)])
@@ -341,3 +346,12 @@ def _build_into(site: Path, out: Path, site_url: str, date: str) -> None:
     files, _ = _files_under(out)
     (out / MANIFEST).write_text(f"# {GENERATED}: the files of this build (ptospec replaces only these)\n"
                                 + "".join(f"{f}\n" for f in files), encoding="utf-8")
+
+
+def inline_search_index(folder: Path) -> None:
+    """``search/search_index.js`` beside the JSON index: a page opened from disk cannot fetch the JSON, so
+    the theme loads this script instead (``var __index = ...``)."""
+    index = folder / "search_index.json"
+    if index.is_file():
+        (folder / "search_index.js").write_text("var __index = " + index.read_text(encoding="utf-8"),
+                                               encoding="utf-8")
