@@ -94,7 +94,8 @@ def test_ssa_functional_type_wraps_only_several_inputs(db):
 def test_boxed_layouts_are_named_as_the_messages_name_them(db):
     """``layout=`` takes the storage orders the rules' messages say (NZ, ZN, ZZ, NN), in any case."""
     for word, pair in (("nz", ("ColMajor", "RowMajor")), ("ZN", ("RowMajor", "ColMajor")),
-                       ("zz", ("RowMajor", "RowMajor")), ("nn", ("ColMajor", "ColMajor")), ("dn", ("ColMajor", "NoneBox"))):
+                       ("zz", ("RowMajor", "RowMajor")), ("nn", ("ColMajor", "ColMajor")),
+                       ("dn", ("ColMajor", "NoneBox"))):
         desc = parse_descriptor(f"left,16x16xf16,layout={word}", db.isa)
         assert (desc.blayout, desc.slayout) == pair, word
     with pytest.raises(PtospecError, match=r"unknown layout 'qq'.*known: ND, DN, NZ"):

@@ -11,8 +11,8 @@ def register(sub) -> None:
         "check", help="validate an invocation (assembly line or tile descriptors) on a profile",
         description="Validate one invocation. Give either an assembly line (any of the three forms) with --asm, "
         "or an op name with one --tile NAME=DESCRIPTOR per operand. A descriptor is the inside of a "
-        "!pto.tile_buf<...> type, e.g. vec,16x256xf32,valid=16x255,layout=nd (layouts: nd, dn, and for boxed tiles nz, zn, zz, nn; a bare "
-        "dtype is a scalar). "
+        "!pto.tile_buf<...> type, e.g. vec,16x256xf32,valid=16x255,layout=nd (layouts: nd, dn, and for "
+        "boxed tiles nz, zn, zz, nn; a bare dtype is a scalar). "
         "Exit 0: legal; 1: illegal (every violation printed with its rule id); 2: bad input.",
         epilog="examples:\n  ptospec check tcolmin --profile a2a3 --tile src=vec,16x16xf32 --tile dst=vec,1x16xf32\n"
         "  ptospec check --profile a5 --asm 'pto.tcolmin ins(%s : !pto.tile_buf<vec, 16x16xf16>) "
