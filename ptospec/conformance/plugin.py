@@ -5,7 +5,8 @@
 
 After the run it prints one summary line, or with ``--pto-matrix`` the op x dtype x profile
 pass/fail/skip matrix; ``--pto-report`` writes the matrix as JSON and names the file.  With pytest-xdist
-(``-n N``) the controller counts the reports of every worker, so the line, the matrix and the report cover the whole run.
+(``-n N``) the controller counts the reports of every worker, so the line, the matrix and the report
+cover the whole run.
 
 Registered as the ``ptospec`` entry point in group ``pytest11``; it only acts on tests that use
 the ``pto_runner`` fixture (the generated modules), so it is inert in other projects.
