@@ -597,6 +597,7 @@ class Isa:
     global_layouts: dict[str, GlobalLayout] = field(default_factory=dict)
     global_rules: tuple[Rule, ...] = ()
     pad_fill: dict[str, Node] = field(default_factory=dict)  # PadValue -> value expression over T
+    numerics_values: dict[str, Text] = field(default_factory=dict)  # numerics field value -> its name on the pages
     upstream: dict[str, str] = field(default_factory=dict)  # repository, commit the source refs point into
     tile_storage: TileStorage | None = None  # element placement in tile storage
     unimplemented_pages: tuple[UnimplementedPage, ...] = ()

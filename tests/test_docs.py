@@ -38,7 +38,8 @@ def files(db) -> dict[str, str]:
 def test_argmax_statement() -> None:
     stmt = parse_statement("dstIdx[0, j] = argmax(i < R: src[i, j]) for j < C")
     assert statement_latex(stmt) == (
-        r"\mathrm{dstIdx}_{0,j} = \operatorname*{argmax}_{0 \le i < R} \mathrm{src}_{i,j}, \quad 0 \le j < C"
+        r"\begin{array}{l} \mathrm{dstIdx}_{0,j} = \operatorname*{argmax}_{0 \le i < R} \mathrm{src}_{i,j} \\ "
+        r"\quad 0 \le j < C \end{array}"
     )
 
 
@@ -66,7 +67,20 @@ def test_guarded_statement() -> None:
     from dataclasses import replace
 
     guarded = replace(stmt, when=parse_expr("R > 0"), when_text="R > 0")
-    assert statement_latex(guarded).endswith(r"\quad \text{if } R > 0")
+    assert statement_latex(guarded).endswith(r"\\ \quad \text{if}\ R > 0 \end{array}")
+
+
+def test_long_statements_break_into_lines() -> None:
+    """Ranges, guards and filters go on lines of their own; a guard of several conjuncts one per line; a chain
+    of choices is one brace; a choice inside the target's subscript gets a name and a line of its own."""
+    stmt = parse_statement("dst[0, select(a == 1, i, select(a == 2, i - 1, 0))] = src[0, i] for i < C")
+    from dataclasses import replace
+
+    guarded = replace(stmt, when=parse_expr("x == 1 and y == 2 and z == 3"), when_text="")
+    latex = statement_latex(guarded)
+    assert latex.startswith(r"\begin{array}{l} \mathrm{dst}_{0,k} = \mathrm{src}_{0,i} \\ \quad k = \begin{cases}")
+    assert latex.count(r"\begin{cases}") == 1 and latex.count(r"\text{otherwise}") == 1
+    assert r"\text{if}\ x = 1 \land \\ \qquad y = 2 \land \\ \qquad z = 3 \end{array}" in latex
 
 
 def test_every_statement_and_check_renders_to_mathml(db) -> None:

@@ -21,7 +21,20 @@ math {{ font-family: {MATH_FONTS}; }}
 .ptospec-math math {{ font-size: 1.15em; }}
 .md-typeset td math {{ font-size: 1.05em; }}
 .md-typeset table:not([class]) {{ font-size: 0.7rem; }}
-.md-typeset table:not([class]) td:nth-child(-n+2) code {{ white-space: nowrap; word-break: keep-all; }}
+.md-typeset table:not([class]) td:nth-child(1) code {{ white-space: nowrap; word-break: keep-all; }}
+mtd {{ text-align: left; }}
+.md-typeset .ptospec-scope {{ font-size: 0.6rem; color: var(--md-default-fg-color--light); }}
+.md-typeset .ptospec-msg {{ display: inline-block; margin-top: 0.3em; color: var(--md-default-fg-color--light);
+  min-width: 16em; }}
+/* narrow screens: a rule table's cells stack, one rule after another */
+@media screen and (max-width: 44.9375em) {{
+  .md-typeset table:has(.ptospec-msg) thead {{ display: none; }}
+  .md-typeset table:has(.ptospec-msg), .md-typeset table:has(.ptospec-msg) tbody,
+  .md-typeset table:has(.ptospec-msg) tr, .md-typeset table:has(.ptospec-msg) td {{ display: block; }}
+  .md-typeset table:has(.ptospec-msg) td {{ border-top: none; padding-top: 0.3em; padding-bottom: 0.3em; }}
+  .md-typeset table:has(.ptospec-msg) tr {{ border-top: 1px solid var(--md-typeset-table-color); padding: 0.4em 0; }}
+  .md-typeset .ptospec-msg {{ min-width: 0; }}
+}}
 .md-typeset details.ptospec-diff > summary {{ font-weight: 600; }}
 .md-typeset details.ptospec-diff .pd-meta {{ font-size: 0.65rem; color: var(--md-default-fg-color--light); }}
 .ptospec-filter {{ display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 1em 0;
@@ -208,7 +221,7 @@ COPYRIGHT = """{#- """ + GENERATED + """ -#}
 
 # The mkdocs hook that turns the pages' maths placeholders into MathML (see ptospec.docs.mathml).
 HOOK = f"""# {GENERATED}
-from ptospec.docs.mathml import on_post_page  # noqa: F401
+from ptospec.docs.hooks import on_config, on_post_page  # noqa: F401
 """
 
 

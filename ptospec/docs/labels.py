@@ -8,6 +8,13 @@ LANG_NAMES = {"en": "English", "zh": "中文"}
 LABELS: dict[str, dict[str, str]] = {
     "site_title": {"en": "PTO tile ISA reference", "zh": "PTO Tile 指令集参考"},
     "home": {"en": "Overview", "zh": "概览"},
+    # the words inside formulas (ptospec.expr.latex.WORDS; {} stands for a value)
+    "math_otherwise": {"en": "otherwise", "zh": "其他情况"},
+    "math_if": {"en": "if", "zh": "当"},
+    "math_where": {"en": "where", "zh": "仅当"},
+    "math_first_wins": {"en": "(first write in index order wins)", "zh": "（按下标顺序，首次写入生效）"},
+    "math_last_wins": {"en": "(last write in index order wins)", "zh": "（按下标顺序，最后一次写入生效）"},
+    "math_combined": {"en": "(combined by {}, in index order)", "zh": "（按下标顺序以 {} 合并）"},
     "home_intro": {
         "en": "Every page of this site is generated from the ptospec spec database: the same YAML the "
               "validator, the NumPy reference executor and the conformance suites use.",
@@ -98,6 +105,10 @@ LABELS: dict[str, dict[str, str]] = {
     "static_checks": {"en": "Static checks", "zh": "静态检查"},
     "runtime_checks": {"en": "Runtime checks", "zh": "运行时检查"},
     "check": {"en": "Check", "zh": "检查"},
+    "rule_scope": {"en": "Rule (all profiles and modes unless limited)",
+                   "zh": "规则（未注明限制时适用于所有 profile 与模式）"},
+    "check_message": {"en": "Check, and the message when it fails", "zh": "检查条件，及其不成立时的说明"},
+    "allowed_message": {"en": "Allowed, and the message otherwise", "zh": "允许的取值，及其他取值时的说明"},
     "when": {"en": "only when", "zh": "仅当"},
     "where": {"en": "where", "zh": "其中"},
     "tmp": {"en": "Scratch (tmp) tiles", "zh": "临时（tmp）Tile"},

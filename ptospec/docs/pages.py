@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import attrs
 from ..asm.forms import FORMS, print_template
 from ..expr.ast import Attr, walk
-from ..expr.latex import binding_latex, statement_latex, to_latex
+from ..expr.latex import binding_latex, condition_latex, statement_latex, to_latex
 from ..expr.parser import parse_expr
 from ..model import Database, DTypeTable, Mode, OpSpec, Rule
 from . import worked
@@ -117,41 +117,47 @@ def _scope(rule: Rule, db: Database, op: OpSpec) -> tuple[str, str]:
 
 
 def _check_cell(rule: Rule, lang: str) -> str:
-    parts = [_math(to_latex(rule.check))] if rule.check is not None else []
+    """The check, its definitions and its guard, each on a line of its own (long conditions broken too)."""
+    parts = [_math(condition_latex(rule.check))] if rule.check is not None else []
     if rule.let:
         defs = ", ".join(_math(binding_latex(n, node)) for n, node, _ in rule.let)
         parts.append(f"{label('where', lang)} {defs}")
     if rule.when is not None:
-        parts.append(f"{label('when', lang)} {_math(to_latex(rule.when))}")
-    return "; ".join(parts)
+        parts.append(f"{label('when', lang)} {_math(condition_latex(rule.when))}")
+    return "<br>".join(parts)
+
+
+def _rule_cell(rule: Rule, db: Database, op: OpSpec, lang: str) -> str:
+    """The rule's id, with the profiles and modes it is limited to (if any) below it."""
+    profiles, modes = _scope(rule, db, op)
+    scope = [f"{label('profiles', lang)}: {profiles}"] if profiles else []
+    scope += [f"{label('modes', lang)}: {modes}"] if modes else []
+    return code(rule.id) + "".join(f'<br><span class="ptospec-scope">{x}</span>' for x in scope)
+
+
+def _under(cell: str, rule: Rule, lang: str) -> str:
+    """A rule's condition with its message on a line below it: the column keeps the formula's width and the
+    message wraps under it."""
+    return f'{cell}<br><span class="ptospec-msg">{prose(text(rule.message, lang))}</span>'
 
 
 def _rules_sections(db: Database, op: OpSpec, lang: str) -> list[str]:
     out: list[str] = []
-    every = label("all_modes", lang)
     placement = [r for r in op.rules if r.kind in ("loc", "layout")]
     if placement:
         out.append(f"## {label('layout_rules', lang)}\n")
-        rows = []
-        for r in placement:
-            profiles, modes = _scope(r, db, op)
-            rows.append([code(r.id), ", ".join(code(o) for o in r.operands), ", ".join(code(a) for a in r.allow),
-                         profiles or every, modes or every, prose(text(r.message, lang))])
-        out.append(table([label("rule", lang), label("operands", lang), label("allowed", lang),
-                          label("profiles", lang), label("modes", lang), label("message", lang)], rows))
+        rows = [[_rule_cell(r, db, op, lang), ", ".join(code(o) for o in r.operands),
+                 _under(", ".join(code(a) for a in r.allow), r, lang)] for r in placement]
+        out.append(table([label("rule_scope", lang), label("operands", lang), label("allowed_message", lang)],
+                         rows))
     checks = [r for r in op.rules if r.kind == "check"]
     for phase, key in (("static", "static_checks"), ("runtime", "runtime_checks")):
         chosen = [r for r in checks if r.phase == phase]
         if not chosen:
             continue
         out.append(f"## {label(key, lang)}\n")
-        rows = []
-        for r in chosen:
-            profiles, modes = _scope(r, db, op)
-            rows.append([code(r.id), prose(text(r.message, lang)), _check_cell(r, lang), profiles or every,
-                         modes or every])
-        out.append(table([label("rule", lang), label("message", lang), label("check", lang),
-                          label("profiles", lang), label("modes", lang)], rows))
+        rows = [[_rule_cell(r, db, op, lang), _under(_check_cell(r, lang), r, lang)] for r in chosen]
+        out.append(table([label("rule_scope", lang), label("check_message", lang)], rows))
     return out
 
 
@@ -417,10 +423,13 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
     out += _tmp_section(db, op, lang)
     n = op.numerics
     out.append(f"## {label('numerics', lang)}\n")
-    rows = [[label("nan", lang), code(n.nan)], [label("signed_zero", lang), code(n.signed_zero)],
-            [label("ties", lang), code(n.ties)], [label("overflow", lang), code(n.overflow)]]
-    rows += [[label(name, lang), code(value)] for name, value in (("division_by_zero", n.division_by_zero),
-                                                                  ("shift_out_of_range", n.shift_out_of_range))
+    def named(value: str) -> str:  # a numerics value by its name on the pages (numerics_values in isa.yaml)
+        return prose(text(db.isa.numerics_values[value], lang)) if value in db.isa.numerics_values else code(value)
+
+    rows = [[label("nan", lang), named(n.nan)], [label("signed_zero", lang), named(n.signed_zero)],
+            [label("ties", lang), named(n.ties)], [label("overflow", lang), named(n.overflow)]]
+    rows += [[label(name, lang), named(value)] for name, value in (("division_by_zero", n.division_by_zero),
+                                                                   ("shift_out_of_range", n.shift_out_of_range))
              if value != "not-applicable"]
     if n.exact:
         rows.append([label("exact", lang), ", ".join(code(d) for d in n.exact)])

@@ -53,7 +53,7 @@ def _instruction(spec, name: str, instr, lang: str, heading: str, title: str | N
             if r.profiles:
                 check += " — " + ", ".join(code(p) for p in r.profiles)
             evidence = ", ".join(code(spec.sources[e]["ref"]) for e in r.evidence)
-            rows.append([code(r.id), check, prose(text(r.message, lang)), evidence])
-        out.append(table([label("rule", lang), label("check", lang), label("message", lang),
-                          label("evidence", lang)], rows))
+            message = f'<br><span class="ptospec-msg">{prose(text(r.message, lang))}</span>'
+            rows.append([code(r.id), check + message, evidence])
+        out.append(table([label("rule", lang), label("check_message", lang), label("evidence", lang)], rows))
     return out

@@ -78,6 +78,7 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
         global_layouts=global_layouts,
         global_rules=global_rules,
         pad_fill=pad_fill,
+        numerics_values=dict(d.get("numerics_values", {})),
         raw=d,
         enums=_enums(d),
     )

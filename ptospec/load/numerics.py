@@ -26,6 +26,11 @@ def build_numerics(ctx: OpContext) -> Numerics:
         shift_out_of_range=num.get("shift_out_of_range", "not-applicable"),
         exact_specials=tuple(num.get("exact_specials", ())),
     )
+    for field_name in ("nan", "signed_zero", "ties", "overflow", "division_by_zero", "shift_out_of_range"):
+        value = getattr(numerics, field_name)
+        if value not in isa.numerics_values:
+            ctx.add(("numerics", field_name), f"numerics value {value!r} has no entry in numerics_values of "
+                    "specs/isa.yaml (its name on the pages)", "op.numerics")
     for p in numerics.exact_specials:
         if p not in isa.profiles:
             ctx.add(("numerics", "exact_specials"), f"unknown profile {p!r}", "op.profile")
