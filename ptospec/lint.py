@@ -1,4 +1,4 @@
-"""Lint beyond the loader: every mode's example must be a legal invocation."""
+"""Lint beyond the loader: every mode's example (and worked example) must be a legal invocation."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def check_examples(op: OpSpec, isa: Isa) -> list[SpecError]:
     db = Database(isa=isa, ops={op.name: op}, root="")
     problems = []
     for mode in op.modes:
-        for k, example in enumerate(mode.examples):
-            what = "example" if k == 0 else f"base {k}"
+        named = [("example" if k == 0 else f"base {k}", e) for k, e in enumerate(mode.examples)]
+        for what, example in named + ([("worked example", mode.worked)] if mode.worked else []):
             where = f"{example.file or op.file}:{example.line}"
             try:
                 tiles = {n: parse_descriptor(t, isa) for n, t in example.tiles.items()}

@@ -367,6 +367,7 @@ class Mode:
     cpp_template: tuple[str, ...] = ()  # explicit template arguments: operand names (their types) or C++ text
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
+    worked: Example | None = None  # the invocation the pages work through, when the spec chooses it
     scaled_valid: tuple[str, ...] = ()  # operands whose example valid region cases scale with the target's
     fixed_shape: tuple[str, ...] = ()  # operands generated cases take as the example gives them (scratch by bytes)
     # operand -> (row, column) factors: the generator gives it the varied valid region divided by them

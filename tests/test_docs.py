@@ -206,8 +206,12 @@ def test_every_op_page_has_a_worked_example_from_the_executor(db, files) -> None
     for name, op in db.ops.items():
         if not any(m.has_data_semantics for m in op.modes):  # nothing changes: no worked example to draw
             key = "cross_core" if all(m.cross_core for m in op.modes) else "no_data_semantics"
+            why = "no_worked_cross_core" if all(m.cross_core for m in op.modes) else "no_worked_effect"
             for lang in ("en", "zh"):
-                assert label(key, lang).split("{")[0] in files[f"docs/{lang}/ops/{name}.md"]
+                page = files[f"docs/{lang}/ops/{name}.md"]
+                assert label(key, lang).split("{")[0] in page
+                # the worked-example section is there and says why it has none
+                assert f"## {label('worked', lang)}\n" in page and label(why, lang).split("{")[0] in page, name
             continue
         for lang in ("en", "zh"):
             page = files[f"docs/{lang}/ops/{name}.md"]
@@ -273,3 +277,26 @@ def test_maths_placeholders_expand_to_mathml() -> None:
     assert expand(f"a {math_inline(latex)} b") == f"a {mathml(latex)} b"
     block = on_post_page(math_block(latex), page=None, config=None)
     assert block == f'<div class="ptospec-math">{mathml(latex, block=True)}</div>' and 'display="block"' in block
+
+
+def test_worked_examples_chosen_by_the_spec_teach(db, files) -> None:
+    """TMATMUL: M, K, N > 1 and how Left, Right and Acc are stored; TLOAD: a strided, offset window of its
+    buffer into a padded tile."""
+    from ptospec.docs import worked
+
+    mm = worked.compute(db, db.op("tmatmul"))
+    m, k, n = mm.tiles["src0"].valid_row, mm.tiles["src0"].valid_col, mm.tiles["src1"].valid_col
+    assert min(m, k, n) > 1
+    src0, src1 = (np.asarray(mm.inputs[x], dtype=np.float64) for x in ("src0", "src1"))
+    assert np.allclose(mm.after["dst"][:m, :n], src0[:m, :k] @ src1[:k, :n])
+    page = files["docs/en/ops/tmatmul.md"]
+    assert page.count('class="pw-tile pw-storage"') == 3  # Left NZ, Right ZN, Acc NZ
+    for order in ("Left f16, NZ", "Right f16, ZN", "Acc f32, NZ"):
+        assert order in page, order
+    load = worked.compute(db, db.op("tload"))
+    src, dst = load.tiles["src"], load.tiles["dst"]
+    assert src.offset and src.strides[0] > src.shape[1] and dst.pad != "Null"
+    page = files["docs/en/ops/tload.md"]
+    assert label("buffer_caption", "en").split("{")[1].split("}")[1][:20] in page
+    written = worked._changed(load.before["dst"], load.after["dst"])
+    assert written[:, dst.valid_col:].any(), "the pad is shown beyond the valid columns"

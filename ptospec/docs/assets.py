@@ -70,6 +70,13 @@ table.ptospec-matrix td span {{ display: block; line-height: 1.25; }}
 .pw-key {{ display: inline-block; width: 1em; height: 1em; vertical-align: -0.15em; margin-left: 0.8em;
   border: 1px solid var(--md-default-fg-color--lighter); }}
 .pw-values code {{ font-size: 0.75rem; }}
+.pw-tile svg text.pw-index {{ font-size: 8px; fill: var(--md-default-fg-color--light); }}
+.pw-store p {{ margin: 0 0 0.2em; }}
+.pw-store figcaption {{ max-width: 20em; }}
+.pw-box0 {{ fill: #dbe9f9; }} .pw-box1 {{ fill: #fde2c4; }} .pw-box2 {{ fill: #d5efd9; }} .pw-box3 {{ fill: #f2d7ef; }}
+.pw-tile svg polyline.pw-order {{ fill: none; stroke: #c62828; stroke-width: 1; stroke-opacity: 0.8; }}
+.pw-tile svg path.pw-thin {{ stroke-width: 0.4; }}
+.pw-tile svg text.pw-boxno {{ font-weight: 700; fill: #333; }}
 """
 
 # The differences filter: free text and kind; records are <details data-kind=...> grouped under

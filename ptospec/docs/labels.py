@@ -222,6 +222,35 @@ LABELS: dict[str, dict[str, str]] = {
     "valid_region": {"en": "valid", "zh": "有效区域"},
     "cropped": {"en": "first 16 rows/columns shown", "zh": "仅显示前 16 行/列"},
     "worked_input": {"en": "Inputs", "zh": "输入"},
+    "no_worked_effect": {
+        "en": "None can exist: {op} changes no operand (effect: {kind}), so there are no outputs to show; "
+              "the Semantics section says what it does instead.",
+        "zh": "无法给出：{op} 不改变任何操作数（效果：{kind}），没有可展示的输出；它的作用见“语义”一节。",
+    },
+    "no_worked_cross_core": {
+        "en": "None can exist for one instruction alone: {op} is one side of a cross-core FIFO (effect: {kind}) "
+              "and runs only with its partner in another kernel; `ptospec run-program --kernels CUBE,VECTOR` "
+              "runs such a pair (see docs/programs.md).",
+        "zh": "单条指令无法给出：{op} 是跨核 FIFO 的一侧（效果：{kind}），只能与另一个内核中的对应指令一起运行；"
+              "`ptospec run-program --kernels CUBE,VECTOR` 可运行这样一对内核（见 docs/programs.md）。",
+    },
+    "buffer_caption": {
+        "en": "{name}: a buffer of {size} {dtype} drawn in rows of {width} (the view's row stride); the view "
+              "{rows}×{cols} at offset {offset}, strides {strides} (white, dashed outline); shaded elements are "
+              "not read (a shaded row starts with its offset)",
+        "zh": "{name}：{size} 个 {dtype} 的缓冲区，每行画 {width} 个（视图的行步长）；视图为 {rows}×{cols}，"
+              "偏移 {offset}，步长 {strides}（白色、虚线框）；灰色元素不被读取（灰色行首标出其偏移）",
+    },
+    "storage_intro": {
+        "en": "How these tiles are stored: a tile of 2 × 2 boxes of each type; the number in a box is its place "
+              "in storage, the line runs through the elements of the first two boxes in storage order.",
+        "zh": "这些 Tile 的存储方式：每种类型画一个 2 × 2 个分块的 Tile；块中的数字是该块在存储中的次序，"
+              "折线按存储顺序穿过前两个块的元素。",
+    },
+    "storage_caption": {
+        "en": "{loc} {dtype}, {order}: boxes of {br}×{bc} elements ({fractal}-byte fractal)",
+        "zh": "{loc} {dtype}，{order}：每块 {br}×{bc} 个元素（{fractal} 字节分形）",
+    },
     "worked_output": {"en": "Outputs", "zh": "输出"},
     "legend_valid": {"en": "valid region (dashed outline)", "zh": "有效区域（虚线框）"},
     "legend_outside": {"en": "outside the valid region: never read, or left untouched",

@@ -377,8 +377,11 @@ def _kind_line(db: Database, op: OpSpec, lang: str) -> list[str]:
 
 
 def _worked_section(db: Database, op: OpSpec, lang: str) -> list[str]:
-    if not any(m.has_data_semantics for m in op.modes):
-        return []  # nothing to work through: no operand changes
+    if not any(m.has_data_semantics for m in op.modes):  # nothing to work through: say why
+        mode = op.modes[0]
+        key = "no_worked_cross_core" if mode.cross_core else "no_worked_effect"
+        kind = code(mode.effect.kind) if mode.effect is not None else ""
+        return [f"## {label('worked', lang)}\n", label(key, lang).format(op=op.name.upper(), kind=kind) + "\n"]
     w = worked.compute(db, op)
     mode = f" · {label('worked_mode', lang)} {code(w.mode)}" if len(op.modes) > 1 else ""
     return [f"## {label('worked', lang)}\n", f"{label('worked_intro', lang)} {code(w.profile)}{mode}.\n",

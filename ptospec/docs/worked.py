@@ -16,11 +16,13 @@ from html import escape
 import numpy as np
 
 from .. import attrs
+from ..asm.types import parse_descriptor
 from ..conformance.cases import example_target, example_tiles, legal, reshape, shaped, with_dtypes
 from ..conformance.data import make_inputs
 from ..errors import PtospecError
-from ..executor import execute, view_elements
+from ..executor import execute, view_elements, view_offsets
 from ..model import Database, Mode, OpSpec
+from ..storage import box_shape, element_offsets, storage_order_name
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import validate
 from .labels import label
@@ -96,8 +98,14 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
 def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
     """The first small legal case (partial valid region preferred) the executor runs without error, else
     one at the example's valid region."""
-    mode = mode or op.modes[0]
+    mode = mode or next((m for m in op.modes if m.worked is not None), op.modes[0])
     seed = zlib.crc32(f"worked:{op.name}:{mode.name}".encode())
+    if mode.worked is not None:  # chosen by the spec (lint checks it is legal); its outputs still computed here
+        tiles = {n: parse_descriptor(t, db.isa) for n, t in mode.worked.tiles.items()}
+        data = make_inputs(db, op, mode, tiles, seed, "ties")
+        before = {o.name: np.array(data[o.name]) for o in mode.operands if o.role == "out"}
+        return Worked(op.name, mode.name, mode.worked.profile, tiles, data, before,
+                      execute(db, op.name, mode.name, mode.worked.profile, tiles, data))
     for partial in (True, False):
         for profile in _profiles(db, mode):
             for binding in _bindings(db, op, mode, profile, 6):
@@ -202,6 +210,100 @@ def _as_grid(desc: GlobalDesc):
     return grid, view
 
 
+def _strided(desc: GlobalDesc) -> bool:
+    """A two-dimensional view that is a window of a wider buffer (a row stride above its width, or an
+    origin other than 0), its buffer known and small enough to draw."""
+    return (desc.rank == 2 and desc.strides[1] == 1 and None not in (*desc.shape, *desc.strides, desc.size)
+            and (desc.strides[0] != desc.shape[1] or desc.offset) and desc.strides[0] <= 2 * MAX_CELLS
+            and desc.size is not None and desc.size <= 2 * MAX_CELLS * MAX_CELLS)
+
+
+def _buffer_grid(name: str, desc: GlobalDesc, buffer: np.ndarray, lang: str) -> str:
+    """A strided view in its buffer: the buffer in rows of the view's row stride, the view's elements white
+    with their values, the rest of the buffer shaded (not read)."""
+    width = int(desc.strides[0])
+    rows = -(-int(desc.size) // width)
+    seen = np.zeros(rows * width, dtype=bool)
+    seen[view_offsets(desc).ravel()] = True
+    flat = np.asarray(buffer).ravel()
+    parts, texts = [], []
+    for k in range(rows * width):
+        i, j = divmod(k, width)
+        x, y = 1 + j * CELL, 1 + i * CELL
+        inside = k < desc.size
+        parts.append(f'<rect class="{"pw-valid" if seen[k] else "pw-outside"}" x="{x}" y="{y}" '
+                     f'width="{CELL}" height="{CELL}"/>' if inside else "")
+        if seen[k]:
+            texts.append(f'<text x="{x + CELL // 2}" y="{y + CELL // 2 + 4}">{escape(_fmt(flat[k]))}</text>')
+        elif inside and j == 0:
+            texts.append(f'<text class="pw-index" x="{x + CELL // 2}" y="{y + CELL // 2 + 4}">{k}</text>')
+    w, h = width * CELL + 2, rows * CELL + 2
+    lines = "".join(f"M1 {1 + i * CELL}h{width * CELL}" for i in range(rows + 1))
+    lines += "".join(f"M{1 + j * CELL} 1v{rows * CELL}" for j in range(width + 1))
+    parts.append(f'<path class="pw-lines" d="{lines}"/>')
+    r0, c0 = divmod(int(desc.offset), width)
+    parts.append(f'<rect class="pw-region" x="{1 + c0 * CELL}" y="{1 + r0 * CELL}" width="{desc.shape[1] * CELL}" '
+                 f'height="{desc.shape[0] * CELL}"/>')
+    caption = label("buffer_caption", lang).format(
+        name=name, size=desc.size, dtype=desc.dtype, width=width, rows=desc.shape[0], cols=desc.shape[1],
+        offset=desc.offset, strides="×".join(str(x) for x in desc.strides))
+    return (f'<figure class="pw-tile"><svg role="img" aria-label="{escape(caption)}" width="{w}" height="{h}" '
+            f'viewBox="0 0 {w} {h}" font-size="11">' + "".join(parts) + "".join(texts)
+            + f"</svg><figcaption>{escape(caption)}</figcaption></figure>")
+
+
+STORE_CELL = 7  # the storage pictures' cells: a 2 x 2-box tile of 16 x 16 boxes is 224 pixels wide
+BOX_CLASSES = 4
+
+
+def storage_picture(db: Database, desc: TileDesc, lang: str) -> str:
+    """How a boxed tile type is stored: a tile of 2 x 2 boxes of its type, each box shaded and numbered by
+    its place in storage, and a line through the elements of the first two boxes in storage order. Drawn
+    from ``tile_storage`` (the same placement the executor uses), with its offset formula as caption."""
+    br, bc = box_shape(db.isa, desc)
+    shown = desc.with_(rows=2 * br, cols=2 * bc, valid_row=2 * br, valid_col=2 * bc)
+    offsets = element_offsets(db.isa, shown)
+    box = offsets // (br * bc)
+    s = STORE_CELL
+    rows, cols = shown.rows, shown.cols
+    parts = [f'<rect class="pw-box{int(box[i, j]) % BOX_CLASSES}" x="{1 + j * s}" y="{1 + i * s}" '
+             f'width="{bc * s}" height="{br * s}"/>' for i in range(0, rows, br) for j in range(0, cols, bc)]
+    lines = "".join(f"M1 {1 + i * s}h{cols * s}" for i in range(rows + 1))
+    lines += "".join(f"M{1 + j * s} 1v{rows * s}" for j in range(cols + 1))
+    parts.append(f'<path class="pw-lines pw-thin" d="{lines}"/>')
+    order = np.argsort(offsets, axis=None)[: 2 * br * bc]
+    points = " ".join(f"{1 + (k % cols) * s + s // 2},{1 + (k // cols) * s + s // 2}" for k in order)
+    parts.append(f'<polyline class="pw-order" points="{points}"/>')
+    for b in range(4):
+        i, j = np.argwhere(box == b)[0]
+        x, y = 1 + (j + bc / 2) * s, 1 + (i + br / 2) * s + 6
+        parts.append(f'<text class="pw-boxno" x="{x:g}" y="{y:g}">{b}</text>')
+    w, h = cols * s + 2, rows * s + 2
+    name = storage_order_name(db.isa, desc)
+    formula = db.isa.tile_storage.texts.get((desc.blayout, desc.slayout), "") if db.isa.tile_storage else ""
+    caption = label("storage_caption", lang).format(
+        loc=desc.loc, order=name.upper(), dtype=desc.dtype, br=br, bc=bc,
+        fractal=desc.fractal)
+    return (f'<figure class="pw-tile pw-storage"><svg role="img" aria-label="{escape(caption)}" width="{w}" '
+            f'height="{h}" viewBox="0 0 {w} {h}" font-size="15">' + "".join(parts)
+            + f"</svg><figcaption>{escape(caption)}"
+            + (f"<br><code>offset(r, c) = {escape(formula)}</code>" if formula else "") + "</figcaption></figure>")
+
+
+def storage_pictures(db: Database, worked: Worked, lang: str) -> str:
+    """One storage picture per boxed tile type of the example (Left, Right, Acc of a matrix multiply), or ''."""
+    seen: dict[tuple, str] = {}
+    for name, desc in worked.tiles.items():
+        if isinstance(desc, TileDesc) and desc.slayout != "NoneBox":
+            key = (desc.loc, desc.dtype, desc.blayout, desc.slayout, desc.fractal)
+            seen.setdefault(key, f'<div class="pw-store"><p><code>{escape(name)}</code></p>'
+                                 + storage_picture(db, desc, lang) + "</div>")
+    if not seen:
+        return ""
+    return (f'<p class="pw-legend">{label("storage_intro", lang)}</p><div class="pw-row">'
+            + "".join(seen.values()) + "</div>")
+
+
 def render(db: Database, worked: Worked, lang: str) -> str:
     """The example as raw HTML: inputs, then outputs, with the scalars/attributes in words."""
     op = db.ops[worked.op]
@@ -213,6 +315,8 @@ def render(db: Database, worked: Worked, lang: str) -> str:
             values.append(f"<code>{escape(o.name)} = {escape(attrs.spell_value(desc.value))}</code>")
         elif isinstance(desc, ScalarDesc):
             values.append(f"<code>{escape(o.name)} = {escape(_fmt(worked.inputs[o.name]))}</code> ({desc.dtype})")
+        elif isinstance(desc, GlobalDesc) and o.role == "in" and _strided(desc):  # a window of its buffer
+            ins.append(_buffer_grid(o.name, desc, np.asarray(worked.inputs[o.name]), lang))
         elif isinstance(desc, GlobalDesc):  # a view of global memory: its elements as rows of its last dimension
             grid_desc, view = _as_grid(desc)
             if o.role == "in":
@@ -236,5 +340,6 @@ def render(db: Database, worked: Worked, lang: str) -> str:
     parts.append(f'<p class="pw-legend"><span class="pw-key pw-valid"></span> {label("legend_valid", lang)} '
                  f'<span class="pw-key pw-outside"></span> {label("legend_outside", lang)} '
                  f'<span class="pw-key pw-written"></span> {label("legend_written", lang)}</p>')
+    parts.append(storage_pictures(db, worked, lang))
     parts.append("</div>")
     return "".join(parts)

@@ -27,6 +27,16 @@ def build_examples(ctx: OpContext, mp: tuple, m: dict, operands: tuple[Operand, 
         tiles = {n: attrs.spell_value(t) for n, t in ex["tiles"].items()}  # a typed attribute: true, 1
         examples.append(Example(ex["profile"], tiles, ctx.src.line(where), ctx.src.file_of(where),
                                 ex.get("valid", "target")))
+    worked = None
+    if "worked" in m:
+        where = (*mp, "worked")
+        ex = m["worked"]
+        if ex["profile"] not in ctx.isa.profiles:
+            ctx.add(where, f"unknown profile {ex['profile']!r}", "op.profile")
+        if sorted(ex["tiles"]) != sorted(names):
+            ctx.add((*where, "tiles"), "a worked example must give a tile for every operand", "op.example")
+        worked = Example(ex["profile"], {n: attrs.spell_value(t) for n, t in ex["tiles"].items()},
+                         ctx.src.line(where), ctx.src.file_of(where), ex.get("valid", "target"))
     for axed in m.get("valid_axes", {}):
         if axed not in names:
             ctx.add((*mp, "valid_axes", axed), f"{axed!r} is no operand of the mode", "op.operand")
@@ -34,7 +44,7 @@ def build_examples(ctx: OpContext, mp: tuple, m: dict, operands: tuple[Operand, 
         if divided not in names:
             ctx.add((*mp, "valid_divisors", divided), f"{divided!r} is no operand of the mode", "op.operand")
     return dict(
-        example=examples[0], bases=tuple(examples[1:]), scaled_valid=tuple(m.get("scaled_valid", ())),
+        example=examples[0], bases=tuple(examples[1:]), worked=worked, scaled_valid=tuple(m.get("scaled_valid", ())),
         fixed_shape=tuple(m.get("fixed_shape", ())),
         valid_divisors={k: (v[0], v[1]) for k, v in m.get("valid_divisors", {}).items()},
         case_shapes=m.get("case_shapes", "shared"),
