@@ -300,3 +300,20 @@ def test_worked_examples_chosen_by_the_spec_teach(db, files) -> None:
     assert label("buffer_caption", "en").split("{")[1].split("}")[1][:20] in page
     written = worked._changed(load.before["dst"], load.after["dst"])
     assert written[:, dst.valid_col:].any(), "the pad is shown beyond the valid columns"
+
+
+def test_the_kernels_page_runs_the_example_kernels(files) -> None:
+    """Both example kernels checked (legal) and run (close to NumPy), and a finding read, in both languages."""
+    import re as _re
+
+    for lang in ("en", "zh"):
+        page = files[f"docs/{lang}/kernels.md"]
+        for kernel in ("softmax_rows.pto", "matmul_k_loop.pto"):
+            assert f"ptospec check-program docs/examples/{kernel}\n" in page
+            assert f"ptospec run-program docs/examples/{kernel} " in page
+            assert (ROOT / "docs" / "examples" / kernel).read_text(encoding="utf-8").rstrip("\n") in page
+        assert page.count("0 violation(s)") == 2 and page.count("[exit status 0]") == 4
+        assert "[layout.left-a5]" in page and "[exit status 1]" in page
+        errors = [float(x) for x in _re.findall(r"(?:is|为) ([0-9.e+-]+)[.。]", page)]
+        assert len(errors) == 2 and max(errors) < 1e-6, errors
+        assert "(… s)" in page and not _re.search(r"\d+\.\d+ s\b", page), "timings must be blanked"

@@ -55,11 +55,12 @@ def test_every_ptospec_command_parses(line: str) -> None:
 
 
 def test_the_single_instruction_commands_run(tmp_path, monkeypatch, capsys) -> None:
-    """``check`` and ``run`` as shown: legal (exit 0), the run writes its output."""
+    """``check``, ``run``, ``show`` and ``check-program`` as shown: legal (exit 0), the run writes its output."""
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").symlink_to(ROOT / "docs")  # the example kernels the README names
     np.save(tmp_path / "src.npy", np.arange(256, dtype=np.float32).reshape(16, 16))
-    lines = [line for line in commands("ptospec ") if line.split()[1] in ("check", "run", "show")]
-    assert len(lines) >= 3
+    lines = [line for line in commands("ptospec ") if line.split()[1] in ("check", "run", "show", "check-program")]
+    assert len(lines) >= 4
     for line in lines:
         code = main(["--specs", str(ROOT / "specs"), *_without_optional(line)])
         assert code == 0, (line, capsys.readouterr())

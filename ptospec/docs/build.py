@@ -24,6 +24,8 @@ from ..outputs import output_lock, remove, remove_temporaries, target, write_ato
 from ..workers import ignore_interrupts
 from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, WORKER_SHIM, root_index
 from .indexes import differences_page, family_page, home_page, kind_page, matrix_page
+from .kernels_page import PATH as KERNELS_PATH
+from .kernels_page import kernels_page
 from .labels import LANG_NAMES, LANGS, label, text
 from .markdown import GENERATED
 from .pages import family_path, kind_path, op_page, op_path
@@ -57,6 +59,7 @@ def _nav(db: Database, lang: str) -> list:
         {label("matrix", lang): "matrix.md"},
         {label("differences_page", lang): "differences.md"},
         {label("program_page", lang): PROGRAM_PATH},
+        {label("kernels_page", lang): KERNELS_PATH},
         {label("families", lang): fam_nav},
         {label("kinds", lang): kinds},
         {label("ops", lang): op_nav},
@@ -128,6 +131,7 @@ def generate(db: Database) -> dict[str, str]:
         files[f"docs/{lang}/matrix.md"] = matrix_page(db, lang)
         files[f"docs/{lang}/differences.md"] = differences_page(db, lang)
         files[f"docs/{lang}/{PROGRAM_PATH}"] = program_page(db, lang)
+        files[f"docs/{lang}/{KERNELS_PATH}"] = kernels_page(db, lang)
         for fam in db.isa.families:
             ops = [db.ops[n] for n in sorted(db.ops) if db.ops[n].family == fam]
             files[f"docs/{family_path(lang, fam)}"] = family_page(db, fam, ops, lang)

@@ -8,6 +8,75 @@ LANG_NAMES = {"en": "English", "zh": "中文"}
 LABELS: dict[str, dict[str, str]] = {
     "site_title": {"en": "PTO tile ISA reference", "zh": "PTO Tile 指令集参考"},
     "home": {"en": "Overview", "zh": "概览"},
+    "kernels_page": {"en": "Walking through whole kernels", "zh": "完整内核走读"},
+    "kernels_intro": {
+        "en": "Two kernels written for this site in the PTO assembler's dialect (`docs/examples/` in the "
+              "repository): a vector kernel and a matrix-multiply kernel. Every command output below was printed "
+              "by ptospec when the site was generated, on inputs made from fixed seeds (times are blanked); "
+              "`ptospec docs build --check` notices when a kernel or an output changes.",
+        "zh": "为本站用 PTO 汇编器方言编写的两个内核（仓库中的 `docs/examples/`）：一个向量内核和一个矩阵乘内核。"
+              "下面每条命令的输出都是生成本站时由 ptospec 打印的，输入由固定种子生成（耗时已隐去）；"
+              "内核或输出一旦变化，`ptospec docs build --check` 就会发现。每一步都说明它展示了什么。",
+    },
+    "kernel_softmax_title": {"en": "A vector kernel: row softmax", "zh": "向量内核：按行 softmax"},
+    "kernel_softmax_intro": {
+        "en": "For each block of 16 rows the kernel loads the rows into a Vec tile, takes each row's maximum "
+              "(TROWMAX, with a scratch tile), subtracts it (TROWEXPANDSUB, one value per row), exponentiates "
+              "(TEXP, in place), sums each row (TROWSUM) and divides by the sum (TROWEXPANDDIV), then stores the "
+              "block. Subtracting the maximum first keeps every exponential at most 1.",
+        "zh": "内核每次处理 16 行：把这些行加载到 Vec Tile，求每行最大值（TROWMAX，需要一个临时 Tile），"
+              "减去它（TROWEXPANDSUB，每行一个值），取指数（TEXP，原地），求每行之和（TROWSUM），"
+              "再除以该和（TROWEXPANDDIV），最后存回。先减去最大值可使每个指数都不超过 1。",
+    },
+    "kernel_matmul_title": {"en": "A matrix-multiply kernel with a K loop", "zh": "带 K 循环的矩阵乘内核"},
+    "kernel_matmul_intro": {
+        "en": "C = A × B with A of 16 × K and B of K × 16 in f16 and C in f32. Each step of the K loop loads a "
+              "16 × 16 block of A and one of B into Mat tiles, moves them into the Left and Right tiles the cube "
+              "reads (TMOV), and multiplies: TMATMUL on the first step, TMATMUL_ACC (adding to the accumulator) "
+              "on the others. The accumulator is stored once, after the loop.",
+        "zh": "C = A × B，A 为 16 × K、B 为 K × 16（f16），C 为 f32。K 循环的每一步把 A 与 B 的一个 16 × 16 "
+              "块加载到 Mat Tile，再移动（TMOV）到 Cube 读取的 Left 与 Right Tile，然后相乘：第一步用 TMATMUL，"
+              "其余各步用 TMATMUL_ACC（累加到累加器）。循环结束后累加器只存回一次。",
+    },
+    "kernel_ops": {"en": "Instructions it uses:", "zh": "用到的指令："},
+    "kernel_check": {"en": "Checking it", "zh": "检查"},
+    "kernel_check_read": {
+        "en": "`check-program` walks every statement once (both branches of an `if`, a loop body once) and "
+              "checks every instruction it can with the values known without running: constants and what is "
+              "computed from them. Rules that need a run-time value (here the loop index, which decides the "
+              "partition's offsets) are *deferred*: counted here, checked when the kernel runs. Exit status 0: "
+              "nothing illegal was found.",
+        "zh": "`check-program` 对每条语句只走一遍（`if` 的两个分支都走，循环体走一次），用不运行就能知道的值"
+              "（常量及由其算出的值）检查每条指令。需要运行时值的规则（这里是决定分区偏移的循环下标）被*推迟*："
+              "此处只计数，运行内核时再检查。退出状态 0 表示没有发现非法之处。",
+    },
+    "kernel_run": {"en": "Running it", "zh": "运行"},
+    "kernel_inputs": {"en": "Inputs (NumPy files): {inputs}.", "zh": "输入（NumPy 文件）：{inputs}。"},
+    "kernel_result": {
+        "en": "Compared with NumPy on the same inputs (computed in double precision), the largest difference "
+              "in {name} is {error}.",
+        "zh": "与 NumPy 对同一输入的结果（双精度计算）相比，{name} 的最大差为 {error}。",
+    },
+    "kernel_finding_title": {"en": "Reading a finding", "zh": "如何阅读一条检查结果"},
+    "kernel_finding_intro": {
+        "en": "The matrix kernel again, with one change on line {line} of {file}: the Left tile type says "
+              "{bad} instead of {good}, that is, row-major blocks of boxes (ZZ) instead of column-major ones "
+              "(NZ):",
+        "zh": "仍是矩阵乘内核，只在 {file} 第 {line} 行改动一处：Left Tile 类型写成 {bad} 而不是 {good}，"
+              "即分块按行主序排列（ZZ）而不是按列主序（NZ）：",
+    },
+    "kernel_finding_read": {
+        "en": "Each finding is one line: `file:line:col` of the statement; the rule's id in brackets "
+              "(`layout.left-a5`); the instruction and mode it belongs to; the operands it concerns (`src0`); "
+              "what the rule requires; and, in parentheses, the values it saw. The rule's id is in the rules "
+              "tables of the instruction's page (here [TMATMUL](ops/tmatmul.md), Tile types and layouts), with "
+              "the profiles it applies to and its source. Both multiplies are reported, each where it stands; "
+              "TMOV accepts the ZZ tile, so the load and the move are legal. Exit status 1: violations.",
+        "zh": "每条结果占一行：语句的 `文件:行:列`；方括号中的规则 id（`layout.left-a5`）；所属的指令与模式；"
+              "涉及的操作数（`src0`）；规则的要求；括号中是它看到的值。规则 id 可在该指令页面的规则表中找到"
+              "（此处为 [TMATMUL](ops/tmatmul.md) 的 Tile 类型与布局），并注明适用的 profile 与来源。"
+              "两次乘法各在其位置被报告；TMOV 接受 ZZ Tile，因此加载与移动是合法的。退出状态 1：存在违规。",
+    },
     # the words inside formulas (ptospec.expr.latex.WORDS; {} stands for a value)
     "math_otherwise": {"en": "otherwise", "zh": "其他情况"},
     "math_if": {"en": "if", "zh": "当"},

@@ -1,0 +1,141 @@
+"""The site page walking whole kernels: the kernels of ``docs/examples/`` (written in the PTO assembler's
+dialect), and what ``ptospec check-program`` and ``ptospec run-program`` say about them.
+
+Nothing on the page is pasted: the sources are read from the files, the commands are run in-process when the
+site is generated (on inputs made here from fixed seeds), and their output is shown as printed, with only the
+timings and temporary folders blanked so that the page is the same on every build (``docs build --check``
+then notices a kernel or a command whose output changed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..model import Database
+from .labels import label
+from .markdown import HEADER, code, fence
+from .pages import language_link
+
+PATH = "kernels.md"
+EXAMPLES = Path("docs") / "examples"  # beside specs/, in the repository
+
+
+@dataclass(frozen=True)
+class Kernel:
+    file: str
+    key: str  # labels kernel_<key>_*
+    inputs: Callable[[], dict[str, np.ndarray]]  # argument files, from fixed seeds
+    scalars: dict[str, int]
+    expected: Callable[[dict[str, np.ndarray]], tuple[str, np.ndarray]]  # (output name, NumPy's result)
+
+
+def _softmax_inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(2024)
+    x = (rng.standard_normal((32, 32)) * 4).astype(np.float32)
+    return {"x": x, "y": np.zeros_like(x)}
+
+
+def _softmax_expected(args: dict[str, np.ndarray]) -> tuple[str, np.ndarray]:
+    x = args["x"].astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return "y", e / e.sum(axis=1, keepdims=True)
+
+
+def _matmul_inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(2025)
+    return {"a": rng.integers(-4, 5, (16, 48)).astype(np.float16),
+            "b": rng.integers(-4, 5, (48, 16)).astype(np.float16), "c": np.zeros((16, 16), np.float32)}
+
+
+def _matmul_expected(args: dict[str, np.ndarray]) -> tuple[str, np.ndarray]:
+    return "c", args["a"].astype(np.float64) @ args["b"].astype(np.float64)
+
+
+KERNELS = (
+    Kernel("softmax_rows.pto", "softmax", _softmax_inputs, {"n": 32}, _softmax_expected),
+    Kernel("matmul_k_loop.pto", "matmul", _matmul_inputs, {"kb": 3}, _matmul_expected),
+)
+# The finding walked through: the matrix kernel with its Left tile declared ZZ (row-major blocks) instead of NZ.
+FINDING = ("matmul_k_loop.pto", "!left = ", "blayout=col_major", "blayout=row_major")
+
+_TIMES = (re.compile(r"\(\d+\.\d+ s\)"), re.compile(r"in \d+\.\d+ s \([\d,.]+ statements/s\)"))
+
+
+def _ptospec(db: Database, args: list[str], cwd: Path) -> str:
+    """What ``ptospec ARGS`` prints, run in ``cwd``, its timings blanked."""
+    from ..cli import main
+
+    out = io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        status = main(["--specs", str(Path(db.root).resolve()), *args])
+    text = _TIMES[1].sub("in … s", _TIMES[0].sub("(… s)", out.getvalue()))
+    return text.rstrip("\n") + f"\n[exit status {status}]"
+
+
+def _command(args: list[str]) -> str:
+    return "ptospec " + " ".join(args)
+
+
+def _walk(db: Database, kernel: Kernel, source: str, work: Path, lang: str) -> list[str]:
+    rel = (EXAMPLES / kernel.file).as_posix()
+    (work / EXAMPLES).mkdir(parents=True, exist_ok=True)
+    (work / rel).write_text(source, encoding="utf-8")
+    out = [f"## {label(f'kernel_{kernel.key}_title', lang)}\n", label(f"kernel_{kernel.key}_intro", lang) + "\n",
+           fence(source.rstrip("\n"), "mlir")]
+    ops = sorted({m.group(1).replace(".", "_") for m in re.finditer(r"\bpto\.([a-z0-9_.]+) ins\(", source)}
+                 & set(db.ops))
+    out.append(label("kernel_ops", lang) + " " + ", ".join(f"[{op.upper()}](ops/{op}.md)" for op in ops) + ".\n")
+    check = ["check-program", rel]
+    out += [f"### {label('kernel_check', lang)}\n",
+            fence(_command(check) + "\n" + _ptospec(db, check, work), "text"),
+            label("kernel_check_read", lang) + "\n"]
+    inputs = kernel.inputs()
+    for name, array in inputs.items():
+        np.save(work / f"{name}.npy", array)
+    run = ["run-program", rel]
+    for n in inputs:
+        run += ["--arg", f"{n}={n}.npy"]
+    for n, v in kernel.scalars.items():
+        run += ["--arg", f"{n}={v}"]
+    run += ["-o", "out.npz"]
+    printed = _ptospec(db, run, work)
+    name, expected = kernel.expected(inputs)
+    got = np.load(work / "out.npz")[name].astype(np.float64)
+    error = float(np.max(np.abs(got - expected)))
+    described = ", ".join(f"{code(n)}: {a.shape[0]}×{a.shape[1]} {a.dtype}" for n, a in inputs.items())
+    out += [f"### {label('kernel_run', lang)}\n", label("kernel_inputs", lang).format(inputs=described) + "\n",
+            fence(_command(run) + "\n" + printed, "text"),
+            label("kernel_result", lang).format(name=code(name), error=f"{error:.3g}") + "\n"]
+    return out
+
+
+def kernels_page(db: Database, lang: str) -> str:
+    root = Path(db.root).resolve().parent
+    out = [HEADER, f"# {label('kernels_page', lang)}\n", language_link(lang, PATH),
+           label("kernels_intro", lang) + "\n"]
+    with tempfile.TemporaryDirectory(prefix="ptospec-kernels-") as tmp:
+        work = Path(tmp)
+        sources = {k.file: (root / EXAMPLES / k.file).read_text(encoding="utf-8") for k in KERNELS}
+        for kernel in KERNELS:
+            out += _walk(db, kernel, sources[kernel.file], work, lang)
+        file, line_start, good, bad = FINDING
+        lines = sources[file].splitlines(keepends=True)
+        changed = [k for k, line in enumerate(lines) if line.startswith(line_start)]
+        lines[changed[0]] = lines[changed[0]].replace(good, bad)
+        rel = (EXAMPLES / f"finding_{file}").as_posix()
+        (work / rel).write_text("".join(lines), encoding="utf-8")
+        check = ["check-program", rel]
+        out += [f"## {label('kernel_finding_title', lang)}\n",
+                label("kernel_finding_intro", lang).format(file=code(file), line=changed[0] + 1, good=code(good),
+                                                           bad=code(bad)) + "\n",
+                fence(_command(check) + "\n" + _ptospec(db, check, work), "text"),
+                label("kernel_finding_read", lang) + "\n"]
+    return "\n".join(out)
