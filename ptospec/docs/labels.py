@@ -13,10 +13,11 @@ LABELS: dict[str, dict[str, str]] = {
         "en": "Two kernels written for this site in the PTO assembler's dialect (`docs/examples/` in the "
               "repository): a vector kernel and a matrix-multiply kernel. Every command output below was printed "
               "by ptospec when the site was generated, on inputs made from fixed seeds (times are blanked); "
-              "`ptospec docs build --check` notices when a kernel or an output changes.",
+              "`ptospec docs build --check` notices when a kernel or an output changes. The command line speaks "
+              "English only, so its output is shown as printed.",
         "zh": "为本站用 PTO 汇编器方言编写的两个内核（仓库中的 `docs/examples/`）：一个向量内核和一个矩阵乘内核。"
               "下面每条命令的输出都是生成本站时由 ptospec 打印的，输入由固定种子生成（耗时已隐去）；"
-              "内核或输出一旦变化，`ptospec docs build --check` 就会发现。每一步都说明它展示了什么。",
+              "内核或输出一旦变化，`ptospec docs build --check` 就会发现。命令行只输出英文，故输出保持原样。",
     },
     "kernel_softmax_title": {"en": "A vector kernel: row softmax", "zh": "向量内核：按行 softmax"},
     "kernel_softmax_intro": {
