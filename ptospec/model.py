@@ -492,6 +492,15 @@ class Source:
 
 
 @dataclass(frozen=True)
+class UsageNote:
+    """A fact a kernel writer needs beyond the semantics (``usage`` of an op file)."""
+
+    kind: str  # asynchronous | overload | cost
+    text: Text
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PerfTable:
     profile: str
     title: Text
@@ -515,6 +524,7 @@ class OpSpec:
     differences: tuple[Difference, ...]
     sources: dict[str, Source]
     performance: tuple[PerfTable, ...]
+    usage: tuple[UsageNote, ...] = ()  # asynchronous, overload and cost notes
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False, default_factory=dict)
     kind: str | None = None  # the shared kind it expands (specs/kinds/<kind>.yaml), if any
     params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)

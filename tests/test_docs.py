@@ -320,3 +320,20 @@ def test_the_kernels_page_runs_the_example_kernels(files) -> None:
         errors = [float(x) for x in _re.findall(r"(?:is|为) ([0-9.e+-]+)[.。]", page)]
         assert len(errors) == 2 and max(errors) < 1e-6, errors
         assert "(… s)" in page and not _re.search(r"\d+\.\d+ s\b", page), "timings must be blanked"
+
+
+def test_usage_and_cost_facts_are_on_the_pages(db, files) -> None:
+    """TLOAD is asynchronous and TMATMUL has an AccPhase overload and a cycle model: data with sources, rendered;
+    the model's upstream sample points agree with its formula."""
+    kinds = {name: {u.kind for u in db.op(name).usage} for name in ("tload", "tmatmul")}
+    assert kinds == {"tload": {"asynchronous", "cost"}, "tmatmul": {"asynchronous", "overload", "cost"}}
+    for lang in ("en", "zh"):
+        for name in ("tload", "tmatmul"):
+            page = files[f"docs/{lang}/ops/{name}.md"]
+            assert f"## {label('usage_notes', lang)}\n" in page and label("usage_asynchronous", lang) in page
+    (table,) = db.op("tmatmul").performance
+    for inputs, mkn, base_k, repeats, cost, cycles in table.rows:
+        m, k, n = (int(x) for x in mkn.split(" x "))
+        assert int(base_k) == 32 // db.isa.dtypes[inputs].bytes
+        assert int(repeats) == -(-m // 16) * -(-n // 16) * -(-k // int(base_k))
+        assert int(cycles) == 14 + int(repeats) * int(cost)

@@ -292,6 +292,10 @@ LABELS: dict[str, dict[str, str]] = {
     "valid_region": {"en": "valid", "zh": "有效区域"},
     "cropped": {"en": "first 16 rows/columns shown", "zh": "仅显示前 16 行/列"},
     "worked_input": {"en": "Inputs", "zh": "输入"},
+    "usage_notes": {"en": "Using it in a kernel", "zh": "在内核中使用"},
+    "usage_asynchronous": {"en": "Asynchronous.", "zh": "异步。"},
+    "usage_overload": {"en": "Overload.", "zh": "重载。"},
+    "usage_cost": {"en": "Cost.", "zh": "开销。"},
     "no_worked_effect": {
         "en": "None can exist: {op} changes no operand (effect: {kind}), so there are no outputs to show; "
               "the Semantics section says what it does instead.",

@@ -388,6 +388,19 @@ def _worked_section(db: Database, op: OpSpec, lang: str) -> list[str]:
             worked.render(db, w, lang) + "\n"]
 
 
+def _usage_section(op: OpSpec, lang: str) -> list[str]:
+    """What a kernel writer must know beyond the semantics: asynchronous, overloads, cost (``usage``)."""
+    if not op.usage:
+        return []
+    out = [f"## {label('usage_notes', lang)}\n"]
+    for note in op.usage:
+        sources = ", ".join(code(s) for s in note.sources)
+        out.append(f"- **{label(f'usage_{note.kind}', lang)}** {prose(text(note.text, lang))} "
+                   f"({label('source', lang)}: {sources})")
+    out.append("")
+    return out
+
+
 def _perf_cell(cell: str | dict[str, str], lang: str) -> str:
     return prose(text(cell, lang) if isinstance(cell, dict) else cell)
 
@@ -410,7 +423,7 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
            *_kind_line(db, op, lang), *_status_line(op, lang),
            f"## {label('summary', lang)}\n", prose(text(op.summary, lang)) + "\n",
            f"## {label('description', lang)}\n", prose(text(op.description, lang)) + "\n",
-           *_worked_section(db, op, lang)]
+           *_usage_section(op, lang), *_worked_section(db, op, lang)]
     if op.let:
         out.append(f"## {label('definitions', lang)}\n")
         out += [math_block(binding_latex(n, node)) + "\n" for n, node, _ in op.let]

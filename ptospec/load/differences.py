@@ -1,8 +1,9 @@
-"""``differences`` (what sources disagree on, and what was observed) and ``performance`` tables."""
+"""``differences`` (what sources disagree on, and what was observed), ``performance`` tables and ``usage``
+notes."""
 
 from __future__ import annotations
 
-from ..model import Difference, DTypeTable, Mode, Observation, Omission, PerfTable, Rule
+from ..model import Difference, DTypeTable, Mode, Observation, Omission, PerfTable, Rule, UsageNote
 from .context import OpContext
 
 
@@ -70,3 +71,11 @@ def build_performance(ctx: OpContext) -> tuple[PerfTable, ...]:
                               tuple(tuple(c if isinstance(c, dict) else str(c) for c in row) for row in p["rows"]),
                               p["source"]))
     return tuple(perf)
+
+
+def build_usage(ctx: OpContext) -> tuple[UsageNote, ...]:
+    notes = []
+    for i, u in enumerate(ctx.src.data.get("usage", [])):
+        ctx.check_sources(("usage", i), u["sources"])
+        notes.append(UsageNote(u["kind"], u["text"], tuple(u["sources"])))
+    return tuple(notes)

@@ -9,7 +9,7 @@ from ..kinds import Kind, expand
 from ..model import Isa, OpSpec, Source
 from ..yamlsource import Located, read_yaml
 from .context import OpContext
-from .differences import build_differences, build_performance
+from .differences import build_differences, build_performance, build_usage
 from .dtype_tables import build_dtype_tables
 from .modes import build_modes
 from .names import lets
@@ -50,6 +50,6 @@ def build_op(src: Located, isa: Isa, issues: Issues, stem: str) -> OpSpec:
         name=d["op"], file=src.file, family=d["family"], summary=d["summary"], description=d["description"],
         let=ctx.lets, modes=modes, dtypes=tables, rules=rules, numerics=build_numerics(ctx),
         differences=build_differences(ctx, modes, rules, tables), sources=ctx.sources,
-        performance=build_performance(ctx), raw=d, kind=d.get("kind"), params=dict(d.get("params") or {}),
-        status=d.get("status"),
+        performance=build_performance(ctx), usage=build_usage(ctx),
+        raw=d, kind=d.get("kind"), params=dict(d.get("params") or {}), status=d.get("status"),
     )
