@@ -11,7 +11,10 @@ MAX_REPORTED = 5
 
 
 def _as_float(a: np.ndarray) -> np.ndarray:
-    return a.astype(np.float64) if a.dtype.kind not in "iu" else a
+    if a.dtype.kind in "iu":
+        return a
+    with np.errstate(invalid="ignore"):  # NaN codes of the narrow float types widen to NaN, as meant
+        return a.astype(np.float64)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

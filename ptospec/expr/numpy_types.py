@@ -16,7 +16,7 @@ def numpy_dtype_of(isa, dtype: str) -> np.dtype:
 def numpy_dtype_named(name: str) -> np.dtype:
     """The NumPy dtype a dtype's ``numpy`` field names: one of NumPy's own scalar types, else one of
     ml_dtypes' (imported only then: loading its types costs a process a noticeable part of its start)."""
-    own = getattr(np, name, None)
+    own = np.sctypeDict.get(name)  # NumPy's own names (no deprecated module attributes read)
     if isinstance(own, type) and issubclass(own, np.generic):
         return np.dtype(own)
     import ml_dtypes

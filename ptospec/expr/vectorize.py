@@ -286,4 +286,5 @@ def element_values(node: Node, values: np.ndarray, scope: Scope) -> np.ndarray:
         raise ExprError(f"encoding cannot be evaluated: {exc}", rule="exec.type") from None
     if result.dtype.kind in "iu" and values.dtype.kind in "iu":
         result = result.astype(np.dtype(f"u{result.dtype.itemsize}")).astype(np.dtype(f"u{values.dtype.itemsize}"))
-    return np.broadcast_to(result.astype(values.dtype), values.shape).copy()
+    with np.errstate(over="ignore", invalid="ignore"):  # a float result rounds into the narrower type
+        return np.broadcast_to(result.astype(values.dtype), values.shape).copy()
