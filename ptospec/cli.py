@@ -9,6 +9,7 @@ one line; ``PTOSPEC_TRACEBACK=1`` re-raises it with its traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, never as a crash
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return _main(argv)
     except KeyboardInterrupt:  # while the commands load (or outside a command's own handling)

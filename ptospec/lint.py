@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .asm.types import parse_descriptor
@@ -43,6 +44,11 @@ def check_examples(op: OpSpec, isa: Isa) -> list[SpecError]:
     return problems
 
 
+def _real(path: Path) -> Path:
+    """``path`` with every link followed (a loop of links stays as it is: its read fails with one line)."""
+    return Path(os.path.realpath(path))
+
+
 def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], int]:
     """Return (problems, number of files checked)."""
     root = find_specs_root(specs)
@@ -57,13 +63,13 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         kinds = load_kinds(root)
     except DatabaseErrors as exc:
         return exc.errors, 1 + len(kind_files(root))
-    kind_paths = {k.resolve() for k in kind_files(root)}
+    kind_paths = {_real(k) for k in kind_files(root)}
     files: list[Path] = []
     if not paths:
         files = op_files(root)
     for p in paths:
-        if p.is_dir():
-            found = sorted(p.rglob("*.yaml"))
+        if p.is_dir():  # a spec database (its op files), or a folder of spec files; never a walk of the tree below
+            found = op_files(p) if (p / "isa.yaml").is_file() else sorted(p.glob("*.yaml"))
             if not found:  # a mistyped folder is not a clean database
                 problems.append(SpecError("no .yaml file in this directory", where=str(p), rule="lint.path"))
             files.extend(found)
@@ -71,28 +77,24 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
             files.append(p)
         else:
             problems.append(SpecError("not a file or directory", where=str(p), rule="lint.path"))
-    program_file = (root / PROGRAM_FILE).resolve()
-    ptoas_file = (root / PTOAS_FILE).resolve()
-    goldens_file = (root / GOLDENS_FILE).resolve()
-    files = [f for f in files if f.resolve() not in ((root / "isa.yaml").resolve(), program_file, ptoas_file,
-                                                      goldens_file)
-             and f.resolve() not in kind_paths]
+    program_file = _real(root / PROGRAM_FILE)
+    ptoas_file = _real(root / PTOAS_FILE)
+    goldens_file = _real(root / GOLDENS_FILE)
+    other = {_real(root / "isa.yaml"), program_file, ptoas_file, goldens_file, *kind_paths}
+    files = [f for f in files if _real(f) not in other]
     ops, errors = load_each(files, lambda path: load_op(path, isa, display_path(path), kinds))
     problems.extend(errors)
     problems.extend(crosschecks(isa, ops))
     for op in ops:
         problems.extend(check_examples(op, isa))
     checked = len(files) + 1 + len(kind_paths)
-    if not paths or any(p.resolve() == program_file or (p.is_dir() and program_file.is_relative_to(p.resolve()))
-                        for p in paths):
+    if not paths or any(_real(p) in (program_file, _real(root)) for p in paths):
         problems.extend(_program_layer(root, isa, ops))
         checked += 1
-    if ptoas_file.is_file() and (not paths or any(
-            p.resolve() == ptoas_file or (p.is_dir() and ptoas_file.is_relative_to(p.resolve())) for p in paths)):
+    if ptoas_file.is_file() and (not paths or any(_real(p) in (ptoas_file, _real(root)) for p in paths)):
         problems.extend(_assembler(root, isa, ops))
         checked += 1
-    if goldens_file.is_file() and (not paths or any(
-            p.resolve() == goldens_file or (p.is_dir() and goldens_file.is_relative_to(p.resolve())) for p in paths)):
+    if goldens_file.is_file() and (not paths or any(_real(p) in (goldens_file, _real(root)) for p in paths)):
         problems.extend(_goldens(root, isa, ops))
         checked += 1
     return problems, checked

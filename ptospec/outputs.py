@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import os
 import re
 import stat
 import tempfile
+import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import PtospecError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class OutputError(PtospecError):
@@ -52,7 +58,8 @@ def target(root: Path, rel: str) -> Path:
     return path
 
 
-def replace_file(path: str | os.PathLike, data: str | bytes, mode: int | None = None) -> Path:
+def replace_file(path: str | os.PathLike, data: str | bytes, mode: int | None = None, *, rule: str = "output.write",
+                 where: str | None = None) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` atomically: a temporary file of unpredictable name in the same
     folder, flushed to disk, renamed over the old file, which is never truncated first.  A link the user named
     is written through to its target (the link stays).  ``mode``: the new file's permissions (default: the
@@ -79,9 +86,28 @@ def replace_file(path: str | os.PathLike, data: str | bytes, mode: int | None = 
                 os.unlink(tmp)
             raise
     except OSError as exc:
-        raise OutputError(f"cannot write {os.fsdecode(path)!r}: {exc.strerror or exc}", where=None,
-                          rule="output.write") from None
+        raise OutputError(f"cannot write {os.fsdecode(path)!r}: {exc.strerror or exc}", where=where,
+                          rule=rule) from None
     return path
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """An ``.npz`` archive holding ``arrays`` under exactly their names (``np.savez(file, **arrays)`` takes names
+    as keywords: one named ``file`` or ``allow_pickle`` is lost or an error)."""
+    import numpy as np
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray], **how) -> Path:
+    """``npz_bytes(arrays)`` written atomically at exactly ``path`` (no ``.npz`` appended); ``how``: see
+    ``replace_file``."""
+    return replace_file(path, npz_bytes(arrays), **how)
 
 
 def _umask() -> int:

@@ -13,6 +13,8 @@ double at every line, so a few lines would otherwise expand to billions of nodes
 from __future__ import annotations
 
 import marshal
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +31,33 @@ MAX_DEPTH = 64  # nesting of mappings and sequences
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-def read_yaml(path: Path, display: str | None = None) -> Located:
-    display = display or str(path)
+def read_spec_bytes(path: Path, display: str | None = None) -> bytes:
+    """The bytes of a spec file, with the size limit applied before reading: only a regular file is read (a
+    pipe, a device or ``/dev/zero`` behind a link is refused without blocking), at most ``MAX_BYTES``."""
+    display = display or os.fsdecode(path)
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(f"file is larger than {MAX_BYTES} bytes", where=display, rule="yaml.too-large")
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without waiting for a writer
     except OSError as exc:
-        raise SpecError(f"cannot read file: {exc.strerror}", where=display, rule="yaml.read") from exc
+        raise SpecError(f"cannot read file: {exc.strerror or exc}", where=display, rule="yaml.read") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SpecError("not a regular file (a pipe, a device or a folder)", where=display, rule="yaml.read")
+        if info.st_size > MAX_BYTES:
+            raise SpecError(f"file is larger than {MAX_BYTES} bytes", where=display, rule="yaml.too-large")
+        try:
+            data = fh.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise SpecError(f"cannot read file: {exc.strerror or exc}", where=display, rule="yaml.read") from None
+    if len(data) > MAX_BYTES:  # it grew since
+        raise SpecError(f"file is larger than {MAX_BYTES} bytes", where=display, rule="yaml.too-large")
+    return data
+
+
+def read_yaml(path: Path, display: str | None = None) -> Located:
+    display = display or os.fsdecode(path)
+    try:
+        text = read_spec_bytes(path, display).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError("file is not UTF-8 text", where=display, rule="yaml.read") from exc
     return parse_yaml(text, display)

@@ -266,19 +266,204 @@ def test_4_gen_tests_keeps_a_module_with_text_after_its_seal(tmp_path, db, capsy
 
 
 def test_8_gen_tests_refuses_a_second_writer_and_a_non_directory(tmp_path, db, capsys):
+    import fcntl
+
     from ptospec.cli import main
-    from ptospec.outputs import output_lock
 
     specs = ["--specs", str(db.root)]
     out = tmp_path / "gt"
-    with output_lock(out, "gen-tests"):
-        import subprocess
-
-        proc = subprocess.run([sys.executable, "-m", "ptospec.cli", *specs, "gen-tests", "--out", str(out)],
-                              capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "another 'ptospec gen-tests'" in proc.stderr and proc.stderr.count("\n") == 1
+    out.mkdir()
+    with open(out / ".ptospec-gen-tests.lock", "w") as held:  # another process's lock (another open file)
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert main([*specs, "gen-tests", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "[output.busy] another 'ptospec gen-tests'" in err and err.count("\n") == 1
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     for flags in ([], ["--check"]):
         assert main([*specs, "gen-tests", *flags, "--out", str(fifo)]) == 2
         assert "not a directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ 5, 14. one atomic writer for every output
+
+
+def test_5_every_argument_name_is_kept_in_the_npz(tmp_path):
+    import numpy as np
+
+    from ptospec.outputs import write_npz
+
+    arrays = {"file": np.arange(3), "allow_pickle": np.ones(2, np.float32), "a.b": np.zeros((2, 2))}
+    write_npz(tmp_path / "o", arrays)
+    with np.load(tmp_path / "o") as loaded:  # exactly that path, no .npz appended
+        assert sorted(loaded.files) == sorted(arrays)
+        assert all(np.array_equal(loaded[k], v) for k, v in arrays.items())
+
+
+def test_14_a_failed_write_leaves_the_old_file(tmp_path, monkeypatch):
+    from ptospec.errors import PtospecError
+    from ptospec.outputs import replace_file
+
+    path = tmp_path / "out.json"
+    path.write_text("old")
+    real_write = os.fdopen
+
+    class Full:
+        def __init__(self, fd, mode):
+            self.fh = real_write(fd, mode)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            self.fh.write(data[:3])
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fdopen", Full)
+    with pytest.raises(PtospecError, match="No space left"):
+        replace_file(path, "new and longer")
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_14_export_writes_through_the_atomic_writer(tmp_path, db, capsys):
+    from ptospec.cli import main
+
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    (tmp_path / "link.json").symlink_to(target)
+    assert main(["--specs", str(db.root), "export", "--json", "-o", str(tmp_path / "link.json")]) == 0
+    assert (tmp_path / "link.json").is_symlink() and target.read_text().startswith("{")
+    assert main(["--specs", str(db.root), "export", "--json", "-o", str(tmp_path)]) == 2
+    assert "[export.output]" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ 6. spec files: limits before reading
+
+
+@pytest.mark.parametrize("plant", ["fifo", "zero", "loop", "sparse"])
+def test_6_hostile_spec_files_are_one_line_and_quick(tmp_path, db, capsys, plant):
+    import shutil
+    import time
+
+    from ptospec.cli import main
+
+    specs = tmp_path / "specs"
+    shutil.copytree(db.root, specs)
+    bad = specs / "ops" / "zz.yaml"
+    if plant == "fifo":
+        os.mkfifo(bad)
+    elif plant == "zero":
+        bad.symlink_to("/dev/zero")
+    elif plant == "loop":
+        bad.symlink_to(bad.name)
+    else:
+        with open(bad, "wb") as fh:
+            fh.truncate(5 << 30)
+    start = time.perf_counter()
+    assert main(["--specs", str(specs), "lint"]) == 1
+    err = capsys.readouterr().err
+    assert "zz.yaml: [yaml." in err and "internal error" not in err
+    assert time.perf_counter() - start < 60
+
+
+def test_6_lint_of_a_folder_does_not_walk_the_tree_below(tmp_path, capsys):
+    from ptospec.cli import main
+
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "deep" / "er" / "x.yaml").write_text("name: x\n")
+    assert main(["lint", str(tmp_path)]) == 1
+    assert "[lint.path] no .yaml file in this directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ 7. a wall-clock budget for runs
+
+
+def test_7_a_never_ending_while_stops_at_the_time_limit(db):
+    import time
+
+    import numpy as np
+
+    from ptospec.errors import PtospecError
+    from ptospec.program.api import run_program
+    from ptospec.program.syntax import parse_program
+
+    text = """module {
+  func.func @k(%a: !pto.ptr<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %r = scf.while (%x = %c0) : (index) -> index {
+      %t = arith.cmpi sge, %x, %c0 : index
+      scf.condition(%t) %x : index
+    } do {
+    ^bb0(%y: index):
+      %z = arith.addi %y, %c1 : index
+      scf.yield %z : index
+    }
+    return
+  }
+}
+"""
+    start = time.perf_counter()
+    with pytest.raises(PtospecError) as info:
+        run_program(db, parse_program(text, "w.pto"), {"a": np.ones(4, np.float32)}, "a5", max_seconds=0.5)
+    assert info.value.rule == "program.time-limit" and time.perf_counter() - start < 10
+
+
+def test_7_max_seconds_is_parsed_strictly(capsys):
+    from ptospec.cli import main
+
+    for bad in ("1_000", "inf", "0", "-3"):
+        with pytest.raises(SystemExit):
+            main(["run-program", "k.pto", "--max-seconds", bad])
+        assert "--max-seconds" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ 10. array headers checked before allocation
+
+
+def _npy(header: str) -> bytes:
+    import struct
+
+    raw = header.encode("latin1")
+    raw += b" " * (64 - (10 + len(raw) + 1) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(raw)) + raw + b"\0" * 16
+
+
+@pytest.mark.parametrize("header", [
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (10**30,), }",  # an expression
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (4,",  # cut
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (True, 4), }",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000,), }",
+])
+def test_10_hostile_array_headers_are_one_line(tmp_path, header):
+    import zipfile
+
+    from ptospec.commands._arrays import load_arrays as _load
+    from ptospec.errors import PtospecError
+
+    (tmp_path / "a.npy").write_bytes(_npy(header))
+    with zipfile.ZipFile(tmp_path / "a.npz", "w") as archive:
+        archive.writestr("arg0", _npy(header))  # a member without the .npy suffix is an array to np.load too
+    for name in ("a.npy", "a.npz"):
+        with pytest.raises(PtospecError) as info:
+            _load(str(tmp_path / name), "--input", 1 << 26)
+        assert info.value.rule == "run.input"
+
+
+# ------------------------------------------------------------------ 11. names that are not UTF-8
+
+
+def test_11_a_file_name_that_is_not_utf8_prints_under_a_strict_utf8_stream(tmp_path, monkeypatch):
+    import io
+
+    from ptospec.cli import main
+
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    monkeypatch.setattr(sys, "stderr", err)
+    assert main(["lint", os.fsdecode(os.fsencode(tmp_path) + b"/spec\xff.yaml")]) == 1
+    err.flush()
+    assert b"spec\\udcff.yaml: [lint.path]" in err.buffer.getvalue()

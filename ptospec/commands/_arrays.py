@@ -50,14 +50,19 @@ def load_arrays(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str
 
 
 def _check_headers(p: Path, limit: int) -> None:
-    """Refuse an array whose header promises more data than the limit or than its file holds, before NumPy
-    allocates it (``np.load`` trusts the shape and dtype of the header)."""
+    """Refuse an array whose header promises more data than the limit or than its file holds, or is malformed,
+    before NumPy allocates it (``np.load`` trusts the shape and dtype of the header).  Every member of an
+    archive that starts like an array is checked, whatever its name (``np.load`` reads them all as arrays)."""
+    import numpy as np
+
     if zipfile.is_zipfile(p):
         with zipfile.ZipFile(p) as archive:
             for info in archive.infolist():
-                if info.filename.endswith(".npy"):
-                    with archive.open(info) as fh:
-                        _check_header(fh, info.file_size, limit, f"member {info.filename}: ")
+                with archive.open(info) as fh:
+                    if fh.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+                        continue
+                with archive.open(info) as fh:
+                    _check_header(fh, info.file_size, limit, f"member {info.filename}: ")
         return
     with p.open("rb") as fh:
         _check_header(fh, p.stat().st_size, limit, "")
@@ -66,9 +71,14 @@ def _check_headers(p: Path, limit: int) -> None:
 def _check_header(fh, size: int, limit: int, member: str) -> None:
     import numpy as np
 
-    version = np.lib.format.read_magic(fh)
-    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _fortran, dtype = read(fh)
+    try:
+        version = np.lib.format.read_magic(fh)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _fortran, dtype = read(fh)
+    except Exception as exc:  # NumPy's header parser: any failure means a malformed header
+        raise ValueError(f"{member}its array header is malformed ({type(exc).__name__})") from None
+    if not isinstance(shape, tuple) or not all(type(e) is int and e >= 0 for e in shape):
+        raise ValueError(f"{member}its header declares shape {shape!r}: extents must be integers 0 or more")
     count = 1
     for extent in shape:
         count *= extent

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from ..errors import InvocationError
+from ..outputs import replace_file
 from ._common import database
 
 
@@ -26,11 +25,7 @@ def register(sub) -> None:
 def _write(doc, output: str | None) -> None:
     text = json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InvocationError(f"cannot write {output}: {exc.strerror or exc}", rule="export.output",
-                                  where="--output") from None
+        replace_file(output, text, rule="export.output", where="--output")
     else:
         sys.stdout.write(text)
 

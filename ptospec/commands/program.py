@@ -4,13 +4,15 @@ dialect, on the reference interpreter and the CPU simulator."""
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvocationError
+from ..outputs import replace_file, write_npz
 from ..program.errors import RuleViolation
-from ..program.limits import MAX_STEPS
+from ..program.limits import MAX_SECONDS, MAX_STEPS
 from ._common import database
 
 if TYPE_CHECKING:
@@ -84,6 +86,9 @@ def register(sub) -> None:
     r.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help=f"statements the reference run may execute before it stops with program.step-limit (a loop "
                    f"that never ends; default {MAX_STEPS:,}, about five minutes; with --kernels, per kernel)")
+    r.add_argument("--max-seconds", type=_seconds, default=MAX_SECONDS, metavar="S",
+                   help=f"wall-clock seconds the reference run may take before it stops with program.time-limit "
+                   f"(default {MAX_SECONDS:g})")
     r.add_argument("--output", "-o", default=None, help="output .npz, written at exactly this path "
                    "(default: <program>-out.npz)")
     r.add_argument("--backend", default="reference", choices=["reference", "cpusim"],
@@ -216,14 +221,7 @@ def _arguments(items: list[str] | None) -> dict[str, object]:
 
 
 def _write(path: Path, outputs: dict[str, np.ndarray], option: str = "--output") -> None:
-    import numpy as np
-
-    try:
-        with path.open("wb") as fh:
-            np.savez(fh, **outputs)
-    except OSError as exc:
-        raise InvocationError(f"cannot write {path}: {exc.strerror or exc}", rule="run.output",
-                              where=option) from None
+    write_npz(path, outputs, rule="run.output", where=option)
 
 
 def _summary(result) -> str:
@@ -267,14 +265,11 @@ def _simulate(db, program, args, detector=None):
     recorder = Recorder(choose_profile(db, program, args.profile))
     result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks, args.cast,
                          tracer=Tee(recorder, detector) if detector is not None else recorder,
-                         strict=getattr(args, "strict", False))
+                         strict=getattr(args, "strict", False),
+                         max_seconds=getattr(args, "max_seconds", MAX_SECONDS))
     sim = build_and_run(db, recorder.trace, args.pto_isa_root, args.cache_dir)
     if args.source:
-        try:
-            Path(args.source).write_text(sim.source)
-        except OSError as exc:
-            raise InvocationError(f"cannot write {args.source}: {exc.strerror or exc}", rule="run.output",
-                                  where="--source") from None
+        replace_file(args.source, sim.source, rule="run.output", where="--source")
     built = "taken from the cache" if sim.built_cached else f"built in {sim.compile_seconds:.1f} s"
     print(_summary(result))
     for line in result.finding_lines():
@@ -283,6 +278,13 @@ def _simulate(db, program, args, detector=None):
           f"ran in {sim.run_seconds:.3f} s; {recorder.trace.synchronisation} synchronisation instruction(s) not "
           "replayed (no data semantics; the replay runs in program order)")
     return recorder.trace, result, sim
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds, ASCII digits only (``1_000`` or ``inf`` are refused)."""
+    if not re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", text.strip()) or float(text) <= 0:
+        raise argparse.ArgumentTypeError(f"expects a positive number of seconds, got {text!r}")
+    return float(text)
 
 
 def _final(trace, sim) -> dict[str, np.ndarray]:
@@ -332,10 +334,11 @@ def _run(args) -> int:
                                       "and --blocks", rule="cli.args", where="--kernels")
             result = run_kernels(db, program, _arguments(args.arg), [k.strip().lstrip("@") for k in
                                  args.kernels.split(",")], args.subblocks, args.profile, args.cast, args.max_steps,
-                                 strict=args.strict)
+                                 strict=args.strict, max_seconds=args.max_seconds)
         else:
             result = run_program(db, program, _arguments(args.arg), args.profile, args.entry, args.blocks,
-                                 args.cast, args.max_steps, strict=args.strict, tracer=detector)
+                                 args.cast, args.max_steps, strict=args.strict, tracer=detector,
+                                 max_seconds=args.max_seconds)
         print(_summary(result))
         for line in result.finding_lines():
             print(f"finding: {line}")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..asm.types import parse_descriptor
 from ..errors import InvocationError, TileError
+from ..outputs import write_npz
 from ..tile import GlobalDesc, TileDesc
 from ._arrays import FLOAT_TEXT, INT_TEXT, load_arrays
 from ._common import database, parse_tiles
@@ -154,12 +155,7 @@ def run(args) -> int:
             saved[f"{name}.buffer"] = arr
         else:
             saved[name] = arr
-    try:
-        with out_path.open("wb") as fh:  # exactly this path: np.savez(path) would append .npz
-            np.savez(fh, **saved)
-    except OSError as exc:
-        raise InvocationError(f"cannot write {out_path}: {exc.strerror or exc}", rule="run.output",
-                              where="--output") from None
+    write_npz(out_path, saved, rule="run.output", where="--output")
     for name, arr in saved.items():
         print(f"{name}: {arr.shape} {arr.dtype}")
     print(f"wrote {out_path}")

@@ -37,7 +37,7 @@ def backend_class(spec: str) -> type:
             loader_spec.loader.exec_module(module)
         else:
             module = importlib.import_module(module_name)
-    except Exception as exc:  # the backend's own module: any failure while importing it
+    except (Exception, SystemExit) as exc:  # the backend's own module: any failure while importing it
         raise InvocationError(f"cannot import backend {spec!r}: {type(exc).__name__}: {exc}",
                               rule="conformance.backend") from None
     cls = getattr(module, attr, None)
@@ -55,7 +55,7 @@ def load_backend(spec: str, db: Database) -> Backend:
     try:  # the backend's own constructor: any failure in it is the backend's, reported as such
         takes_db = "db" in inspect.signature(cls).parameters
         backend = cls(db=db) if takes_db else cls()
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise InvocationError(f"backend {spec!r} cannot be created: {type(exc).__name__}: {exc}",
                               rule="conformance.backend") from None
     if not isinstance(backend, Backend):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from ..errors import PtospecError
 from .cases import Case, descriptor_dtype
 from .report import Matrix
 from .shard import deal, parse_shard
@@ -113,7 +114,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_options(config: pytest.Config) -> None:
     """Refuse a bad --pto-backend, --pto-profile or --pto-report before collection, in one line."""
-    from ..errors import PtospecError
     from .load import backend_class
 
     shard = config.getoption("--pto-shard", None)
@@ -123,10 +123,21 @@ def _check_options(config: pytest.Config) -> None:
         except PtospecError as exc:
             raise pytest.UsageError(f"ptospec: --pto-shard: {exc.message}") from None
     report = config.getoption("--pto-report", None)
+    if report is not None and not report.strip():
+        raise pytest.UsageError("ptospec: --pto-report names no file")
     if report:
         path = Path(report)
+        try:
+            path.exists()
+            os.stat(path.parent)
+        except OSError as exc:  # a name too long, a loop of links
+            raise pytest.UsageError(f"ptospec: --pto-report {report[:80]}: {exc.strerror or exc}") from None
         if path.is_dir():
             raise pytest.UsageError(f"ptospec: --pto-report {report}: is a directory; give a file name")
+        if path.exists() and not path.is_file():
+            raise pytest.UsageError(f"ptospec: --pto-report {report}: not a regular file (a pipe or a device)")
+        if len(path.name.encode()) > 200:  # its temporary file beside it needs a few bytes more
+            raise pytest.UsageError(f"ptospec: --pto-report {report[:80]}...: the file name is too long")
         if not path.parent.is_dir():
             raise pytest.UsageError(f"ptospec: --pto-report {report}: folder {path.parent} does not exist")
         if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
@@ -138,6 +149,9 @@ def _check_options(config: pytest.Config) -> None:
         except PtospecError as exc:
             raise pytest.UsageError(f"ptospec: --pto-backend: {exc.one_line()}") from None
     profile = config.getoption("--pto-profile", None)
+    given = config.getoption("--pto-specs", None)
+    if given is not None and not given.strip():  # '' would silently mean the default database
+        raise pytest.UsageError("ptospec: --pto-specs names no directory")
     if profile is not None or config.getoption("--pto-specs", None):
         specs = config.getoption("--pto-specs", None) or _find_specs(Path(str(config.invocation_params.dir))) \
             or _find_specs(Path(str(config.rootpath)))
@@ -256,8 +270,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     try:
         matrix.write(path, config.getoption("--pto-backend"))
-    except OSError as exc:
-        config.stash[_REPORT_ERROR] = f"ptospec: --pto-report {path}: cannot write: {exc.strerror or exc}"
+    except PtospecError as exc:
+        config.stash[_REPORT_ERROR] = f"ptospec: --pto-report {path}: {exc.message}"
         if session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 

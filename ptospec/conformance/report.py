@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from ..outputs import replace_file
 
 OUTCOMES = ("passed", "failed", "skipped")
 
@@ -47,4 +48,4 @@ class Matrix:
         }
 
     def write(self, path: str, backend: str) -> None:
-        Path(path).write_text(json.dumps(self.to_json(backend), indent=2) + "\n", encoding="utf-8")
+        replace_file(path, json.dumps(self.to_json(backend), indent=2) + "\n")

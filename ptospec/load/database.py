@@ -7,7 +7,9 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..errors import SpecError
 from ..model import Database
+from ..yamlsource import read_spec_bytes
 from .crosschecks import crosschecks
 from .files import display_path, find_specs_root, kind_files, op_files
 from .isa import load_isa
@@ -25,8 +27,8 @@ def _content_key(root_path: Path) -> tuple:
     for path in [root_path / "isa.yaml", *kind_files(root_path), *op_files(root_path)]:
         digest.update(path.name.encode() + b"\0")
         try:
-            digest.update(path.read_bytes())
-        except OSError:
+            digest.update(read_spec_bytes(path))
+        except (OSError, SpecError):
             digest.update(b"\1unreadable")
         digest.update(b"\0")
     return str(root_path.resolve()), os.getcwd(), digest.hexdigest()

@@ -40,7 +40,7 @@ def kind_files(root: Path) -> list[Path]:
 
 def display_path(path: Path) -> str:
     """A path as shown in messages: relative to the working directory when inside it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    try:  # os.path.realpath, not Path.resolve: a loop of links is a file that cannot be read, not an exception here
+        return str(Path(os.path.realpath(path)).relative_to(os.path.realpath(Path.cwd())))
     except ValueError:
         return str(path)

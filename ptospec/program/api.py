@@ -17,6 +17,7 @@ from . import (
     handlers,  # noqa: F401  (registers the dialect's operation handlers with the walker)
 )
 from .errors import ProgramError
+from .limits import MAX_SECONDS
 from .spec import program_spec
 from .syntax import Operation, Program, parse_program
 from .values import UNKNOWN, GlobalBuffer, Pointer
@@ -178,10 +179,12 @@ def _all_ops(op: Operation):
 
 def run_program(db: Database, program: Program, args: dict[str, object], profile: str | None = None,
                 func: str | None = None, blocks: int = 1, cast: bool = False,
-                max_steps: int | None = None, tracer: Tracer | None = None, strict: bool = False) -> RunResult:
+                max_steps: int | None = None, tracer: Tracer | None = None, strict: bool = False,
+                max_seconds: float | None = MAX_SECONDS) -> RunResult:
     """Run the kernel once per block on NumPy arrays (``args``: argument name without % -> array or number).
     Returns the final contents of every pointer argument and the findings met.  ``tracer`` watches the run
-    (``walker.Tracer``); ``strict``: a finding stops the run as a violation does."""
+    (``walker.Tracer``); ``strict``: a finding stops the run as a violation does.  ``max_steps`` bounds the
+    statements, ``max_seconds`` (None: no bound) the wall-clock time of the run."""
     prof = choose_profile(db, program, profile)
     if not 1 <= blocks <= 4096:
         raise PtospecError(f"--blocks must be between 1 and 4096, got {blocks}", rule="cli.blocks")
@@ -202,12 +205,15 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
     if tracer is not None:
         tracer.begin(buffers)
     start = time.perf_counter()
+    began = time.monotonic()
     stats = Stats()
     findings: list[Finding] = []
     counts: dict = {}
     for b in range(blocks):
         w = Walker(db, program, prof, check=False, block_idx=b, blocks=blocks, memo=probe.memo,
                    **({"max_steps": max_steps} if max_steps else {}))
+        if max_seconds is not None:
+            w.limit_time(began, max_seconds)
         w.stats = stats
         w.strict = strict
         w.findings = findings
@@ -257,7 +263,8 @@ def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict
 
 def run_kernels(db: Database, program: Program, args: dict[str, object], kernels: list[str],
                 subblocks: int = 1, profile: str | None = None, cast: bool = False,
-                max_steps: int | None = None, strict: bool = False) -> RunResult:
+                max_steps: int | None = None, strict: bool = False, max_seconds: float | None = MAX_SECONDS
+                ) -> RunResult:
     """Run a cube kernel and a vector kernel (``kernels`` = [cube, vector]) at the same time, the vector one
     once per sub-block, each in a thread of its own over the same global memory; TPUSH/TPOP/TFREE move tiles
     through the pipes between them (``fifo``).  ``args`` binds every kernel's arguments by name."""
@@ -307,8 +314,11 @@ def run_kernels(db: Database, program: Program, args: dict[str, object], kernels
 
     threads = []
     start = time.perf_counter()
+    began = time.monotonic()
     for kind, index, func, call_args in sides:
         w = Walker(db, program, prof, check=False, memo=probe.memo, **({"max_steps": max_steps} if max_steps else {}))
+        if max_seconds is not None:
+            w.limit_time(began, max_seconds)
         w.side = Side(hub, kind, index, subblocks)
         w.strict = strict
         walkers.append(w)

@@ -8,6 +8,7 @@ Kept in one walker so the checker and the interpreter read the dialect the same 
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -58,6 +59,7 @@ def _shares(dst: TileBuffer, src: TileBuffer, at: int | None) -> bool | None:
     return False
 
 
+CLOCK_EVERY = 64  # statements between two looks at the clock
 _PTR = re.compile(r"^!pto\.ptr<\s*([a-z][a-z0-9]*)\s*>$")
 
 
@@ -271,6 +273,8 @@ class Walker:
         self.onchip: dict[str, np.ndarray] = {}
         self.funcs = {self.symbol(f): f for f in functions(program)}
         self.memo = memo if memo is not None else Memo()
+        self.deadline: float | None = None  # time.monotonic() when the run must stop (``limit_time``)
+        self.max_seconds = 0.0
         self.extents: dict[str, int] = {}  # pointer argument -> elements its tensor views reach (when known)
         self.state: dict[str, dict[str, object]] = {}  # configuration registers the statements have set so far
         self.registers: set[str] = set()  # their names (also while checking, when no value is known)
@@ -403,12 +407,19 @@ class Walker:
                 break
         return values
 
+    def limit_time(self, start: float, seconds: float) -> None:
+        """Stop the run with ``program.time-limit`` once ``seconds`` have passed since ``start`` (monotonic)."""
+        self.deadline, self.max_seconds = start + seconds, seconds
+
     def tick(self, op: Operation) -> None:
-        """Count one statement (or loop iteration) executed at ``op``; beyond the limit, stop."""
+        """Count one statement (or loop iteration) executed at ``op``; beyond the step or time limit, stop."""
         self.stats.statements += 1
         if self.stats.statements > self.max_steps:
             raise ProgramError(f"more than {self.max_steps} statements executed (a loop that does not end?)",
                                "program.step-limit", op.pos)
+        if self.deadline is not None and not self.stats.statements % CLOCK_EVERY and time.monotonic() > self.deadline:
+            raise ProgramError(f"the run took more than {self.max_seconds:g} s after {self.stats.statements} "
+                               "statements (a loop that does not end, or a long one?)", "program.time-limit", op.pos)
 
     def step(self, op: Operation) -> None:
         self.tick(op)
