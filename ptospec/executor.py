@@ -21,7 +21,7 @@ from .expr.numpy_types import numpy_dtype_of
 from .model import Database, Operand
 from .statements import execute_statement
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from .validator import Report, make_scope, require_legal, resolve, state_reads, validate
+from .validator import Report, make_scope, plain_operands, require_legal, resolve, state_reads, validate
 
 
 def numpy_dtype(db: Database, dtype: str) -> np.dtype:
@@ -277,6 +277,7 @@ def execute(
     configuration writes to state registers is ``configure``'s answer).  A mode that reads state registers
     (``mode.reads_state``) takes each from ``data`` under the register's name (see ``state_inputs``).  A
     cross-core FIFO instruction (effect ``cross-core``) is validated and then refused (``exec.cross-core``)."""
+    operands = plain_operands(operands)
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     state = state_inputs(db, op.name, mode, data)
     if report is None or (report.op, report.mode, report.profile) != (op.name, mode.name, profile) or (

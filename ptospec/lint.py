@@ -44,6 +44,22 @@ def check_examples(op: OpSpec, isa: Isa) -> list[SpecError]:
     return problems
 
 
+def check_worked_example(op: OpSpec, isa: Isa) -> list[SpecError]:
+    """The site's worked example of ``op`` (``docs build`` fails without one): predicted here, so a spec that
+    lints clean also builds."""
+    from .docs import worked
+    from .model import Database
+
+    if not any(m.has_data_semantics for m in op.modes):
+        return []
+    try:
+        worked.compute(Database(isa=isa, ops={op.name: op}, root=""), op)
+    except PtospecError as exc:
+        return [SpecError(f"the site cannot show a worked example: {exc.message}", where=op.file,
+                          rule=exc.rule or "docs.worked-example")]
+    return []
+
+
 def _real(path: Path) -> Path:
     """``path`` with every link followed (a loop of links stays as it is: its read fails with one line)."""
     return Path(os.path.realpath(path))
@@ -87,6 +103,7 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
     problems.extend(crosschecks(isa, ops))
     for op in ops:
         problems.extend(check_examples(op, isa))
+        problems.extend(check_worked_example(op, isa))
     checked = len(files) + 1 + len(kind_paths)
     if not paths or any(_real(p) in (program_file, _real(root)) for p in paths):
         problems.extend(_program_layer(root, isa, ops))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import attrs
 from .errors import ExprError, InvocationError, PtospecError, UnknownValue
@@ -229,7 +229,7 @@ def validate(
     has no tmp: the implementation allocates it); they are not reported missing, and the rules that
     concern them are listed in ``Report.implied`` instead of being checked.  Reports are remembered (they
     are immutable, and a conformance run asks about the same invocation several times)."""
-    _check_operand_types(operands)  # before the memo: a descriptor with rows=16.0 equals one with rows=16
+    operands = plain_operands(operands)  # before the memo: rows=16.0 or np.int64(16) would equal rows=16 there
     state = state or {}
     frozen = tuple(sorted((str(r), tuple(sorted(f.items()))) for r, f in state.items()))
     key = (op_name, mode_name, profile, tuple(operands.items()), tuple(implied), frozen)
@@ -281,6 +281,39 @@ def _ill_typed_field(desc: TileDesc | ScalarDesc | AttrDesc | GlobalDesc) -> str
         if not isinstance(getattr(desc, field), str):
             return f"{field} must be a string, got {getattr(desc, field)!r}"
     return None
+
+
+def plain_operands(operands: Mapping) -> Mapping:
+    """``operands`` checked (``_check_operand_types``), with NumPy integers in extents, strides and offsets made
+    plain ``int``: a NumPy integer wraps around in a capacity product (2**58 rows would pass) and would share
+    the validator's memo entry with the equal plain tile."""
+    _check_operand_types(operands)
+    out = None
+    for name, desc in operands.items():
+        plain = _plain(desc)
+        if plain is not desc:
+            out = out if out is not None else dict(operands)
+            out[name] = plain
+    return operands if out is None else out
+
+
+def _as_int(value):
+    return value if value is None or type(value) is int else int(value)
+
+
+def _plain(desc):
+    if isinstance(desc, TileDesc):
+        fields = ("rows", "cols", "valid_row", "valid_col", "fractal")
+        if all(type(getattr(desc, f)) in _OPTIONAL_INT for f in fields):
+            return desc
+        return replace(desc, **{f: _as_int(getattr(desc, f)) for f in fields})
+    if isinstance(desc, GlobalDesc):
+        values = (*desc.shape, *desc.strides, desc.offset, desc.size)
+        if all(type(v) in _OPTIONAL_INT for v in values):
+            return desc
+        return replace(desc, shape=tuple(map(_as_int, desc.shape)), strides=tuple(map(_as_int, desc.strides)),
+                       offset=_as_int(desc.offset), size=_as_int(desc.size))
+    return desc
 
 
 def _check_operand_types(operands: Mapping) -> None:

@@ -467,3 +467,60 @@ def test_11_a_file_name_that_is_not_utf8_prints_under_a_strict_utf8_stream(tmp_p
     assert main(["lint", os.fsdecode(os.fsencode(tmp_path) + b"/spec\xff.yaml")]) == 1
     err.flush()
     assert b"spec\\udcff.yaml: [lint.path]" in err.buffer.getvalue()
+
+
+# ------------------------------------------------------------------ 15. maximumf / minimumf and signed zeros
+
+
+def test_15_maximumf_orders_negative_zero_below_positive_zero():
+    import math
+
+    from ptospec.program.arith import FLOAT_BINARY
+
+    for a, b in ((-0.0, 0.0), (0.0, -0.0)):
+        assert math.copysign(1, FLOAT_BINARY["maximumf"](a, b)) == 1
+        assert math.copysign(1, FLOAT_BINARY["minimumf"](a, b)) == -1
+    assert math.isnan(FLOAT_BINARY["maximumf"](math.nan, 1.0)) and FLOAT_BINARY["maxnumf"](math.nan, 1.0) == 1.0
+    assert FLOAT_BINARY["maximumf"](-1.0, 2.0) == 2.0 and FLOAT_BINARY["minimumf"](-1.0, 2.0) == -1.0
+
+
+# ------------------------------------------------------------------ 9. NumPy integers in hand-built descriptors
+
+
+def test_9_numpy_extents_are_plain_ints_before_products_and_memo_keys(db):
+    import numpy as np
+
+    from ptospec.tile import TileDesc
+    from ptospec.validator import validate
+
+    huge = TileDesc("Vec", "f32", np.int64(2**58), np.int64(64), np.int64(2**58), np.int64(64))
+    report = validate(db, "tadd", None, "a5", {"src0": huge, "src1": huge, "dst": huge})
+    assert not report.ok and "tile.capacity" in {v.rule for v in report.violations}
+    small = TileDesc("Vec", "f32", np.int32(16), 16, 16, 16)
+    plain = TileDesc("Vec", "f32", 16, 16, 16, 16)
+    assert validate(db, "tadd", None, "a5", {"src0": small, "src1": small, "dst": small}).ok
+    assert validate(db, "tadd", None, "a5", {"src0": plain, "src1": plain, "dst": plain}).ok
+
+
+# ------------------------------------------------------------------ 16. small ones
+
+
+@pytest.mark.parametrize("port", ["1_000", "\u0661\u0660\u0660\u0660", "+80", "8e3"])
+def test_16_docs_serve_reads_the_port_as_digits(capsys, port):
+    from ptospec.cli import main
+
+    assert main(["docs", "serve", "--port", port]) == 2
+    assert "[cli.args] --port must be 0 .. 65535" in capsys.readouterr().err
+
+
+def test_16_lint_predicts_the_worked_example_of_the_site(db, monkeypatch):
+    from ptospec import lint
+    from ptospec.docs import worked
+    from ptospec.errors import PtospecError
+
+    def none(db, op, mode=None):
+        raise PtospecError(f"{op.name}: no small legal case for a worked example", rule="docs.worked-example")
+
+    monkeypatch.setattr(worked, "compute", none)
+    problems = lint.check_worked_example(db.ops["tadd"], db.isa)
+    assert [p.rule for p in problems] == ["docs.worked-example"]

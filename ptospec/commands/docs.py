@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,7 @@ def register(sub) -> None:
     b.set_defaults(func=run_build)
     s = dsub.add_parser("serve", help="build the site and serve site/build on the loopback interface")
     s.add_argument("--site", metavar="DIR", help="site folder (default: site/ next to specs/)")
-    s.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default: 8000)")
+    s.add_argument("--port", default="8000", help="port on 127.0.0.1, 0 .. 65535 (default: 8000)")
     s.set_defaults(func=run_serve)
 
 
@@ -61,16 +62,19 @@ def run_build(args) -> int:
 def run_serve(args) -> int:
     from ..docs.build import build_date, build_html, build_lock, generate, site_dir, write
 
-    if not 0 <= args.port <= 65535:  # refused before the build, not by the server after it
-        raise InvocationError(f"--port must be 0 .. 65535, got {args.port}", rule="cli.args", where="--port")
+    port = str(args.port).strip()
+    if not re.fullmatch(r"[0-9]{1,5}", port) or int(port) > 65535:  # refused before the build; ASCII digits only
+        raise InvocationError(f"--port must be 0 .. 65535 in digits, got {args.port!r}", rule="cli.args",
+                              where="--port")
+    port = str(int(port))
     db = database(args)
     site = site_dir(db, args.site)
     with build_lock(site):
         write(generate(db), site)
         build_html(site, "", build_date(Path(db.root)))
     cmd = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(site / "build"),
-           str(args.port)]
-    print(f"serving {site / 'build'} on http://127.0.0.1:{args.port}/ (Ctrl-C stops)")
+           port]
+    print(f"serving {site / 'build'} on http://127.0.0.1:{port}/ (Ctrl-C stops)")
     sys.stdout.flush()
     os.execv(cmd[0], cmd)  # the server takes over this process: Ctrl-C and kill reach it directly
     return 0  # pragma: no cover

@@ -139,13 +139,23 @@ INT_BINARY = {
     "shrui": ("u", lambda a, b, n: 0 if b >= n or b < 0 else a >> b),
     "shrsi": ("s", lambda a, b, n: (-1 if a < 0 else 0) if b >= n or b < 0 else a >> b),
 }
+def _ieee_extreme(a: float, b: float, pick) -> float:
+    """MLIR's ``maximumf``/``minimumf`` (IEEE 754-2019 maximum/minimum): NaN if either is NaN, and -0.0 orders
+    below +0.0 (``max``/``min`` alone take whichever zero comes first)."""
+    if a != a or b != b:
+        return math.nan
+    if a == b == 0.0:
+        return pick(a, b, key=lambda z: math.copysign(1.0, z))
+    return pick(a, b)
+
+
 FLOAT_BINARY = {
     "addf": lambda a, b: a + b,
     "subf": lambda a, b: a - b,
     "mulf": lambda a, b: a * b,
     "divf": lambda a, b: _divf(a, b),
-    "maximumf": lambda a, b: math.nan if a != a or b != b else max(a, b),
-    "minimumf": lambda a, b: math.nan if a != a or b != b else min(a, b),
+    "maximumf": lambda a, b: _ieee_extreme(a, b, max),
+    "minimumf": lambda a, b: _ieee_extreme(a, b, min),
     "maxnumf": lambda a, b: b if a != a else a if b != b else max(a, b),
     "minnumf": lambda a, b: b if a != a else a if b != b else min(a, b),
 }
