@@ -76,6 +76,8 @@ def _check_header(fh, size: int, limit: int, member: str) -> None:
         read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
         shape, _fortran, dtype = read(fh)
     except Exception as exc:  # NumPy's header parser: any failure means a malformed header
+        if "max_header_size" in str(exc):
+            raise ValueError(f"{member}its array header is too large") from None
         raise ValueError(f"{member}its array header is malformed ({type(exc).__name__})") from None
     if not isinstance(shape, tuple) or not all(type(e) is int and e >= 0 for e in shape):
         raise ValueError(f"{member}its header declares shape {shape!r}: extents must be integers 0 or more")
