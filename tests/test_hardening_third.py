@@ -524,3 +524,75 @@ def test_16_lint_predicts_the_worked_example_of_the_site(db, monkeypatch):
     monkeypatch.setattr(worked, "compute", none)
     problems = lint.check_worked_example(db.ops["tadd"], db.isa)
     assert [p.rule for p in problems] == ["docs.worked-example"]
+
+
+# ------------------------------------------------------------------ 12. calls in rule checks
+
+
+def _check_scope(db):
+    from ptospec.asm.types import parse_descriptor
+    from ptospec.expr.evaluate import Scope
+
+    return Scope(db.isa, tiles={"src": parse_descriptor("vec,16x16xf32", db.isa)}, type_vars={"T": "f16"})
+
+
+@pytest.mark.parametrize("text, value", [("cast(300, u8)", 44), ("cast(1, T)", 1.0),
+                                         ("convert(1.5, u8, CAST_RINT, 1)", 2), ("inside(src, 1, 1)", True),
+                                         ("fmod(7, 3)", 1)])
+def test_12_calls_in_checks_read_database_dtypes(db, text, value):
+    from ptospec.expr.evaluate import evaluate
+    from ptospec.expr.parser import parse_expr
+
+    assert evaluate(parse_expr(text), _check_scope(db)) == value
+
+
+@pytest.mark.parametrize("text", ["cast(1, LT)", "bitcast(1, RowMajor)", "convert(1.5, Vec, CAST_RINT, 1)",
+                                  "cast(1, 3)", "inside(3, 1, 1)", "fmod(src, 2)", "abs(src)",
+                                  "philox(100000000, 1, 2, 3, 4, 5, 6, 7, 0)", "philox(-1, 1, 2, 3, 4, 5, 6, 7, 0)"])
+def test_12_bad_call_arguments_in_checks_are_one_error(db, text):
+    import time
+
+    from ptospec.errors import ExprError
+    from ptospec.expr.evaluate import evaluate
+    from ptospec.expr.parser import parse_expr
+
+    start = time.perf_counter()
+    with pytest.raises(ExprError) as info:
+        evaluate(parse_expr(text), _check_scope(db))
+    assert info.value.rule == "expr.type" and time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("check", ["cast(src0.valid_row, LT) > 0", "inside(3, 0, 0)", "fmod(src0, 2) == 0",
+                                   "philox(1000000, 1, 2, 3, 4, 5, 6, 7, 0) >= 0", "bitcast(1, Vec) == 1"])
+def test_12_lint_rejects_bad_call_arguments_in_a_rule(tmp_path, db, capsys, check):
+    import shutil
+
+    from ptospec.cli import main
+
+    specs = tmp_path / "specs"
+    shutil.copytree(db.root, specs)
+    op = specs / "ops" / "tadd.yaml"
+    text = op.read_text(encoding="utf-8")
+    assert "\nrules:\n" in text
+    rule = (f"  - id: zz.hostile\n    check: {check!r}\n    message: {{en: hostile, zh: 恶意}}\n"
+            "    sources: [page]\n")
+    op.write_text(text.replace("\nrules:\n", "\nrules:\n" + rule, 1), encoding="utf-8")
+    assert main(["--specs", str(specs), "lint", str(op)]) == 1
+    err = capsys.readouterr().err
+    assert "[expr.type]" in err and "internal error" not in err
+
+
+def test_12_lint_bounds_philox_rounds_in_semantics(tmp_path, db, capsys):
+    import shutil
+
+    from ptospec.cli import main
+
+    specs = tmp_path / "specs"
+    shutil.copytree(db.root, specs)
+    op = specs / "ops" / "trandom.yaml"
+    text = op.read_text(encoding="utf-8")
+    assert "philox(10, " in text
+    op.write_text(text.replace("philox(10, ", "philox(100000000, "), encoding="utf-8")
+    assert main(["--specs", str(specs), "lint", str(op)]) == 1
+    err = capsys.readouterr().err
+    assert "[expr.type]" in err and "philox()" in err and "internal error" not in err

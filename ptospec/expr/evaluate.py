@@ -286,6 +286,7 @@ def _compile_call(node: Call) -> Evaluator:
             return _extreme(scope, dt, func != "lowest", finite=func == "max_finite")
         if fast is not None and all(type(v) is int and -_INT64 < v < _INT64 for v in vals) and vals[-1]:
             return fast(*vals)  # the function's own way with such ints: what the NumPy function gives
+        _check_arguments(scope, fn, vals)
         for v in vals:
             _check_value(v, func)
         vals = [_numpy_type(scope, v) for v in vals]  # cast(x, T), bitcast(x, e8m0): the dtype's NumPy type
@@ -297,6 +298,25 @@ def _compile_call(node: Call) -> Evaluator:
     return call
 
 
+
+
+def _check_arguments(scope: Scope, fn, vals: list) -> None:
+    """A tile operand only where the function takes one, a dtype of the database where it takes a type, an
+    integer in its bounds where it takes a count: anything else is one ``expr.type`` error."""
+    for k, v in enumerate(vals):
+        is_tile = isinstance(v, TileDesc | GlobalDesc)
+        if k in fn.tile_args and not isinstance(v, TileDesc):
+            raise ExprError(f"argument {k + 1} of {fn.name}() must name a tile operand, got {v!r}", rule="expr.type")
+        if is_tile and k not in fn.tile_args:
+            raise ExprError(f"argument {k + 1} of {fn.name}() is a value, not a tile operand", rule="expr.type")
+        if k in fn.dtype_args and not (isinstance(v, str) and v in scope.isa.dtypes):
+            raise ExprError(f"argument {k + 1} of {fn.name}() must be a dtype of the database "
+                            f"({', '.join(scope.isa.dtypes)}), got {v!r}", rule="expr.type")
+    for k, low, high in fn.literal_args:
+        v = vals[k]
+        if not (isinstance(v, int | np.integer) and not isinstance(v, bool) and low <= v <= high):
+            raise ExprError(f"argument {k + 1} of {fn.name}() must be an integer from {low} to {high}, got {v!r}",
+                            rule="expr.type")
 
 
 def _numpy_type(scope: Scope, value: Any) -> Any:

@@ -187,6 +187,9 @@ def _word(x) -> np.ndarray:
     return np.asarray(x).astype(np.int64).astype(np.uint64) & _WORD
 
 
+MAX_PHILOX_ROUNDS = 64  # rounds philox() runs at most (Philox-4x32 uses 7 or 10)
+
+
 def philox(rounds, key0, key1, c0, c1, c2, c3, offset, word):
     """Word ``word`` (0..3) of the Philox-4x32 block for the 128-bit counter (c3:c2:c1:c0) + ``offset``
     under the 64-bit key (key1:key0), after ``rounds`` rounds; every argument an integer or integer array.
@@ -199,6 +202,8 @@ def philox(rounds, key0, key1, c0, c1, c2, c3, offset, word):
         carry = (carry >> np.uint64(32)) + (total_low >> np.uint64(32))
     key = [_word(key0), _word(key1)]
     rounds_n = int(np.asarray(rounds).reshape(-1)[0])
+    if not 0 <= rounds_n <= MAX_PHILOX_ROUNDS:
+        raise ValueError(f"philox() runs 0 to {MAX_PHILOX_ROUNDS} rounds, not {rounds_n}")
     with np.errstate(over="ignore"):
         for _ in range(rounds_n):
             product0 = counter[0] * _PHILOX_MUL[0]
@@ -286,6 +291,9 @@ class Function:
     doc: str
     type_level: bool = False  # takes dtypes, only meaningful in checks
     tile_args: tuple[int, ...] = ()  # argument positions that name a tile operand (passed as its descriptor)
+    dtype_args: tuple[int, ...] = ()  # argument positions that name a dtype of the database (cast(x, T))
+    # argument positions that must be an integer literal, with its bounds (philox's rounds: a loop count)
+    literal_args: tuple[tuple[int, int, int], ...] = ()
     dtype_field: str = ""  # a type-level function that is one field of its dtype (bytes, bits, ...)
     # the same function on Python ints below 2**63 in magnitude (the last one not zero), without NumPy:
     # what checks evaluate millions of times in a case search
@@ -327,17 +335,19 @@ FUNCTIONS: dict[str, Function] = {
         Function("compare", 3, compare, r"{0} \mathrel{{\mathrm{{cmp}}_{{{2}}}}} {1}",
                  "compare(a, b, mode): a EQ|NE|LT|LE|GT|GE b for a CmpMode value"),
         Function("convert", 4, convert, r"\operatorname{{cvt}}_{{{2}}}({0} \to {1})",
-                 "convert(x, U, rmode, saturate): x as type U, rounded by rmode, clamped when saturate holds"),
+                 "convert(x, U, rmode, saturate): x as type U, rounded by rmode, clamped when saturate holds",
+                 dtype_args=(1,)),
         Function("cast", 2, lambda x, t: np.asarray(x).astype(np.dtype(t)), r"\operatorname{{{1}}}({0})",
                  "cast(x, T): x as type T (NumPy's conversion; the products of a matrix multiply, exact in the "
-                 "accumulator's type)"),
+                 "accumulator's type)", dtype_args=(1,)),
         Function("inside", 3, inside, r"({1}, {2}) \in \operatorname{{valid}}({0})",
                  "inside(t, i, j): position (i, j) lies in tile operand t's valid region (the partial operations)",
                  tile_args=(0,)),
         Function("philox", 9, philox,
                  r"\operatorname{{philox}}_{{{0}}}({1}, {2};\ {3}, {4}, {5}, {6} + {7})_{{{8}}}",
                  "philox(rounds, key0, key1, c0, c1, c2, c3, n, w): word w of the Philox-4x32 block of the "
-                 "128-bit counter (c3:c2:c1:c0) + n under the key (key1:key0), as u32"),
+                 "128-bit counter (c3:c2:c1:c0) + n under the key (key1:key0), as u32",
+                 literal_args=((0, 0, MAX_PHILOX_ROUNDS),)),
         Function("mx_exponent", 2, mx_exponent, r"\operatorname{{e8m0}}_{{{1}}}({0})",
                  "mx_exponent(m, emax): E8M0 shared exponent of a group whose largest magnitude is m (float32 "
                  "exponent field minus emax, at least 0; 255 for NaN)"),
@@ -354,7 +364,8 @@ FUNCTIONS: dict[str, Function] = {
         Function("bf16_trunc", 1, bf16_trunc, r"\operatorname{{trunc}}_{{\mathrm{{bf16}}}}({0})",
                  "bf16_trunc(x): x truncated to bfloat16 precision (low 16 bits of the float32 cleared)"),
         Function("bitcast", 2, bitcast, r"\operatorname{{bitcast}}_{{{1}}}({0})",
-                 "bitcast(x, U): the bits of x read as type U (an integer keeps its low bits(U) bits)"),
+                 "bitcast(x, U): the bits of x read as type U (an integer keeps its low bits(U) bits)",
+                 dtype_args=(1,)),
         Function("ceil_div", 2, ceil_div, r"\left\lceil \frac{{{0}}}{{{1}}} \right\rceil",
                  "integer division rounding up", on_ints=ceil_div),
         Function("wide", 1,

@@ -29,8 +29,9 @@ class OpContext:
     def parse(self, path, text: str, parser=parse_expr):
         return parse(self.src, path, text, self.issues, parser)
 
-    def check_names(self, path, node, known: set[str], with_isa: bool = True) -> None:
-        check_names(self.src, path, node, known, self.isa if with_isa else None, self.issues)
+    def check_names(self, path, node, known: set[str], with_isa: bool = True,
+                    tiles: dict[str, str] | None = None) -> None:
+        check_names(self.src, path, node, known, self.isa if with_isa else None, self.issues, tiles)
 
     def check_sources(self, path, ids) -> None:
         for s in ids:

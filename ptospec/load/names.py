@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import ExprError
-from ..expr.ast import Attr, Call, Index, Name, Reduce, walk
+from ..expr.ast import Attr, Call, Index, Name, Num, Reduce, walk
 from ..expr.functions import FUNCTIONS
 from ..expr.parser import parse_expr
 from ..located import Located
@@ -36,8 +36,10 @@ def lets(src: Located, path, mapping: dict[str, str], issues: Issues):
     return tuple(out)
 
 
-def check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issues) -> None:
-    """A check or a field expression reads ``known`` names, the ISA's constants and state, and functions."""
+def check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issues,
+                tiles: dict[str, str] | None = None) -> None:
+    """A check or a field expression reads ``known`` names, the ISA's constants and state, and functions;
+    ``tiles``: the operands among ``known`` that stand for a tile or a view (name -> kind: tile, global)."""
     consts: set[str] = set()
     if isa is not None:
         consts = set(isa.tile_types) | set(isa.blayouts) | set(isa.slayouts) | set(isa.pad_values)
@@ -53,8 +55,33 @@ def check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issue
             issues.add(src, path, f"{n.obj!r} is not an operand", "expr.unknown-name")
         elif isinstance(n, Call) and n.func not in FUNCTIONS:
             issues.add(src, path, f"unknown function {n.func!r}", "expr.unknown-function")
+        elif isinstance(n, Call):
+            for message in call_argument_problems(n, known, isa, tiles or {}):
+                issues.add(src, path, message, "expr.type")
         elif isinstance(n, Reduce | Index):
             issues.add(src, path, "tile elements and reductions belong in semantics, not in checks", "expr.context")
+
+
+def call_argument_problems(n: Call, known: set[str], isa: Isa | None, tiles: dict[str, str]) -> list[str]:
+    """What is wrong with the arguments of a call in a check, before any evaluation: a type argument that is
+    not a dtype of the database (nor a type variable or let), a tile argument that is not a tile operand, a
+    tile operand where a value belongs, a count argument that is not an integer literal in its bounds."""
+    fn, problems = FUNCTIONS[n.func], []
+    for k, arg in enumerate(n.args):
+        name = arg.id if isinstance(arg, Name) else None
+        if k in fn.tile_args:
+            if name is None or (tiles and tiles.get(name) != "tile") or (not tiles and name not in known):
+                problems.append(f"argument {k + 1} of {n.func}() must name a tile operand")
+        elif name is not None and name in tiles and not fn.type_level:
+            problems.append(f"argument {k + 1} of {n.func}() is a value, not the operand {name}")
+        if k in fn.dtype_args and not (name is not None and (name in known or isa is None or name in isa.dtypes)):
+            dtypes = f" ({', '.join(isa.dtypes)})" if isa is not None else ""
+            problems.append(f"argument {k + 1} of {n.func}() must be a dtype of the database{dtypes}")
+    for k, low, high in fn.literal_args:
+        arg = n.args[k] if k < len(n.args) else None
+        if not (isinstance(arg, Num) and type(arg.value) is int and low <= arg.value <= high):
+            problems.append(f"argument {k + 1} of {n.func}() must be an integer literal from {low} to {high}")
+    return problems
 
 
 def check_tile_rule_names(src: Located, path, node, d: dict, issues: Issues, var: str = "t") -> None:

@@ -48,9 +48,10 @@ def _rule(ctx: OpContext, rp: tuple, r: dict, by_mode: dict[str, Mode]) -> Rule:
             if n not in mode_ops:
                 ctx.add(rp, f"operand {n!r} does not exist in mode {mn}", "op.rule")
         names_ok = mode_ops | ctx.let_names | {x for x, _, _ in rule_lets} | set(by_mode[mn].type_vars)
+        tiles = {o.name: o.kind for o in by_mode[mn].operands if o.role in ("in", "out", "tmp")}
         for node in (check, when, *(n for _, n, _ in rule_lets)):
             if node is not None:
-                ctx.check_names(rp, node, names_ok)
+                ctx.check_names(rp, node, names_ok, tiles=tiles)
     return Rule(
         id=r["id"], kind=kind, operands=operands, allow=allow, check=check, check_text=r.get("check", ""),
         when=when, when_text=r.get("when", ""), let=rule_lets, profiles=rprofiles, modes=rmodes,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..expr.ast import Attr, Call, Index, Name, Node, Reduce, walk
+from ..expr.ast import Attr, Call, Index, Name, Node, Num, Reduce, walk
 from ..expr.functions import FUNCTIONS, REDUCTIONS
 from ..expr.parser import parse_statement
 from ..expr.vectorize import statement_vars
@@ -178,6 +178,12 @@ def _check_read(ctx: OpContext, path, n, variables: set[str], roles: dict[str, s
         ctx.add(path, f"unknown reduction {n.func!r} (known: {', '.join(REDUCTIONS)})", "expr.unknown-function")
     elif isinstance(n, Call) and n.func not in FUNCTIONS:
         ctx.add(path, f"unknown element function {n.func!r}", "expr.unknown-function")
+    elif isinstance(n, Call) and FUNCTIONS[n.func].literal_args:
+        for k, low, high in FUNCTIONS[n.func].literal_args:
+            arg = n.args[k] if k < len(n.args) else None
+            if not (isinstance(arg, Num) and type(arg.value) is int and low <= arg.value <= high):
+                ctx.add(path, f"argument {k + 1} of {n.func}() must be an integer literal from {low} to {high}",
+                        "expr.type")
     elif (isinstance(n, Name) and n.id not in variables and n.id not in let_names
           and roles.get(n.id) not in ("scalar", "attr") and isa.enum_of_value(n.id) is None
           and n.id not in isa.dtypes):
