@@ -16,7 +16,8 @@ wait, barrier or token acquisition after the next instruction, a set or release 
 A mutant's ground truth comes from an oracle independent of the detector's clocks and shadow memory: the run's
 explicit happens-before graph (each pipe's events in order, each set to the wait it satisfies, barriers) and
 every pair of conflicting accesses of the run, compared pairwise; a "real race" is a conflicting pair on two
-pipes that no path of the graph orders, a "hang" a wait the graph can never satisfy.  Slowdown: the run with
+pipes that no path of the graph orders, a "hang" a wait the graph can never satisfy (what the graph puts after
+it never runs, so it races with nothing).  Slowdown: the run with
 ``--hazards`` over the run without, per runnable kernel (best of three).
 
 Figures (PTOAS a56b18c3, --ptoas from that commit, 2-core machine shared with other jobs): see docs/hazards.md.
@@ -172,19 +173,22 @@ class Oracle:
                 tokens[nd.key] = i
             elif nd.kind == "acquire" and nd.key in tokens:
                 preds[i].append(tokens[nd.key])
-        unmatched = 0
+        never: list[int] = []  # waits no signal satisfies
         for key, ws in waits.items():
             ss = signals.get(key, deque())
             for k, w in enumerate(ws):
                 if k < len(ss):
                     preds[w].append(ss[k])
                 else:
-                    unmatched += 1
-        return preds, unmatched
+                    never.append(w)
+        return preds, never
 
     def analyse(self) -> tuple[int, int]:
-        """(unordered conflicting statement pairs on two pipes, waits that never pass)."""
-        preds, unmatched = self._graph()
+        """(unordered conflicting statement pairs on two pipes, waits that never pass).
+
+        A hang stops its pipe: what follows a wait that never passes (or a cycle of waits) in the graph never
+        runs, so its accesses race with nothing."""
+        preds, never = self._graph()
         n = len(self.nodes)
         succ: list[list[int]] = [[] for _ in range(n)]
         indeg = [0] * n
@@ -193,6 +197,8 @@ class Oracle:
                 succ[p].append(i)
                 indeg[i] += 1
         anc = [0] * n
+        runs = [False] * n
+        stuck = set(never)
         queue = deque(i for i in range(n) if indeg[i] == 0)
         done = 0
         while queue:
@@ -202,14 +208,16 @@ class Oracle:
             for p in preds[i]:
                 bits |= anc[p] | (1 << p)
             anc[i] = bits
+            runs[i] = i not in stuck and all(runs[p] for p in preds[i])
             for s in succ[i]:
                 indeg[s] -= 1
                 if indeg[s] == 0:
                     queue.append(s)
-        hangs = unmatched + (n - done)  # a cycle: a pipe waits for itself
+        hangs = len(never) + (n - done)  # a cycle: a pipe waits for itself
         by_mem = defaultdict(list)
         for a in self.accesses:
-            by_mem[a[1]].append(a)
+            if runs[a[0]]:
+                by_mem[a[1]].append(a)
         pairs = set()
         for accs in by_mem.values():
             lo = np.array([a[2] for a in accs])

@@ -6,6 +6,8 @@ whose two synchronisation slots each test fills with the instructions it examine
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ from ptospec.program.api import check_program, run_program
 from ptospec.program.hazards.dynamic import HazardDetector
 from ptospec.program.hazards.static import check_hazards
 from ptospec.program.syntax import parse_program
+from ptospec.program.trace import Tee
 
 HERE = Path(__file__).parent / "programs" / "hazards"
 T = ("!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=32, v_row=16, v_col=32, blayout=row_major, slayout=none_box, "
@@ -195,6 +198,26 @@ def test_set_without_wait_and_wait_without_set(db):
     wait_only = vadd(load_to_add=flags("MTE2", "V") + "\n" + FLAG.format(what="wait_flag", src="MTE2", dst="V", e=4))
     for report in (dynamic(db, wait_only), static(db, wait_only)):
         assert [p.rule for p in report.protocol] == ["hazard.unset-wait"], report.lines()
+
+
+def _benchmark_oracle():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "hazards.py"
+    spec = importlib.util.spec_from_file_location("hazards_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.Oracle
+
+
+def test_work_after_a_wait_that_never_passes_races_with_nothing(db):
+    # V hangs at a wait no set satisfies: the add after it never runs; the store (MTE3) still races with the load
+    text = (HERE / "unset_wait.pto").read_text()
+    detector, oracle = HazardDetector(db, "a2a3"), _benchmark_oracle()(db, "a2a3")
+    run_program(db, parse_program(text, "k.pto"), inputs(), None, tracer=Tee(detector, oracle))
+    for report in (detector.report(), static(db, text)):
+        assert kinds(report) == [("RAW", "tload dst", "tstore src")], report.lines()
+        assert [p.rule for p in report.protocol] == ["hazard.unset-wait"], report.lines()
+    assert oracle.analyse() == (1, 1)  # the benchmark's ground truth agrees: one race, one hang
 
 
 def test_event_id_reused_while_in_flight(db):
