@@ -16,13 +16,13 @@ import io
 import os
 import re
 import stat
-import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import PtospecError
+from .private import write_private
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,18 +73,7 @@ def replace_file(path: str | os.PathLike, data: str | bytes, mode: int | None = 
             raise OSError(22, "it is not a regular file")
         if mode is None:
             mode = os.stat(path).st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_private(path, data, mode)
     except OSError as exc:
         raise OutputError(f"cannot write {os.fsdecode(path)!r}: {exc.strerror or exc}", where=where,
                           rule=rule) from None

@@ -86,7 +86,7 @@ def read_private(path: Path) -> bytes | None:
 def write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``data`` to ``path`` via a new file of unpredictable name in the same folder (``O_EXCL |
     O_NOFOLLOW``, so no planted link is followed) and a rename; raises OSError."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
