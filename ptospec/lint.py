@@ -106,45 +106,22 @@ def lint_paths(specs: str | None, paths: list[Path]) -> tuple[list[SpecError], i
         problems.extend(check_worked_example(op, isa))
     checked = len(files) + 1 + len(kind_paths)
     if not paths or any(_real(p) in (program_file, _real(root)) for p in paths):
-        problems.extend(_program_layer(root, isa, ops))
+        problems.extend(_side_file(lambda db: load_program_spec(root, db), root, isa, ops))
         checked += 1
     if ptoas_file.is_file() and (not paths or any(_real(p) in (ptoas_file, _real(root)) for p in paths)):
-        problems.extend(_assembler(root, isa, ops))
+        problems.extend(_side_file(lambda db: load_ptoas_spec(db, root), root, isa, ops))
         checked += 1
     if goldens_file.is_file() and (not paths or any(_real(p) in (goldens_file, _real(root)) for p in paths)):
-        problems.extend(_goldens(root, isa, ops))
+        problems.extend(_side_file(lambda db: load_goldens(db, root), root, isa, ops))
         checked += 1
     return problems, checked
 
 
-def _goldens(root: Path, isa, ops) -> list[SpecError]:
-    """specs/goldens.yaml, checked against the ops, modes, operands and type variables it names."""
+def _side_file(load, root: Path, isa, ops) -> list[SpecError]:
+    """The problems of one database-wide file beside the ops (program.yaml, ptoas.yaml, goldens.yaml):
+    ``load(db)`` reads it and checks it against the ISA and the ops it names."""
     try:
-        load_goldens(Database(isa, {op.name: op for op in ops}, str(root)), root)
-    except DatabaseErrors as exc:
-        return list(exc.errors)
-    except SpecError as exc:
-        return [exc]
-    return []
-
-
-def _assembler(root: Path, isa, ops) -> list[SpecError]:
-    """specs/ptoas.yaml, checked against the ISA and the ops it names."""
-    db = Database(isa, {op.name: op for op in ops}, str(root))
-    try:
-        load_ptoas_spec(db, root)
-    except DatabaseErrors as exc:
-        return list(exc.errors)
-    except SpecError as exc:
-        return [exc]
-    return []
-
-
-def _program_layer(root: Path, isa, ops) -> list[SpecError]:
-    """specs/program.yaml, checked against the ISA and the ops (names it must not take)."""
-    db = Database(isa, {op.name: op for op in ops}, str(root))
-    try:
-        load_program_spec(root, db)
+        load(Database(isa, {op.name: op for op in ops}, str(root)))
     except DatabaseErrors as exc:
         return list(exc.errors)
     except SpecError as exc:
