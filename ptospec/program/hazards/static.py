@@ -29,7 +29,6 @@ from .findings import Hazard, Report, Site, barrier_fix, flag_fix
 from .ordering import Ordering
 
 LOOP_ROUNDS = 4
-SECTIONS = {"pto.section.cube": 0, "pto.section.vector": 1}  # the core each section's code runs on
 _LOOPS = ("scf.for", "scf.while")
 
 
@@ -165,6 +164,8 @@ class _Analysis:
         self.found: dict[tuple, Hazard] = {}
         self.next_id = 0
         self.core = 0
+        cores = sorted(set(self.spec.sections.values()))  # program.yaml `sections`: cube is core 0, vector 1
+        self.sections = {name: cores.index(core) for name, core in self.spec.sections.items()}
         self.branch = 0  # scf.if depth
         self.round = 0  # loop iteration being replayed (0: straight-line code)
         self.sync = 0
@@ -204,8 +205,8 @@ class _Analysis:
             self.round = outer
             st.merge(before)  # the loop may not run at all
             return st
-        if op.name in SECTIONS:
-            outer, self.core = self.core, SECTIONS[op.name]
+        if op.name in self.sections:
+            outer, self.core = self.core, self.sections[op.name]
             st = self.run_ops(blocks[0] if blocks else [], st)
             self.core = outer
             return st
