@@ -50,10 +50,42 @@ class Screen:
         cpp = {d.cpp: n for n, d in db.isa.dtypes.items() if n in self.dtypes}
         widths = {n: d.bytes for n, d in db.isa.dtypes.items()}
         self.ev = Evaluator(Headers.read(root, profile, cpp, widths))
+        self._admitted: dict[tuple, bool] = {}
 
-    def admits(self, mode: Mode, binding: dict[str, str | None]) -> bool:
+    def placements(self, op: OpSpec, mode: Mode) -> list[dict[str, str]]:
+        """Every assignment of tile locations the op's loc rules allow the mode on this profile.
+
+        An operand no loc rule restricts keeps the location of the profile's own example (the mode's
+        example, or the first base written for this profile)."""
+        example = next((e for e in (mode.example, *mode.bases) if e.profile == self.profile), mode.example)
+        shown = {name: tile_type(desc.split(",")[0].strip()) for name, desc in example.tiles.items()
+                 if isinstance(desc, str) and "," in desc}
+        choices: dict[str, list[str]] = {}
+        for o in mode.operands:
+            if o.role not in ("in", "out", "tmp") or o.kind == "global":
+                continue
+            allowed: set[str] | None = None
+            for r in op.rules:
+                if (r.kind == "loc" and o.name in r.operands and (not r.modes or mode.name in r.modes)
+                        and (not r.profiles or self.profile in r.profiles)):
+                    allowed = set(r.allow) if allowed is None else allowed & set(r.allow)
+            if allowed:
+                choices[o.name] = sorted(allowed)
+            elif o.name in shown:
+                choices[o.name] = [shown[o.name]]
+        names = list(choices)
+        combos = itertools.islice(itertools.product(*(choices[n] for n in names)), MAX_COMPLETIONS)
+        return [dict(zip(names, c, strict=True)) for c in combos] or [{}]
+
+    def admits(self, op: OpSpec, mode: Mode, binding: dict[str, str | None]) -> bool:
+        """Whether some location assignment the rules allow takes a path no assertion fails."""
+        key = (op.name, mode.name, tuple(sorted(binding.items(), key=lambda kv: kv[0])))
+        if key not in self._admitted:
+            self._admitted[key] = any(self._admits_at(mode, binding, locs) for locs in self.placements(op, mode))
+        return self._admitted[key]
+
+    def _admits_at(self, mode: Mode, binding: dict[str, str | None], locs: dict[str, str]) -> bool:
         scope = Scope()
-        locs = {name: desc.split(",")[0].strip() for name, desc in mode.example.tiles.items()}
         for o in mode.operands:
             if o.role == "attr":
                 scope.names[o.name] = Value(o.enum or "?")
@@ -62,7 +94,7 @@ class Screen:
                 if o.kind == "global":
                     scope.names[o.name] = scope.objects[o.name] = Tile(binding.get(o.dtype), None, glob=True)
             else:
-                tile = Tile(binding.get(o.dtype), tile_type(locs[o.name]) if o.name in locs else None)
+                tile = Tile(binding.get(o.dtype), locs.get(o.name))
                 scope.names[o.name] = scope.objects[o.name] = tile
         if mode.cpp_conv_tile:  # a ConvTile argument on a Mat tile operand's storage
             data = next(o for o in mode.operands if o.name == mode.cpp_conv_tile.data)
@@ -84,11 +116,11 @@ class Screen:
         flags = []
         for var in vars_:
             in_table = {t for r in rows for t in r.types.get(var, ())}
-            loose = [t for t in sorted(in_table) if not any(self._row_admits(mode, r, var, t) for r in rows
+            loose = [t for t in sorted(in_table) if not any(self._row_admits(op, mode, r, var, t) for r in rows
                                                              if t in r.types.get(var, ()))]
             if loose:
                 flags.append(("looser", var, tuple(loose)))
-            admitted = [t for t in self.dtypes if self.admits(mode, {var: t})]
+            admitted = [t for t in self.dtypes if self.admits(op, mode, {var: t})]
             if len(admitted) == len(self.dtypes):
                 if len(in_table) < len(self.dtypes):
                     flags.append(("unconstrained", var, tuple(t for t in self.dtypes if t not in in_table)))
@@ -98,10 +130,10 @@ class Screen:
                 flags.append(("stricter", var, extra))
         return flags
 
-    def _row_admits(self, mode: Mode, row, var: str, t: str) -> bool:
+    def _row_admits(self, op: OpSpec, mode: Mode, row, var: str, t: str) -> bool:
         others = [v for v in row.types if v != var]
         combos = list(itertools.islice(itertools.product(*(row.types[v] for v in others)), MAX_COMPLETIONS))
-        return any(self.admits(mode, {var: t, **dict(zip(others, c, strict=False))}) for c in combos)
+        return any(self.admits(op, mode, {var: t, **dict(zip(others, c, strict=False))}) for c in combos)
 
 
 def omitted(op: OpSpec, profile: str, var: str) -> set[str]:
