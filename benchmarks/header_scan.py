@@ -502,11 +502,12 @@ class Evaluator:
             else:
                 if isinstance(value, (Tile, Elem)) and not re.fullmatch(r"[\w:]+", a):
                     return None
-                if isinstance(value, Value) and value.kind not in (p.kind, "?") and p.kind not in ("auto",):
-                    return None
+                if isinstance(value, Value) and value.kind not in (p.kind, "?", "auto") and p.kind != "auto":
+                    return None  # an enumerator of another enum ("auto": forwarded from an ``auto`` parameter)
                 if isinstance(value, Tile):
                     return None
-                inner.names[p.name] = Value(p.kind, value.value if isinstance(value, Value) else None)
+                kind = value.kind if p.kind == "auto" and isinstance(value, Value) else p.kind
+                inner.names[p.name] = Value(kind, value.value if isinstance(value, Value) else None)
         for (ptype, pname, _), a in zip(fn.params, args, strict=False):
             obj = scope.objects.get(re.sub(r"\.data\(\)$", "", a.strip().lstrip("&*")))
             t = re.sub(r"\b(typename|const)\s*|[&*\s]", "", ptype)

@@ -147,22 +147,60 @@ needs_upstream = pytest.mark.skipif(not (PTO_ISA / "include/pto/npu/a5").is_dir(
                                     reason=f"needs a pto-isa checkout at {PTO_ISA} (PTO_ISA_ROOT)")
 
 
-@pytest.fixture(scope="module")
-def a5_screen():
+def _screen(profile: str):
     import header_dtypes
 
-    return header_dtypes.Screen(load_database(), PTO_ISA, "a5")
+    return header_dtypes.Screen(load_database(), PTO_ISA, profile)
+
+
+@pytest.fixture(scope="module")
+def a5_screen():
+    return _screen("a5")
+
+
+@pytest.fixture(scope="module")
+def a2a3_screen():
+    return _screen("a2a3")
+
+
+def _mode(op: str, mode: str):
+    spec = load_database().ops[op]
+    return spec, next(m for m in spec.modes if m.name == mode)
 
 
 @needs_upstream
 def test_upstream_tadd_a5_follows_its_own_assert(a5_screen):
-    mode = load_database().ops["tadd"].modes[0]
-    assert a5_screen.admits(mode, {"T": "i64"}) and a5_screen.admits(mode, {"T": "u16"})
-    assert not a5_screen.admits(mode, {"T": "f8e4m3"})
+    op, mode = _mode("tadd", "default")
+    assert a5_screen.admits(op, mode, {"T": "i64"}) and a5_screen.admits(op, mode, {"T": "u16"})
+    assert not a5_screen.admits(op, mode, {"T": "f8e4m3"})
 
 
 @needs_upstream
 def test_upstream_tand_a5_admits_every_one_byte_type(a5_screen):
-    mode = load_database().ops["tand"].modes[0]
-    assert all(a5_screen.admits(mode, {"T": t}) for t in ("f8e4m3", "e8m0", "f4e2m1x2", "f16"))
-    assert not a5_screen.admits(mode, {"T": "i64"})
+    op, mode = _mode("tand", "default")
+    assert all(a5_screen.admits(op, mode, {"T": t}) for t in ("f8e4m3", "e8m0", "f4e2m1x2", "f16"))
+    assert not a5_screen.admits(op, mode, {"T": "i64"})
+
+
+@needs_upstream
+def test_locations_come_from_the_profiles_loc_rules_not_the_example(a2a3_screen):
+    # TMOV acc_to_out's example is A5's Vec destination; A2/A3's loc rule allows a Mat one only
+    op, mode = _mode("tmov", "acc_to_out")
+    assert a2a3_screen.placements(op, mode) == [{"dst": "Mat", "src": "Acc"}]
+    assert a2a3_screen.admits(op, mode, {"S": "f32", "D": "f16"})
+
+
+@needs_upstream
+def test_an_enumerator_is_forwarded_through_an_auto_parameter(a5_screen):
+    # TPOW<PowAlgorithm::HIGH_PRECISION> reaches TPOW_IMPL<algo>: its branch admits floating types only
+    op, mode = _mode("tpow", "high_precision")
+    assert a5_screen.admits(op, mode, {"T": "bf16"}) and not a5_screen.admits(op, mode, {"T": "i8"})
+    op, mode = _mode("tpow", "default")
+    assert a5_screen.admits(op, mode, {"T": "i8"}) and not a5_screen.admits(op, mode, {"T": "bf16"})
+
+
+@needs_upstream
+def test_a_call_under_a_run_time_if_is_instantiated(a2a3_screen):
+    # TCI with a scratch tile calls TMULS under a plain if: its assertion rejects unsigned types
+    op, mode = _mode("tci", "tmp")
+    assert a2a3_screen.admits(op, mode, {"T": "i16"}) and not a2a3_screen.admits(op, mode, {"T": "u16"})
