@@ -81,6 +81,7 @@ class Screen:
         """Whether some location assignment the rules allow takes a path no assertion fails."""
         key = (op.name, mode.name, tuple(sorted(binding.items(), key=lambda kv: kv[0])))
         if key not in self._admitted:
+            binding = {**self._scalar_types(op, mode), **binding}
             self._admitted[key] = any(self._admits_at(mode, binding, locs) for locs in self.placements(op, mode))
         return self._admitted[key]
 
@@ -102,6 +103,20 @@ class Screen:
             scope.names[mode.cpp_conv_tile.name] = scope.objects[mode.cpp_conv_tile.name] = conv
         targs = list(mode.cpp_template) or None
         return self.ev.call_admits(mode.cpp_name, targs, list(mode.cpp_args), scope, 0, frozenset())
+
+    def _scalar_types(self, op: OpSpec, mode: Mode) -> dict[str, str]:
+        """Each type variable only scalar operands use that the mode's rows give one type, bound to it: it
+        picks between overloads whose scalar parameters differ (TEXTRACT's uint16_t index against a uint64_t
+        quantisation scalar)."""
+        rows = [r for r in op.dtypes[self.profile].rows if not r.modes or mode.name in r.modes]
+        tiles = {o.dtype for o in mode.operands if o.role in ("in", "out", "tmp")}
+        out = {}
+        for o in mode.operands:
+            if o.role == "scalar" and o.dtype and o.dtype not in tiles:
+                types = {t for r in rows for t in r.types.get(o.dtype, ())}
+                if len(types) == 1:
+                    out[o.dtype] = types.pop()
+        return out
 
     def reachable(self, mode: Mode) -> bool:
         """Whether the mode's call resolves to a function of the headers at all."""

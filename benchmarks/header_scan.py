@@ -517,6 +517,11 @@ class Evaluator:
                     continue
                 inner.names.setdefault(tm.group(1), obj)
                 inner.objects[pname] = obj
+        for ptype, pname, _ in fn.params[:len(args)]:  # a scalar parameter has its declared type
+            if pname not in inner.objects and pname not in inner.names:
+                declared = self.type_of(ptype, inner)
+                if isinstance(declared, Elem) and (declared.dtype or declared.foreign):
+                    inner.names[pname] = declared
         for p in plain[len(targs):]:
             if p.kind != "type" and p.default_text and p.name not in inner.names:
                 inner.names[p.name] = self.argument(p.default_text, Scope())
@@ -540,7 +545,25 @@ class Evaluator:
         scopes = [(fn, s) for fn in fns if (s := self.bind(fn, targs, args, scope)) is not None]
         if not scopes:
             return True  # not a function of these headers (an intrinsic), or not resolvable: no verdict
-        return any(self.admits(fn, s, depth + 1, seen) for fn, s in scopes)
+        return any(self.admits(fn, s, depth + 1, seen) for fn, s in self.best_viable(scopes, args, scope))
+
+    def best_viable(self, scopes: list, args: list[str], scope: Scope) -> list:
+        """The overloads overload resolution may pick: those no other takes with exact argument types where
+        they need a conversion (an argument of a known element type against a parameter of a known type)."""
+        if len(scopes) < 2:
+            return scopes
+
+        def ranks(fn: Function, inner: Scope) -> tuple[int, ...]:
+            out = []
+            for (ptype, _, _), a in zip(fn.params, args, strict=False):
+                arg = self.argument(a, scope)
+                exact = self.same(self.type_of(ptype, inner), arg) if isinstance(arg, Elem) else UNKNOWN
+                out.append(0 if exact is UNKNOWN else (1 if exact else -1))
+            return tuple(out + [0] * (len(args) - len(out)))
+
+        scored = [(fn, s, ranks(fn, s)) for fn, s in scopes]
+        return [(fn, s) for fn, s, r in scored
+                if not any(all(x >= y for x, y in zip(o, r, strict=True)) and o != r for _, _, o in scored)]
 
     def admits(self, fn: Function, scope: Scope, depth: int = 0, seen: frozenset = frozenset()) -> bool:
         key = (id(fn), tuple(sorted((k, repr(v)) for k, v in scope.names.items())))
