@@ -32,8 +32,8 @@ import numpy as np
 from ptospec.errors import PtospecError
 from ptospec.executor import numpy_dtype
 from ptospec.loader import load_database
-from ptospec.program.api import check_program, entry_function, read_program, run_program
-from ptospec.program.walker import Walker, func_signature, pointer_type
+from ptospec.program.api import buffer_argument, check_program, entry_function, read_program, run_program
+from ptospec.program.walker import Walker, func_signature
 
 
 def _inputs(db, program, profile, extents, rng):
@@ -42,7 +42,8 @@ def _inputs(db, program, profile, extents, rng):
     args = {}
     for name, ty in func_signature(probe, entry):
         short = name[1:]
-        dtype = pointer_type(ty)
+        found = buffer_argument(db, ty)
+        dtype = found[0] if found else None
         if dtype is None:
             args[short] = 1
             continue

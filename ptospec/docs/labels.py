@@ -228,6 +228,7 @@ LABELS: dict[str, dict[str, str]] = {
     "synchronisation": {"en": "Synchronisation", "zh": "同步"},
     "dtype_spellings": {"en": "Element type spellings of the assembler", "zh": "汇编器的元素类型写法"},
     "module_checks": {"en": "Checks of a whole module", "zh": "整个模块的检查"},
+    "memrefs": {"en": "The lowered form: memref operands", "zh": "降级形式：memref 操作数"},
     "differences_intro": {
         "en": "Where upstream documents, implementations and the simulator disagree, the spec records each "
               "claim and the resolution it adopts.",

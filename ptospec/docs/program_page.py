@@ -29,6 +29,11 @@ def program_page(db: Database, lang: str) -> str:
         out.append(f"## {label('module_checks', lang)}\n")
         for name, check in spec.module_checks.items():
             out += _instruction(spec, name, check, lang, "###", title=name)
+    if spec.memrefs is not None:
+        out.append(f"## {label('memrefs', lang)}\n")
+        out.append(prose(text(spec.memrefs.summary, lang)) + "\n")
+        for name, operation in spec.memrefs.operations.items():
+            out += _instruction(spec, name, operation, lang, "###", title=name)
     out.append(f"## {label('targets', lang)}\n")
     out.append(table([label("target_arch", lang), label("profile", lang)],
                      [[code(a) + (f" ({label('default_marker', lang)})" if a == spec.default_target else ""), code(p)]

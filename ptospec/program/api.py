@@ -18,9 +18,11 @@ from . import (
 )
 from .errors import ProgramError
 from .limits import MAX_SECONDS
+from .memref_types import MemrefError, MemrefType, is_global, parse_memref
+from .memrefs import argument_view, reach
 from .spec import program_spec
 from .syntax import Operation, Program, parse_program
-from .values import UNKNOWN, GlobalBuffer, Pointer
+from .values import UNKNOWN, GlobalBuffer, PartitionView, Pointer
 from .walker import Finding, Stats, Tracer, Walker, call_function, func_signature, functions, pointer_type
 
 MAX_FILE = 16 << 20
@@ -109,7 +111,11 @@ def check_program(db: Database, program: Program, profile: str | None = None, st
     funcs = functions(program)
     for func in funcs:
         params = func_signature(w, func)
-        args = [_static_arg(db, name[1:], ty) for name, ty in params]
+        try:
+            args = [_static_arg(w, name[1:], ty) for name, ty in params]
+        except ProgramError as exc:
+            w.findings.append(Finding(exc.pos or func.pos, exc.rule or "program", exc.message, "violation"))
+            continue
         try:
             call_function(w, func, args)
         except ProgramError as exc:  # an error that stops the walk of this function
@@ -117,11 +123,34 @@ def check_program(db: Database, program: Program, profile: str | None = None, st
     return CheckResult(program.path, prof, len(funcs), w.stats, w.findings, dict(w.extents))
 
 
-def _static_arg(db: Database, name: str, ty: str):
+def buffer_argument(db: Database, ty: str) -> tuple[str, MemrefType | None] | None:
+    """The element type of an argument that is a global buffer (``!pto.ptr<T>``, or a memref of global memory of
+    the lowered form), and its memref type if it is one; None for a scalar (or an on-chip memref)."""
     dtype = pointer_type(ty)
-    if dtype is not None and dtype in db.isa.dtypes:
-        return Pointer(GlobalBuffer(name, dtype, None), 0)
-    return UNKNOWN
+    if dtype is not None:
+        return dtype, None
+    try:
+        mt = parse_memref(ty, program_spec(db))
+    except MemrefError as exc:
+        raise ProgramError(f"{ty}: {exc}", "program.type", None) from None
+    if mt is not None and is_global(program_spec(db), mt):
+        return mt.dtype, mt
+    return None
+
+
+def _buffer_value(db: Database, buffer: GlobalBuffer, mt: MemrefType | None):
+    """A buffer argument's value: a pointer to its start, or the view a global memref is."""
+    return Pointer(buffer, 0) if mt is None else argument_view(db, program_spec(db), mt, buffer)
+
+
+def _static_arg(w: Walker, name: str, ty: str):
+    found = buffer_argument(w.db, ty)
+    if found is None or found[0] not in w.db.isa.dtypes:
+        return UNKNOWN
+    value = _buffer_value(w.db, GlobalBuffer(name, found[0], None), found[1])
+    if isinstance(value, PartitionView) and (n := reach(value)) is not None:
+        w.extents[name] = max(w.extents.get(name, 0), n)
+    return value
 
 
 @dataclass
@@ -229,8 +258,9 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
 
 
 def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict):
-    dtype = pointer_type(ty)
-    if dtype is not None:
+    found = buffer_argument(db, ty)
+    if found is not None:
+        dtype, mt = found
         if dtype not in db.isa.dtypes:
             raise PtospecError(f"{name}: pointer to unknown element type {dtype}", rule="run.dtype")
         if not isinstance(given, np.ndarray):
@@ -248,7 +278,7 @@ def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict
                                    rule="run.dtype")
         buf = GlobalBuffer(name, dtype, np.array(arr, copy=True).reshape(-1), tuple(arr.shape))
         buffers[name] = buf
-        return Pointer(buf, 0)
+        return _buffer_value(db, buf, mt)
     if isinstance(given, np.ndarray):
         raise PtospecError(f"{name} is a scalar ({ty}): give a number (--arg {name}=VALUE)", rule="run.input")
     try:

@@ -30,7 +30,7 @@ def _element_type(text: str) -> tuple[str, list]:
     return parts[-1], [(-1 if p == "?" else int(p)) for p in parts[:-1]]
 
 
-def _written_layout(w: Walker, attrs: dict[str, str], op: Operation) -> str | None:
+def written_layout(w: Walker, attrs: dict[str, str], op: Operation) -> str | None:
     spelled = attrs.get("layout")
     if spelled is None:
         return None
@@ -41,7 +41,7 @@ def _written_layout(w: Walker, attrs: dict[str, str], op: Operation) -> str | No
     raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
 
 
-def _constants(w: Walker, c: Cursor, start: int, values: list) -> list:
+def constants(w: Walker, c: Cursor, start: int, values: list) -> list:
     """Of a list just read (from token ``start`` on), the values the assembler sees as constants (integer
     literals and results of arith.constant), None for the others."""
     names = [t for t in c.toks[start:c.i] if t.kind in ("value", "number")]
@@ -53,10 +53,10 @@ def _make_tensor_view(w: Walker, op: Operation) -> None:
     ptr = w.get(c.value(), c.peek(-1))
     start = c.i
     shape = c.named_list("shape")
-    static_shape = _constants(w, c, start, shape)
+    static_shape = constants(w, c, start, shape)
     start = c.i
     strides = c.named_list("strides")
-    static_strides = _constants(w, c, start, strides)
+    static_strides = constants(w, c, start, strides)
     attrs = c.skip_attr_dict()
     c.expect(":")
     ty = c.type()
@@ -68,8 +68,8 @@ def _make_tensor_view(w: Walker, op: Operation) -> None:
         raise ProgramError("make_tensor_view needs a !pto.ptr argument", "program.type", op.pos)
     if ptr.dtype != dtype:
         w.violation(op.pos, "view.dtype", f"make_tensor_view: pointer of {ptr.dtype}, view of {dtype}")
-    written = _written_layout(w, attrs, op)
-    layout, decides, inferred, mismatch = _view_layout(w, op, dtype, dims, static_shape, static_strides, written)
+    written = written_layout(w, attrs, op)
+    layout, decides, inferred, mismatch = view_layout(w, op, dtype, dims, static_shape, static_strides, written)
     w.program_rules(op, "make_tensor_view", {"rank": len(shape), "strides_count": len(strides),
                                              "type_rank": len(dims), "written_layout": written or "none",
                                              "inferred_layout": inferred or "none", "layout_mismatch": mismatch},
@@ -80,7 +80,7 @@ def _make_tensor_view(w: Walker, op: Operation) -> None:
     w.bind(op, [TensorView(ptr, tuple(shape), tuple(strides), layout, tuple(dims), decides)])
 
 
-def _view_layout(w: Walker, op: Operation, dtype: str, dims: list, shape: list, strides: list,
+def view_layout(w: Walker, op: Operation, dtype: str, dims: list, shape: list, strides: list,
                  written: str | None) -> tuple[str, bool, str | None, int]:
     """The view's layout as the assembler gives it (``layout_inference``): the written one, or the one its
     constant shape and strides give; whether a consumer's tile decides it; the inferred one (None: not
@@ -312,12 +312,7 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
         "rows": desc.rows, "cols": desc.cols,
         "dynamic_row": int(desc.valid_row is None), "dynamic_col": int(desc.valid_col is None),
         "given_row": int("valid_row" in given), "given_col": int("valid_col" in given)})
-    broken = []
-    for rule, verdict in tile_verdicts(w.db, desc, w.profile):  # an ill-formed tile is refused before storage
-        if verdict is not None:  # None: a dynamic valid shape, which the valid operands give
-            why = verdict if isinstance(verdict, str) else tile_rule_values(w.db, desc, rule, w.profile)
-            broken.append((rule.id, f"alloc_tile: {rule.message['en']} ({why})"))
-    w.violations(op.pos, broken)
+    tile_form(w, op, desc, "alloc_tile")
     tile = TileBuffer(desc, (UNKNOWN if vr is None else vr, UNKNOWN if vc is None else vc), isa=w.db.isa)
     if addr is not None:
         tile.place = (loc, addr)
@@ -331,6 +326,17 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
         if w.tracer is not None:
             w.tracer.alloc(op, tile)
     w.bind(op, [tile])
+
+
+def tile_form(w: Walker, op: Operation, desc, name: str) -> None:
+    """The tile type's well-formedness rules (``tile.capacity``, ...): an ill-formed tile is refused before it
+    takes storage."""
+    broken = []
+    for rule, verdict in tile_verdicts(w.db, desc, w.profile):
+        if verdict is not None:  # None: a dynamic valid shape, which the valid operands give
+            why = verdict if isinstance(verdict, str) else tile_rule_values(w.db, desc, rule, w.profile)
+            broken.append((rule.id, f"{name}: {rule.message['en']} ({why})"))
+    w.violations(op.pos, broken)
 
 
 def _place(w: Walker, tile: TileBuffer, loc: str, addr: int, nbytes: int, capacity: int) -> None:

@@ -91,6 +91,17 @@ class LayoutInference:
 
 
 @dataclass(frozen=True)
+class Memrefs:
+    """``memrefs``: the assembler's lowered form, memref values in global memory or in an on-chip location."""
+
+    summary: Text
+    global_spaces: frozenset[str]  # address spaces that are global memory
+    locations: dict[str, str]  # on-chip address space -> tile location
+    config: dict[str, tuple[str, ...]]  # blayout | slayout | pad -> enumerators by #pto.tile_buf_config number
+    operations: dict[str, ProgramInstruction]  # memref.alloc, pto.bind_tile, ...
+
+
+@dataclass(frozen=True)
 class LoweringStep:
     op: str
     mode: str
@@ -118,6 +129,7 @@ class ProgramSpec:
     module_checks: dict[str, ProgramInstruction] = field(default_factory=dict)  # checks of a whole module
     sections: dict[str, str] = field(default_factory=dict)  # region operation -> the cores it runs on
     classes: dict[str, str] = field(default_factory=dict)  # operation class (sync_op_type) -> pipe enumerator
+    memrefs: Memrefs | None = None
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -178,6 +190,7 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     module_checks = {name: _instruction(src, name, d, set(data["sources"]), issues, where=("module_checks", name))
                      for name, d in data.get("module_checks", {}).items()}
     classes = _classes(src, data, enums, issues)
+    memrefs = _memrefs(src, data, db, issues)
     for name in sync:
         if name in instructions:
             _check_orders(src, instructions[name], classes, enumerators, issues)
@@ -187,7 +200,7 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
                        enums, frontend, inference, lowerings, module_checks,
-                       dict(data.get("sections", {}).get("operations", {})), classes)
+                       dict(data.get("sections", {}).get("operations", {})), classes, memrefs)
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
@@ -290,6 +303,30 @@ def _frontend_pipes(src: Located, data: dict[str, Any], db: Database, issues: Is
     return FrontendPipes({n: (e["op"], e["direction"]) for n, e in d["operations"].items()}, tuple(d["initialize"]),
                          tuple(d["reserved_buffers"]), int(d["slot_num"]["one_way"]),
                          int(d["slot_num"]["both_ways"]), int(d["flag_id"]))
+
+
+def _memrefs(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> Memrefs | None:
+    """``memrefs``: locations that are tile locations, configuration numbers that name the ISA's enumerators."""
+    d = data.get("memrefs")
+    if d is None:
+        return None
+    where = ("memrefs",)
+    if d["source"] not in data["sources"]:
+        issues.add(src, (*where, "source"), f"unknown source {d['source']!r}", "program.source")
+    for space, loc in d["locations"].items():
+        if loc not in db.isa.tile_types:
+            issues.add(src, (*where, "locations", space), f"{loc!r} is not a tile location", "program.memref")
+        if space in d["global"]:
+            issues.add(src, (*where, "locations", space), f"{space} is also a global space", "program.memref")
+    known = {"blayout": db.isa.blayouts, "slayout": db.isa.slayouts, "pad": db.isa.pad_values}
+    for key, names in d["config"].items():
+        for name in names:
+            if name not in known[key]:
+                issues.add(src, (*where, "config", key), f"{name!r} is not a {key} of the ISA", "program.memref")
+    operations = {name: _instruction(src, name, e, set(data["sources"]), issues, where=(*where, "operations", name))
+                  for name, e in d["operations"].items()}
+    return Memrefs(d["summary"], frozenset(d["global"]), dict(d["locations"]), {k: tuple(v) for k, v in d["config"].items()},
+                   operations)
 
 
 def _classes(src: Located, data: dict[str, Any], enums: dict[str, tuple[str, ...]], issues: Issues) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from ..asm.forms import ParsedLine, parse_line
-from ..asm.types import parse_type
+from ..asm.types import format_type, parse_type
 from ..errors import PtospecError
 from ..executor import execute, numpy_dtype, register_values
 from ..expr.evaluate import evaluate
@@ -356,7 +356,8 @@ class Walker:
         key = (table, name, tuple(values.items()), tuple(tuple(d.items()) for d in dims))
         found = self.memo.rules.get(key)
         if found is None:
-            instr = (self.spec.module_checks if table == "module" else self.spec.instructions)[name]
+            instr = {"module": self.spec.module_checks, "instructions": self.spec.instructions,
+                     "memrefs": self.spec.memrefs.operations if self.spec.memrefs else {}}[table][name]
             found = self.memo.rules[key] = broken_rules(self.db, instr, values, dims, self.profile,
                                                         self.spec.enumerators)
         broken, deferred = found
@@ -475,12 +476,35 @@ class Walker:
     # -- database instructions ----------------------------------------------------------------------
     def line_text(self, op: Operation) -> str:
         parts, prev = [f"{', '.join(op.results)} = {op.name}" if op.results else op.name], None
-        for t in op.tail:
+        typed = _typed_values(op) if any(t.text.startswith("memref<") for t in op.tail) else {}
+        for k, t in enumerate(op.tail):
             gap = " " if prev is None or t.start > prev.end else ""
             text = self.resolve_type(t.text) if t.kind in ("type", "ident") else t.text
+            if k in typed and text.startswith("memref<"):
+                text = self.memref_operand_type(op, text, typed[k])
             parts.append(gap + text)
             prev = t
         return "".join(parts)
+
+    def memref_operand_type(self, op: Operation, text: str, name: str) -> str:
+        """The tile or view type of a memref operand (the lowered form, ``memrefs``): the type of the tile or the
+        view the value is, else the one its memref type spells (an on-chip tile of the default configuration)."""
+        from .memref_types import MemrefError, is_global, parse_memref, tile_of, view_of
+
+        value = self.env.get(name)
+        if isinstance(value, TileBuffer):
+            return format_type(value.desc, self.db.isa)
+        if isinstance(value, PartitionView):
+            return format_type(value.desc(), self.db.isa)
+        try:
+            mt = parse_memref(text, self.spec)
+            if mt is None:
+                return text
+            if is_global(self.spec, mt):
+                return format_type(view_of(mt, "ND", None), self.db.isa)
+            return format_type(tile_of(self.spec, self.db.isa, mt), self.db.isa)
+        except MemrefError as exc:
+            raise ProgramError(f"{name}: {exc}", "program.type", op.pos) from None
 
     def _parses(self, op: Operation) -> bool:
         try:
@@ -790,6 +814,31 @@ class Walker:
             return arith.binary(name, a, b, c.type())
         self.unknown(op)
         raise _Skip
+
+
+def _typed_values(op: Operation) -> dict[int, str]:
+    """Which value each type token of a statement types (token index -> value name): in each parenthesised
+    list ``(%a, %b : T1, T2)`` and at the top level ``%a, %b : T1, T2 -> R`` the k-th type is the k-th value's,
+    and a result type after ``->`` is the k-th result's."""
+    typed: dict[int, str] = {}
+    groups: list[list] = [[[], False, 0]]  # values, after ':', types seen
+    for k, t in enumerate(op.tail):
+        group = groups[-1]
+        if t.kind == "punct" and t.text == "(":
+            groups.append([[], False, 0])
+        elif t.kind == "punct" and t.text == ")" and len(groups) > 1:
+            groups.pop()
+        elif t.kind == "punct" and t.text == ":":
+            group[1] = True
+        elif t.kind == "punct" and t.text == "->" and len(groups) == 1:
+            groups[0] = [list(op.results), True, 0]
+        elif t.kind == "value" and not group[1]:
+            group[0].append(t.text)
+        elif t.kind == "type" and group[1]:
+            if group[2] < len(group[0]):
+                typed[k] = group[0][group[2]]
+            group[2] += 1
+    return typed
 
 
 class _Skip(Exception):

@@ -1,0 +1,58 @@
+"""The assembler's lowered form (``memrefs`` in specs/program.yaml): memref arguments as global buffers, on-chip
+memrefs as tiles of their address space, pto.bind_tile and memref.reinterpret_cast as views.  The kernels under
+tests/programs/ are ptospec's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptospec.program.api import buffer_argument, check_program, read_program, run_program
+from ptospec.program.memref_types import MemrefError, parse_memref, tile_of
+from ptospec.program.spec import program_spec
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+@pytest.mark.parametrize("text, shape, strides, offset, space", [
+    ("memref<16x32xf32, #pto.address_space<vec>>", (16, 32), None, 0, "vec"),
+    ("memref<1x16xi16, strided<[16, 1], offset: ?>, #pto.address_space<gm>>", (1, 16), (16, 1), None, "gm"),
+    ("memref<?x8xui8>", (None, 8), None, 0, ""),
+])
+def test_memref_types_are_read(db, text, shape, strides, offset, space):
+    mt = parse_memref(text, program_spec(db))
+    assert (mt.shape, mt.strides, mt.offset, mt.space) == (shape, strides, offset, space)
+
+
+def test_an_on_chip_memref_is_the_tile_the_emitter_writes(db):
+    """Rows and cols are the first two extents; the configuration is the default one."""
+    spec = program_spec(db)
+    tile = tile_of(spec, db.isa, parse_memref("memref<16x16x16xf16, #pto.address_space<left>>", spec))
+    assert (tile.loc, tile.rows, tile.cols, tile.blayout, tile.slayout) == ("Left", 16, 16, "RowMajor", "NoneBox")
+    with pytest.raises(MemrefError):
+        parse_memref("memref<16x16xf32, affine_map<(d0, d1) -> (d1, d0)>>", spec)
+
+
+def test_a_global_memref_argument_is_a_buffer(db):
+    assert buffer_argument(db, "memref<16x32xf32, #pto.address_space<gm>>") == ("f32", parse_memref(
+        "memref<16x32xf32, #pto.address_space<gm>>", program_spec(db)))
+    assert buffer_argument(db, "memref<16x32xf32, #pto.address_space<vec>>") is None
+
+
+def test_a_kernel_in_the_lowered_form_checks_and_runs(db):
+    program = read_program(PROGRAMS / "memref_add.pto")
+    result = check_program(db, program)
+    assert not result.violations and not result.stats.unknown, [f.one_line() for f in result.violations]
+    assert result.extents == {"x": 512, "y": 512, "z": 512}
+    x = np.arange(512, dtype=np.float32).reshape(16, 32)
+    y = np.full((16, 32), 2, np.float32)
+    out = run_program(db, program, {"x": x, "y": y, "z": np.zeros(512, np.float32)})
+    # bind_tile gives the sum's first 8 rows (valid 8 x 32), stored through the reinterpret_cast view
+    assert np.array_equal(out.outputs["z"], np.concatenate([(x + y)[:8].reshape(-1), np.zeros(256, np.float32)]))
+
+
+def test_lowered_form_mistakes_are_reported(db):
+    result = check_program(db, read_program(PROGRAMS / "memref_bugs.pto"))
+    assert {f.rule for f in result.violations} == {"memref.alloc-space", "tile.align-row-major", "memref.dealloc"}
