@@ -325,8 +325,8 @@ def _memrefs(src: Located, data: dict[str, Any], db: Database, issues: Issues) -
                 issues.add(src, (*where, "config", key), f"{name!r} is not a {key} of the ISA", "program.memref")
     operations = {name: _instruction(src, name, e, set(data["sources"]), issues, where=(*where, "operations", name))
                   for name, e in d["operations"].items()}
-    return Memrefs(d["summary"], frozenset(d["global"]), dict(d["locations"]), {k: tuple(v) for k, v in d["config"].items()},
-                   operations)
+    return Memrefs(d["summary"], frozenset(d["global"]), dict(d["locations"]),
+                   {k: tuple(v) for k, v in d["config"].items()}, operations)
 
 
 def _classes(src: Located, data: dict[str, Any], enums: dict[str, tuple[str, ...]], issues: Issues) -> dict[str, str]:
