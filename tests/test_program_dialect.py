@@ -173,3 +173,21 @@ def test_a_section_is_part_of_its_kernel(db):
     x = np.arange(64, dtype=np.float32)
     out = run_program(db, program, {"x": x, "y": np.zeros(64, np.float32)})
     np.testing.assert_array_equal(out.outputs["y"], x + x)
+
+
+def test_a_lines_layout_attribute_is_its_views_layout(db):
+    """{layout = #pto.layout<dn>} on a TSTORE makes its view DN (the emitter takes the line's attribute first), so
+    a row-major tile no longer fits; pto.inferred_layout means nothing to the instruction."""
+    result = check_program(db, read_program(PROGRAMS / "line_layout.pto"))
+    [finding] = result.violations
+    assert finding.rule == "layout.pair" and finding.pos.line == 14 and "dst.layout=DN" in finding.message
+
+
+def test_the_dialects_own_mnemonic_of_a_mode_reads_as_that_mode(db, tmp_path):
+    """pto.textract_fp is TEXTRACT's acc_fp mode (``mnemonics``): checked with that mode's rules."""
+    text = (PROGRAMS / "textract_fp.pto").read_text()
+    result = check_program(db, read_program(PROGRAMS / "textract_fp.pto"))
+    assert (result.stats.legal, result.stats.instructions, dict(result.stats.unknown)) == (1, 1, {})
+    bad = tmp_path / "bad.pto"
+    bad.write_text(text.replace("dtype=ui64", "dtype=f32"))
+    assert "dtype.q" in _rules(check_program(db, read_program(bad)))

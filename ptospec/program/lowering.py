@@ -42,7 +42,7 @@ def run_lowered(w: Walker, op: Operation, name: str, steps: tuple[LoweringStep, 
 
 def handlers(db, spec) -> dict:
     """A handler per instruction some profile lowers (``spec.lowerings``): its steps on those profiles, the
-    instruction itself elsewhere."""
+    instruction itself elsewhere; and per dialect mnemonic of one mode (``spec.mnemonics``): that mode."""
     table = {}
     for name, (profiles, steps) in spec.lowerings.items():
         def handle(w: Walker, op: Operation, name: str = name, profiles=profiles, steps=steps) -> None:
@@ -51,4 +51,9 @@ def handlers(db, spec) -> dict:
             else:
                 w.database_instruction(op, w.db.ops[name])
         table[f"pto.{db.ops[name].mnemonic}"] = handle
+    for alias, (name, mode) in spec.mnemonics.items():
+        def read_as(w: Walker, op: Operation, name: str = name, mode: str = mode, alias: str = alias) -> None:
+            text = w.line_text(op).replace(alias, f"pto.{w.db.ops[name].mnemonic}", 1)
+            w.instruction(op, name, text=text, mode=mode)
+        table[alias] = read_as
     return table

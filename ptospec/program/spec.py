@@ -130,6 +130,9 @@ class ProgramSpec:
     sections: dict[str, str] = field(default_factory=dict)  # region operation -> the cores it runs on
     classes: dict[str, str] = field(default_factory=dict)  # operation class (sync_op_type) -> pipe enumerator
     memrefs: Memrefs | None = None
+    layout_attribute: str = ""  # an instruction line's attribute giving its views' global layout (line_attributes)
+    informational_attributes: frozenset[str] = frozenset()  # line attributes that mean nothing to the instruction
+    mnemonics: dict[str, tuple[str, str]] = field(default_factory=dict)  # dialect operation -> (op, mode)
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -191,6 +194,10 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                      for name, d in data.get("module_checks", {}).items()}
     classes = _classes(src, data, enums, issues)
     memrefs = _memrefs(src, data, db, issues)
+    mnemonics = _mnemonics(src, data, db, issues)
+    line = data.get("line_attributes", {})
+    if line and line["source"] not in data["sources"]:
+        issues.add(src, ("line_attributes", "source"), f"unknown source {line['source']!r}", "program.source")
     for name in sync:
         if name in instructions:
             _check_orders(src, instructions[name], classes, enumerators, issues)
@@ -200,7 +207,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        dict(data["dtype_aliases"]), int(data["address_align_bytes"]), instructions, sync,
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
                        enums, frontend, inference, lowerings, module_checks,
-                       dict(data.get("sections", {}).get("operations", {})), classes, memrefs)
+                       dict(data.get("sections", {}).get("operations", {})), classes, memrefs,
+                       line.get("layout", ""), frozenset(line.get("informational", ())), mnemonics)
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
@@ -327,6 +335,27 @@ def _memrefs(src: Located, data: dict[str, Any], db: Database, issues: Issues) -
                   for name, e in d["operations"].items()}
     return Memrefs(d["summary"], frozenset(d["global"]), dict(d["locations"]),
                    {k: tuple(v) for k, v in d["config"].items()}, operations)
+
+
+def _mnemonics(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> dict[str, tuple[str, str]]:
+    """``mnemonics``: each a mode of a database instruction, under a name the database does not use."""
+    d = data.get("mnemonics")
+    if d is None:
+        return {}
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("mnemonics", "source"), f"unknown source {d['source']!r}", "program.source")
+    out = {}
+    for name, e in d["operations"].items():
+        op = db.ops.get(e["op"])
+        if op is None or e["mode"] not in {m.name for m in op.modes}:
+            issues.add(src, ("mnemonics", "operations", name), f"{e['op']} {e['mode']} is no instruction mode of the "
+                       "database", "program.mnemonic")
+            continue
+        if db.by_mnemonic(name[4:]) is not None:
+            issues.add(src, ("mnemonics", "operations", name), f"{name} is already an instruction's mnemonic",
+                       "program.mnemonic")
+        out[name] = (e["op"], e["mode"])
+    return out
 
 
 def _classes(src: Located, data: dict[str, Any], enums: dict[str, tuple[str, ...]], issues: Issues) -> dict[str, str]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..asm.forms import ParsedLine, parse_line
 from ..asm.types import format_type, parse_type
+from ..asm.views import global_layout
 from ..errors import PtospecError
 from ..executor import execute, numpy_dtype, register_values
 from ..expr.evaluate import evaluate
@@ -257,6 +258,7 @@ class Memo:
     parsed: dict[int, ParsedLine | PtospecError] = field(default_factory=dict)
     types: dict[str, TileDesc] = field(default_factory=dict)
     rules: dict[tuple, tuple] = field(default_factory=dict)  # (instruction, values) -> (broken, deferred)
+    line_layouts: dict[int, str] = field(default_factory=dict)  # statement -> its layout attribute (as written)
 
 
 class Walker:
@@ -477,7 +479,13 @@ class Walker:
     def line_text(self, op: Operation) -> str:
         parts, prev = [f"{', '.join(op.results)} = {op.name}" if op.results else op.name], None
         typed = _typed_values(op) if any(t.text.startswith("memref<") for t in op.tail) else {}
+        dialect = {self.spec.layout_attribute, *self.spec.informational_attributes} - {""}
+        dropped, given = _line_attributes(op, dialect) if any(t.text == "{" for t in op.tail) else (set(), {})
+        if self.spec.layout_attribute in given:
+            self.memo.line_layouts[id(op)] = given[self.spec.layout_attribute]
         for k, t in enumerate(op.tail):
+            if k in dropped:
+                continue
             gap = " " if prev is None or t.start > prev.end else ""
             text = self.resolve_type(t.text) if t.kind in ("type", "ident") else t.text
             if k in typed and text.startswith("memref<"):
@@ -541,6 +549,7 @@ class Walker:
             return
         bound = self.bind_operands(op, line)
         self.consumer_layouts(line, bound.operands)
+        self.line_layout(op, bound.operands)
         report = validate(self.db, line.op, line.mode, self.profile, bound.operands, line.implied, self.state)
         self.violations(op.pos, [(v.rule, f"{label or name} {line.mode}: "
                                  + (f"({', '.join(v.operands)}) " if v.operands else "") + v.message)
@@ -683,6 +692,19 @@ class Walker:
             if preferred is not None:
                 operands[o] = operands[o].with_(layout=preferred)
 
+    def line_layout(self, op: Operation, operands: dict) -> None:
+        """A line's layout attribute (``line_attributes``) is the global layout of its view operands."""
+        spelled = self.memo.line_layouts.get(id(op))
+        if spelled is None:
+            return
+        m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
+        layout = global_layout(self.db.isa, m.group(1)) if m else None
+        if layout is None:
+            raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
+        for name, desc in operands.items():
+            if isinstance(desc, GlobalDesc):
+                operands[name] = desc.with_(layout=layout)
+
     def aliases(self, op: Operation, name: str, line: ParsedLine, operands: dict, data: dict, tiles: dict) -> None:
         """Out tiles that are another tile's storage (``alias`` in the op file).  An instruction that makes its
         destination a view (TRESHAPE, TSUBVIEW) re-points it at the source's bytes, so later writes through
@@ -814,6 +836,40 @@ class Walker:
             return arith.binary(name, a, b, c.type())
         self.unknown(op)
         raise _Skip
+
+
+def _line_attributes(op: Operation, keys: set[str]) -> tuple[set[int], dict[str, str]]:
+    """The tokens of the items of a statement's attribute dictionary whose key is one of ``keys`` (with the
+    comma after or before each) and the values those items give."""
+    toks = op.tail
+    drop: set[int] = set()
+    given: dict[str, str] = {}
+    depth = 0
+    for k, t in enumerate(toks):
+        if t.kind == "punct" and t.text in "([":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]":
+            depth -= 1
+        elif t.kind == "punct" and t.text == "{" and depth == 0:
+            end = next((j for j in range(k + 1, len(toks)) if toks[j].text == "}"), len(toks))
+            items: list[list[int]] = [[]]
+            for j in range(k + 1, end):
+                if toks[j].kind == "punct" and toks[j].text == ",":
+                    items.append([])
+                else:
+                    items[-1].append(j)
+            kept = [it for it in items if it and toks[it[0]].text.strip('"') not in keys]
+            for it in items:
+                if it and toks[it[0]].text.strip('"') in keys and len(it) >= 3 and toks[it[1]].text == "=":
+                    given[toks[it[0]].text.strip('"')] = "".join(toks[j].text for j in it[2:])
+            if len(kept) == len([it for it in items if it]):
+                continue
+            drop.update(range(k, end + 1))  # rewrite the dictionary with the kept items only
+            if kept:
+                drop.difference_update({k, end} | {j for it in kept for j in it})
+                commas = [j for j in range(k + 1, end) if toks[j].text == ","]
+                drop.difference_update(commas[:len(kept) - 1])
+    return drop, given
 
 
 def _typed_values(op: Operation) -> dict[int, str]:
