@@ -96,7 +96,8 @@ from ptospec.conformance.views import shaped_view
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
 from ptospec.expr.evaluate import evaluate
-from ptospec.goldens import GoldenDir, load_goldens
+from ptospec.asm.views import packed_strides
+from ptospec.goldens import GoldenDir, entry_for, load_goldens
 from ptospec.loader import load_database
 from ptospec.model import Database, Mode, OpSpec
 from ptospec.tile import AttrDesc, GlobalDesc, TileDesc
@@ -114,6 +115,7 @@ TYPE_WORDS = {
     **{w: w for w in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")},
     "s8": "int8", "u8": "uint8", "s16": "int16", "u16": "uint16", "s32": "int32", "u32": "uint32",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u64": "uint64",
+    "float4_e2m1": "float4_e2m1fn",  # en_dtypes' name of the e2m1 pair's values
 }
 # Files of upstream's MX matmul tests that hold scales in a global MX layout (x1_mx_gm.bin, x2_mx_gm.bin).
 MX_SCALE_FILE_SUFFIX = "_mx_gm"
@@ -671,11 +673,16 @@ def variant_op(db: Database, op: OpSpec, case: Case) -> OpSpec:
     return op
 
 
-def directory_entry(db: Database, profile: str, script: str) -> GoldenDir | None:
-    """The ``specs/goldens.yaml`` entry of the script's directory on this platform, if any."""
+def directory_entry(db: Database, profile: str, script: str, case: Case) -> GoldenDir | None:
+    """The ``specs/goldens.yaml`` entry of the script's directory on this platform that selects the case."""
     if not script:
         return None
-    return load_goldens_cached(db).get((profile, Path(script).parent.name))
+    return entry_for(load_goldens_cached(db), profile, Path(script).parent.name, case.words(), plain_params(case))
+
+
+def plain_params(case: Case) -> dict[str, object]:
+    """The case's parameters with element types as NumPy names (``np.float16`` -> ``float16``)."""
+    return {k: _numpy_name(v) or v for k, v in case.params.items()}
 
 
 _GOLDENS: dict[int, dict] = {}
@@ -685,6 +692,136 @@ def load_goldens_cached(db: Database) -> dict:
     if id(db) not in _GOLDENS:
         _GOLDENS[id(db)] = load_goldens(db)
     return _GOLDENS[id(db)]
+
+
+def entry_binding(db: Database, entry: GoldenDir, mode: Mode, case: Case) -> dict[str, str] | str:
+    """The type variables an entry binds (``types``: a parameter or a dtype; ``type_words``: the type words of
+    the case's name in order); a message when a named type is not in the database."""
+    by_numpy = {np.dtype(s.numpy).name: d for d, s in db.isa.dtypes.items() if s.numpy}
+    params = plain_params(case)
+    words = [TYPE_WORDS[w] for w in re.split(r"[_\W]+", case.name.split(".", 1)[-1].lower()) if w in TYPE_WORDS]
+    out: dict[str, str] = {}
+    for var, given in entry.types.items():
+        name = given if given in db.isa.dtypes else params.get(given.lower())
+        if name not in db.isa.dtypes:
+            name = by_numpy.get(TYPE_WORDS.get(str(name), str(name)))
+        if name is None:
+            return f"{given} = {params.get(given.lower())} names no element type of the database"
+        out[var] = name
+    for var, word in zip(entry.type_words, words, strict=False):
+        out.setdefault(var, by_numpy[word])
+    return out
+
+
+def compare_entry(db: Database, entry: GoldenDir, profile: str, case: Case, script: str) -> tuple[str, str]:
+    """A case whose entry says everything (mode, files, types, shapes or views): configured as it says,
+    judged by the validator, run and compared; no name matching."""
+    op = db.ops[entry.op]
+    mode = next(m for m in op.modes if m.name == entry.mode_for(case.words()))
+    binding = entry_binding(db, entry, mode, case)
+    if isinstance(binding, str):
+        return "not-mapped", binding
+    missing = [v for v in mode.type_vars if v not in binding]
+    if missing:
+        return "not-mapped", f"the entry binds no type to {', '.join(missing)}"
+    attrs = attributes(db, mode, case, defaults=True) or {}
+    tiles = with_dtypes(db, mode, example_tiles(db, mode), binding)
+    tiles = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in tiles.items()}
+    params = plain_params(case)
+    shapes = entry.shapes_for(params, {o.name for o in mode.operands})
+    if shapes is None:
+        return "not-mapped", "a parameter the entry's shapes name is missing from the case"
+    for name, given in shapes.items():
+        t = tiles[name]
+        vr, vc = given.get("valid", (t.valid_row, t.valid_col))
+        t = t.with_(valid_row=vr, valid_col=vc, **entry.layouts.get(name, {}))
+        # a tile shape not given: the valid region, rounded up to 32 bytes along the layout
+        unit = max(1, 32 // max(1, db.isa.dtypes[t.dtype].bytes))
+        rows, cols = given.get("tile", (roundup(vr, unit), vc) if t.blayout == "ColMajor" else (vr, roundup(vc, unit)))
+        tiles[name] = t.with_(rows=rows, cols=cols)
+    views = {}
+    for name, view in entry.views.items():
+        dims = view.dims(params)
+        if dims is None:
+            return "not-mapped", f"a parameter the view of {name} names is missing from the case"
+        shape, buffer = dims
+        views[name] = GlobalDesc(tiles[name].dtype, shape, packed_strides(db.isa, buffer, view.layout), view.layout,
+                                 0, int(np.prod(buffer)))
+        if isinstance(tiles[name], GlobalDesc):
+            tiles[name] = views[name]
+    report = validate(db, op.name, mode.name, profile, tiles)
+    if not report.ok:
+        return "spec-rejects", f"{mode.name}: " + "; ".join(v.one_line() for v in report.violations)
+    data, wants = {}, {}
+    roles = {o.name: o.role for o in mode.operands}
+    for stem, name in entry.files.items():
+        if stem not in case.files:
+            return "not-mapped", f"the case has no file {stem}.bin"
+        t = tiles[name]
+        values = file_values(db, t.dtype, case.files[stem])
+        if isinstance(t, GlobalDesc):
+            if values.size != t.size:
+                return "not-mapped", f"{stem}.bin holds {values.size} elements, the view's buffer {t.size}"
+            (wants if roles[name] == "out" else data)[name] = values.reshape(1, -1) if roles[name] == "out" else values
+        elif name in views:
+            loaded = loaded_tile(db, profile, t, views[name], values)
+            if isinstance(loaded, str):
+                return "not-mapped", loaded
+            data[name] = loaded
+        else:
+            matrix = next((values[:r * c].reshape(r, c) for r, c in ((t.rows, t.cols), (t.valid_row, t.valid_col))
+                           if values.size == r * c), None)
+            if matrix is None:
+                return "not-mapped", (f"{stem}.bin holds {values.size} elements, neither {name}'s tile "
+                                      f"({t.rows}x{t.cols}) nor its valid region ({t.valid_row}x{t.valid_col})")
+            if roles[name] == "out":
+                wants[name] = matrix[:t.valid_row, :t.valid_col]
+            else:
+                data[name] = np.zeros((t.rows, t.cols), values.dtype)
+                data[name][:t.valid_row, :t.valid_col] = matrix[:t.valid_row, :t.valid_col]
+    for name, t in tiles.items():  # a global output without a file starts as zeros, as upstream's do
+        if isinstance(t, GlobalDesc) and roles.get(name) == "out" and name not in data:
+            data[name] = np.zeros(t.size, np.dtype(db.isa.dtypes[t.dtype].numpy))
+    with np.errstate(all="ignore"):
+        got = execute(db, op.name, mode.name, profile, tiles, data)
+    for name, want in wants.items():
+        t = tiles[name]
+        result = got[name].reshape(1, -1) if isinstance(t, GlobalDesc) else got[name][:t.valid_row, :t.valid_col]
+        outcome = judge(op, t.dtype, result, want)
+        if outcome[0] != "agree":
+            known = recorded_difference(db, op, mode, profile, tiles, script)
+            if known is not None:
+                return "recorded", f"{known} ({outcome[0]}: {mode.name} {name}: {outcome[1]})"
+            return outcome[0], f"{mode.name} {name}: {outcome[1]}"
+    return "agree", mode.name
+
+
+def file_values(db: Database, dtype: str, raw: bytes) -> np.ndarray:
+    """A file's elements of ``dtype``; a packed type (two 4-bit codes a byte) unpacked, the low bits first."""
+    spec = db.isa.dtypes[dtype]
+    if spec.per_byte == 1:
+        return np.frombuffer(raw, dtype=np.dtype(spec.numpy)).copy()
+    codes = np.frombuffer(raw, np.uint8)
+    bits = 8 // spec.per_byte
+    parts = [(codes >> (bits * k)) & ((1 << bits) - 1) for k in range(spec.per_byte)]
+    return np.stack(parts, axis=-1).reshape(-1).astype(np.uint8).view(np.dtype(spec.numpy))
+
+
+def loaded_tile(db: Database, profile: str, tile: TileDesc, view: GlobalDesc, buffer: np.ndarray) -> np.ndarray | str:
+    """The contents TLOAD gives ``tile`` from ``view`` over ``buffer`` (into a Mat tile of its shape when the
+    operand lives where TLOAD does not write, as a TMOV then moves it): the kernel's own path."""
+    loc = tile.loc if tile.loc in ("Vec", "Mat") else "Mat"
+    report = None
+    # the view may hold the tile's valid region, or whole rows or columns of it (zero-padded blocks)
+    for valid in itertools.product((tile.valid_row, tile.rows), (tile.valid_col, tile.cols)):
+        target = tile.with_(loc=loc, valid_row=valid[0], valid_col=valid[1])
+        report = validate(db, "tload", "default", profile, {"dst": target, "src": view})
+        if report.ok:
+            got = execute(db, "tload", "default", profile, {"dst": target, "src": view}, {"src": buffer})["dst"]
+            out = np.zeros((tile.rows, tile.cols), got.dtype)
+            out[:tile.valid_row, :tile.valid_col] = got[:tile.valid_row, :tile.valid_col]
+            return out
+    return "no TLOAD reads the file's view into the tile: " + "; ".join(v.one_line() for v in report.violations)
 
 
 def entry_assignments(db: Database, op: OpSpec, entry: GoldenDir, case: Case,
@@ -725,7 +862,14 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     """(outcome, detail) of one case: agree | recorded | spec-rejects | nan | tolerance | value | not-mapped.
     ``script`` is the gen_data.py's path in the checkout, which a recorded difference names, and whose
     directory may have an entry in ``specs/goldens.yaml``."""
-    entry = directory_entry(db, profile, script)
+    entry = directory_entry(db, profile, script, case)
+    if entry is not None and entry.unmapped:
+        return "not-mapped", entry.unmapped
+    if entry is not None and entry.files and entry.modes and (entry.types or entry.type_words) \
+            and set(case.files) <= set(entry.files):
+        return compare_entry(db, entry, profile, case, script)
+    if entry is not None and entry.op != op.name:
+        op = db.ops[entry.op]
     foreign = [w for w in re.split(r"[_\W]+", case.name.lower()) if w.startswith(FOREIGN_TYPE_WORDS)]
     if foreign:
         return "not-mapped", f"element type {foreign[0]} is not in the database"
@@ -760,6 +904,13 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
         attrs = attributes(db, a.mode, case, defaults=has_globals)
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
+            continue
+        given = entry_binding(db, entry, a.mode, case) if entry is not None and (entry.types or entry.type_words) \
+            else None
+        if isinstance(given, str):
+            return "not-mapped", given
+        if given is not None and set(a.mode.type_vars) <= set(given):
+            candidates.append((a, attrs, {v: given[v] for v in a.mode.type_vars}))
             continue
         candidates += [(a, attrs, binding) for binding in bindings(db, op, a, profile, case)]
     # first the mapping of the example, then derived extents, then the plainest configuration: the first

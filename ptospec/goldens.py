@@ -1,10 +1,10 @@
 """``specs/goldens.yaml``: what upstream's golden test directories exercise, as data.
 
 Facts about pto-isa's ``gen_data.py`` scripts that their file and parameter names do not say reliably:
-which mode of which instruction a directory tests (per case word where it has several), which file is
-which operand, and which parameters give an operand's valid and tile shapes.
-``benchmarks/upstream_goldens.py`` reads them before its name matching; a directory without an entry is
-matched by name. Loaded and checked against the database here.
+which instruction and mode a directory (or some of its cases) tests, which file is which operand, which
+parameters give the element types and an operand's valid and tile shapes, which files hold a global view's
+buffer, and why a case cannot be compared at all. ``benchmarks/upstream_goldens.py`` reads them before its
+name matching; a directory without an entry is matched by name. Loaded and checked against the database here.
 """
 
 from __future__ import annotations
@@ -20,28 +20,93 @@ from .yamlsource import read_yaml
 
 FILE = "goldens.yaml"
 PLATFORMS = ("a2a3", "a5", "cpu")
-_TERM = re.compile(r"[a-z_][a-z0-9_]*|\d+")
+_TOKEN = re.compile(r"\s*(?:(\d+)|([a-z_][a-z0-9_]*)|(//|[-+*%()]))")
 
 
 @dataclass(frozen=True)
 class Extent:
-    """An extent as the sum of case parameters and integers (``valid_col0 + valid_col1``)."""
+    """An integer expression over case parameters: integers, names, ``+ - * // %`` and parentheses
+    (``valid_col0 + valid_col1``, ``(k + 63) // 64``); parsed by hand, never evaluated as Python."""
 
-    terms: tuple[str, ...]
+    text: str
+    tree: tuple
 
     def value(self, params: dict[str, object]) -> int | None:
-        total = 0
-        for t in self.terms:
-            v = int(t) if t.isdigit() else params.get(t)
-            if not isinstance(v, int) or isinstance(v, bool):
-                return None
-            total += v
-        return total
+        return _value(self.tree, params)
+
+
+def _value(node: tuple, params: dict[str, object]) -> int | None:
+    if node[0] == "int":
+        return node[1]
+    if node[0] == "name":
+        v = params.get(node[1])
+        return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
+    a, b = _value(node[1], params), _value(node[2], params)
+    if a is None or b is None or (node[0] in ("//", "%") and b == 0):
+        return None
+    return _OPS[node[0]](a, b)
+
+
+_OPS = {"+": int.__add__, "-": int.__sub__, "*": int.__mul__, "//": int.__floordiv__, "%": int.__mod__}
+
+
+def parse_extent(text: str | int) -> Extent:
+    """``text`` as an ``Extent``; ValueError names what is wrong."""
+    source = str(text).lower()
+    tokens, pos = [], 0
+    while pos < len(source.rstrip()):
+        m = _TOKEN.match(source, pos)
+        if not m:
+            raise ValueError(f"{text!r}: unexpected {source[pos:].strip()[:10]!r}")
+        tokens.append(("int", int(m[1])) if m[1] else ("name", m[2]) if m[2] else ("op", m[3]))
+        pos = m.end()
+
+    def expr(i: int, ops: tuple[str, ...], inner) -> tuple[tuple, int]:
+        left, i = inner(i)
+        while i < len(tokens) and tokens[i] in [("op", o) for o in ops]:
+            right, j = inner(i + 1)
+            left, i = (tokens[i][1], left, right), j
+        return left, i
+
+    def atom(i: int) -> tuple[tuple, int]:
+        if i >= len(tokens):
+            raise ValueError(f"{text!r}: ends early")
+        if tokens[i] == ("op", "("):
+            node, i = expr(i + 1, ("+", "-"), term)
+            if i >= len(tokens) or tokens[i] != ("op", ")"):
+                raise ValueError(f"{text!r}: missing ')'")
+            return node, i + 1
+        if tokens[i][0] == "op":
+            raise ValueError(f"{text!r}: unexpected {tokens[i][1]!r}")
+        return tokens[i], i + 1
+
+    def term(i: int) -> tuple[tuple, int]:
+        return expr(i, ("*", "//", "%"), atom)
+
+    tree, end = expr(0, ("+", "-"), term)
+    if end != len(tokens):
+        raise ValueError(f"{text!r}: unexpected {tokens[end][1]!r}")
+    return Extent(str(text), tree)
+
+
+@dataclass(frozen=True)
+class View:
+    """A global view a file is the buffer of: its 5-D shape, layout and (packed) buffer shape."""
+
+    shape: tuple[Extent, ...]
+    layout: str
+    buffer: tuple[Extent, ...] = ()  # empty: the view is its whole buffer
+
+    def dims(self, params: dict[str, object]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        shape = tuple(e.value(params) for e in self.shape)
+        buffer = tuple(e.value(params) for e in self.buffer) or shape
+        return None if None in shape or None in buffer else (shape, buffer)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
 class GoldenDir:
-    """One upstream test directory (``testcase/<dir>``) on some platforms."""
+    """One upstream test directory (``testcase/<dir>``) on some platforms, or the cases of it a
+    name word (``word``) or parameter values (``when``) single out."""
 
     dir: str
     op: str
@@ -50,6 +115,18 @@ class GoldenDir:
     modes: dict[str, str] = field(default_factory=dict)  # case word ("" for every case) -> mode
     files: dict[str, str] = field(default_factory=dict)  # file stem -> operand
     shapes: dict[str, dict[str, tuple[Extent, Extent]]] = field(default_factory=dict)  # operand -> valid|tile
+    layouts: dict[str, dict[str, str]] = field(default_factory=dict)  # operand -> blayout/slayout (C++ names)
+    word: str | None = None
+    when: dict[str, object] = field(default_factory=dict)
+    unmapped: str | None = None
+    types: dict[str, str] = field(default_factory=dict)  # type variable -> parameter naming it, or a dtype
+    type_words: tuple[str, ...] = ()  # type variables the case name's type words bind, in order
+    views: dict[str, View] = field(default_factory=dict)
+
+    def selects(self, words: list[str], params: dict[str, object]) -> bool:
+        if self.word is not None and self.word.upper() not in {w.upper() for w in words}:
+            return False
+        return all(_same(params.get(k.lower()), v) for k, v in self.when.items())
 
     def mode_for(self, words: list[str]) -> str | None:
         lowered = {w.lower() for w in words}
@@ -69,15 +146,20 @@ class GoldenDir:
         return out
 
 
-def _extent(text: str | int) -> Extent:
-    terms = tuple(t.strip().lower() for t in str(text).split("+"))
-    if not all(_TERM.fullmatch(t) for t in terms):
-        raise ValueError(text)
-    return Extent(terms)
+def _same(value: object, wanted: object) -> bool:
+    if isinstance(wanted, bool) or isinstance(value, bool):
+        return bool(value) == wanted if isinstance(value, bool | int) and value in (0, 1, True, False) else False
+    return str(value).lower() == str(wanted).lower()
 
 
-def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str], GoldenDir]:
-    """(platform, directory) -> its entry; ``DatabaseErrors`` lists every problem."""
+def entry_for(entries: dict[tuple[str, str], list[GoldenDir]], platform: str, directory: str,
+              words: list[str], params: dict[str, object]) -> GoldenDir | None:
+    """The first entry of the directory on the platform that selects the case (by its words and parameters)."""
+    return next((e for e in entries.get((platform, directory), ()) if e.selects(words, params)), None)
+
+
+def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str], list[GoldenDir]]:
+    """(platform, directory) -> its entries, those with a selector first; ``DatabaseErrors`` lists every problem."""
     root = root or Path(db.root)
     path = root / FILE
     if not path.is_file():
@@ -85,38 +167,69 @@ def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str]
     src = read_yaml(path, str(path))
     check_schema(src, "goldens")
     issues = Issues()
-    out: dict[tuple[str, str], GoldenDir] = {}
+    out: dict[tuple[str, str], list[GoldenDir]] = {}
     for i, d in enumerate(src.data["directories"]):
-        where = ("directories", i)
-        op = db.ops.get(d["op"])
-        if op is None:
-            issues.add(src, where, f"unknown op {d['op']!r}", "goldens.op")
+        entry = _entry(db, d, lambda msg, rule, i=i: issues.add(src, ("directories", i), msg, rule))
+        if entry is None:
             continue
-        modes = {m.name: m for m in op.modes}
-        chosen = {"": d["mode"]} if "mode" in d else dict(d.get("modes", {}))
-        for m in chosen.values():
-            if m not in modes:
-                issues.add(src, where, f"{op.name} has no mode {m!r}", "goldens.mode")
-        named = [modes[m] for m in chosen.values() if m in modes] if chosen else list(modes.values())
-        operands = {o.name for m in named for o in m.operands}
-        for stem, operand in d.get("files", {}).items():
-            if operand not in operands:
-                issues.add(src, where, f"file {stem!r}: no operand {operand!r} in the mode(s)", "goldens.operand")
-        shapes = {}
-        for operand, kinds in d.get("shapes", {}).items():
-            if operand not in operands:
-                issues.add(src, where, f"shapes: no operand {operand!r} in the mode(s)", "goldens.operand")
-            try:
-                shapes[operand] = {k: (_extent(v[0]), _extent(v[1])) for k, v in kinds.items()}
-            except ValueError as exc:
-                issues.add(src, where, f"shapes of {operand}: {exc.args[0]!r} is not a sum of parameter names and "
-                           "integers", "goldens.extent")
-        entry = GoldenDir(d["dir"], op.name, tuple(d.get("platforms", PLATFORMS)), d["source"], chosen,
-                          dict(d.get("files", {})), shapes)
         for p in entry.platforms:
-            if (p, entry.dir) in out:
-                issues.add(src, where, f"directory {entry.dir!r} on {p} has two entries", "goldens.duplicate")
-            out[(p, entry.dir)] = entry
+            same = [e for e in out.get((p, entry.dir), ()) if (e.word, e.when) == (entry.word, entry.when)]
+            if same:
+                issues.add(src, ("directories", i), f"directory {entry.dir!r} on {p} has two entries for the same "
+                           "cases", "goldens.duplicate")
+            out.setdefault((p, entry.dir), []).append(entry)
     if issues.items:
         raise DatabaseErrors(issues.items)
+    for entries in out.values():
+        entries.sort(key=lambda e: e.word is None and not e.when)
     return out
+
+
+def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
+    op = db.ops.get(d["op"])
+    if op is None:
+        problem(f"unknown op {d['op']!r}", "goldens.op")
+        return None
+    modes = {m.name: m for m in op.modes}
+    chosen = {"": d["mode"]} if "mode" in d else dict(d.get("modes", {}))
+    for m in chosen.values():
+        if m not in modes:
+            problem(f"{op.name} has no mode {m!r}", "goldens.mode")
+    named = [modes[m] for m in chosen.values() if m in modes] if chosen else list(modes.values())
+    operands = {o.name for m in named for o in m.operands}
+    type_vars = {v for m in named for v in m.type_vars}
+    for stem, operand in d.get("files", {}).items():
+        if operand not in operands:
+            problem(f"file {stem!r}: no operand {operand!r} in the mode(s)", "goldens.operand")
+    for var in [*d.get("types", {}), *d.get("type_words", ())]:
+        if var not in type_vars:
+            problem(f"types: no type variable {var!r} in the mode(s)", "goldens.type")
+
+    def extents(texts, what: str) -> tuple[Extent, ...]:
+        try:
+            return tuple(parse_extent(t) for t in texts)
+        except ValueError as exc:
+            problem(f"{what}: {exc.args[0]} is not an expression of parameter names and integers", "goldens.extent")
+            return ()
+
+    shapes, layouts = {}, {}
+    for operand, kinds in d.get("shapes", {}).items():
+        if operand not in operands:
+            problem(f"shapes: no operand {operand!r} in the mode(s)", "goldens.operand")
+        shapes[operand] = {k: extents(v, f"shapes of {operand}") for k, v in kinds.items() if k in ("valid", "tile")}
+        layouts[operand] = {k: v for k, v in kinds.items() if k in ("blayout", "slayout")}
+        for k, v in layouts[operand].items():
+            if v not in (db.isa.blayouts if k == "blayout" else db.isa.slayouts):
+                problem(f"shapes of {operand}: no {k} {v!r}", "goldens.layout")
+    views = {}
+    for operand, v in d.get("views", {}).items():
+        if operand not in operands:
+            problem(f"views: no operand {operand!r} in the mode(s)", "goldens.operand")
+        if v["layout"] not in db.isa.global_layouts:
+            problem(f"views of {operand}: no global layout {v['layout']!r}", "goldens.layout")
+        views[operand] = View(extents(v["shape"], f"views of {operand}"), v["layout"],
+                              extents(v.get("buffer", ()), f"views of {operand}"))
+    return GoldenDir(d["dir"], op.name, tuple(d.get("platforms", PLATFORMS)), d["source"], chosen,
+                     dict(d.get("files", {})), {k: v for k, v in shapes.items() if v},
+                     {k: v for k, v in layouts.items() if v}, d.get("word"), dict(d.get("when", {})),
+                     d.get("unmapped"), dict(d.get("types", {})), tuple(d.get("type_words", ())), views)
