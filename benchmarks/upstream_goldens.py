@@ -727,7 +727,8 @@ def compare_entry(db: Database, entry: GoldenDir, profile: str, case: Case, scri
     attrs = attributes(db, mode, case, defaults=True) or {}
     tiles = with_dtypes(db, mode, example_tiles(db, mode), binding)
     tiles = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in tiles.items()}
-    params = plain_params(case)
+    # c0_<v>: how many elements of type variable v fill 32 bytes (a C0 block: the kernels' alignment unit)
+    params = {**plain_params(case), **{f"c0_{v.lower()}": max(1, 32 // db.isa.dtypes[d].bytes) for v, d in binding.items()}}
     shapes = entry.shapes_for(params, {o.name for o in mode.operands})
     if shapes is None:
         return "not-mapped", "a parameter the entry's shapes name is missing from the case"
@@ -755,6 +756,8 @@ def compare_entry(db: Database, entry: GoldenDir, profile: str, case: Case, scri
     data, wants = {}, {}
     roles = {o.name: o.role for o in mode.operands}
     for stem, name in entry.files.items():
+        if name is None:
+            continue
         if stem not in case.files:
             return "not-mapped", f"the case has no file {stem}.bin"
         t = tiles[name]
@@ -837,7 +840,7 @@ def entry_assignments(db: Database, op: OpSpec, entry: GoldenDir, case: Case,
         roles = {o.name: o.role for o in mode.operands} if mode is not None else {}
         # the entry names every file of the case; a file of another mode's operand is set aside (the sym
         # cases of TQUANT write an unused offset file)
-        files = {f: o for f, o in entry.files.items() if f in case.files and o in roles}
+        files = {f: o for f, o in entry.files.items() if f in case.files and o in roles}  # None: set aside
         if files and set(case.files) <= set(entry.files):
             found = [Assignment(mode, {o: f for f, o in files.items() if roles[o] == "out"},
                                 {o: f for f, o in files.items() if roles[o] == "in"},

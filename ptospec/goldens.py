@@ -20,13 +20,15 @@ from .yamlsource import read_yaml
 
 FILE = "goldens.yaml"
 PLATFORMS = ("a2a3", "a5", "cpu")
-_TOKEN = re.compile(r"\s*(?:(\d+)|([a-z_][a-z0-9_]*)|(//|[-+*%()]))")
+_TOKEN = re.compile(r"\s*(?:(\d+)|([a-z_][a-z0-9_]*)|(//|[-+*%(),]))")
+FUNCTIONS = {"roundup": lambda x, n: -(-x // n) * n, "max": max, "min": min}  # name -> function of two integers
 
 
 @dataclass(frozen=True)
 class Extent:
-    """An integer expression over case parameters: integers, names, ``+ - * // %`` and parentheses
-    (``valid_col0 + valid_col1``, ``(k + 63) // 64``); parsed by hand, never evaluated as Python."""
+    """An integer expression over case parameters: integers, names, ``+ - * // %``, parentheses and the
+    functions ``roundup(x, n)``, ``max(a, b)``, ``min(a, b)`` (``valid_col0 + valid_col1``, ``roundup(k, 64) // 32``);
+    parsed by hand, never evaluated as Python."""
 
     text: str
     tree: tuple
@@ -42,9 +44,9 @@ def _value(node: tuple, params: dict[str, object]) -> int | None:
         v = params.get(node[1])
         return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
     a, b = _value(node[1], params), _value(node[2], params)
-    if a is None or b is None or (node[0] in ("//", "%") and b == 0):
+    if a is None or b is None or (node[0] in ("//", "%", "roundup") and b == 0):
         return None
-    return _OPS[node[0]](a, b)
+    return FUNCTIONS[node[0]](a, b) if node[0] in FUNCTIONS else _OPS[node[0]](a, b)
 
 
 _OPS = {"+": int.__add__, "-": int.__sub__, "*": int.__mul__, "//": int.__floordiv__, "%": int.__mod__}
@@ -78,6 +80,16 @@ def parse_extent(text: str | int) -> Extent:
             return node, i + 1
         if tokens[i][0] == "op":
             raise ValueError(f"{text!r}: unexpected {tokens[i][1]!r}")
+        if i + 1 < len(tokens) and tokens[i + 1] == ("op", "(") and tokens[i][0] == "name":
+            if tokens[i][1] not in FUNCTIONS:
+                raise ValueError(f"{text!r}: no function {tokens[i][1]!r} (known: {', '.join(FUNCTIONS)})")
+            first, j = expr(i + 2, ("+", "-"), term)
+            if j >= len(tokens) or tokens[j] != ("op", ","):
+                raise ValueError(f"{text!r}: {tokens[i][1]} takes two arguments")
+            second, j = expr(j + 1, ("+", "-"), term)
+            if j >= len(tokens) or tokens[j] != ("op", ")"):
+                raise ValueError(f"{text!r}: missing ')'")
+            return (tokens[i][1], first, second), j + 1
         return tokens[i], i + 1
 
     def term(i: int) -> tuple[tuple, int]:
@@ -113,7 +125,7 @@ class GoldenDir:
     platforms: tuple[str, ...]
     source: str
     modes: dict[str, str] = field(default_factory=dict)  # case word ("" for every case) -> mode
-    files: dict[str, str] = field(default_factory=dict)  # file stem -> operand
+    files: dict[str, str | None] = field(default_factory=dict)  # file stem -> operand (None: set aside)
     shapes: dict[str, dict[str, tuple[Extent, Extent]]] = field(default_factory=dict)  # operand -> valid|tile
     layouts: dict[str, dict[str, str]] = field(default_factory=dict)  # operand -> blayout/slayout (C++ names)
     word: str | None = None
@@ -199,7 +211,7 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
     operands = {o.name for m in named for o in m.operands}
     type_vars = {v for m in named for v in m.type_vars}
     for stem, operand in d.get("files", {}).items():
-        if operand not in operands:
+        if operand is not None and operand not in operands:
             problem(f"file {stem!r}: no operand {operand!r} in the mode(s)", "goldens.operand")
     for var in [*d.get("types", {}), *d.get("type_words", ())]:
         if var not in type_vars:
