@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import itertools
 import json
@@ -83,6 +84,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ptospec.asm.views import packed_strides
 from ptospec.conformance.cases import (
     SCALES,
     example_target,
@@ -96,7 +98,6 @@ from ptospec.conformance.views import shaped_view
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
 from ptospec.expr.evaluate import evaluate
-from ptospec.asm.views import packed_strides
 from ptospec.goldens import GoldenDir, entry_for, load_goldens
 from ptospec.loader import load_database
 from ptospec.model import Database, Mode, OpSpec
@@ -728,7 +729,8 @@ def compare_entry(db: Database, entry: GoldenDir, profile: str, case: Case, scri
     tiles = with_dtypes(db, mode, example_tiles(db, mode), binding)
     tiles = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in tiles.items()}
     # c0_<v>: how many elements of type variable v fill 32 bytes (a C0 block: the kernels' alignment unit)
-    params = {**plain_params(case), **{f"c0_{v.lower()}": max(1, 32 // db.isa.dtypes[d].bytes) for v, d in binding.items()}}
+    c0 = {f"c0_{v.lower()}": max(1, 32 // db.isa.dtypes[d].bytes) for v, d in binding.items()}
+    params = {**plain_params(case), **c0}
     shapes = entry.shapes_for(params, {o.name for o in mode.operands})
     if shapes is None:
         return "not-mapped", "a parameter the entry's shapes name is missing from the case"
@@ -1329,12 +1331,20 @@ def variant_dirs(db: Database, root: Path) -> list[tuple[str, str, str]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        usage="pip install -e '.[goldens]'  # en_dtypes, which some upstream scripts import\n"
+              "       python benchmarks/upstream_goldens.py --pto-isa-root PATH [--ops OP ...] [--json OUT]")
     ap.add_argument("--pto-isa-root", required=True, type=Path)
     ap.add_argument("--specs", default=None)
     ap.add_argument("--ops", nargs="*", default=None)
     ap.add_argument("--json", type=Path, default=None, help="write every case's outcome here")
     args = ap.parse_args()
+    if not (args.pto_isa_root / "tests").is_dir():
+        ap.error(f"{args.pto_isa_root} has no tests/ directory (a pto-isa checkout is needed)")
+    if importlib.util.find_spec("en_dtypes") is None:
+        print("warning: en_dtypes is missing (pip install -e '.[goldens]'): the scripts importing it end as "
+              "script-error", file=sys.stderr)
     start = time.perf_counter()
     db = load_database(args.specs) if args.specs else load_database()
     totals: Counter[str] = Counter()
@@ -1377,8 +1387,14 @@ def main() -> int:
     groups = Counter((r["op"], r["profile"], r["outcome"]) for r in rows if r["outcome"] in DISAGREEMENTS)
     recorded = Counter((r["op"], r["profile"], r["detail"].split(" ", 1)[0])
                        for r in rows if r["outcome"] == "recorded")
+    unmapped = Counter((r["op"], r["profile"], re.sub(r"\d+", "N", r["detail"]))
+                       for r in rows if r["outcome"] == "not-mapped")
+    rejected = Counter((r["op"], r["profile"], " ".join(sorted(set(re.findall(r"\[([\w.-]+)\]", r["detail"])))))
+                       for r in rows if r["outcome"] == "spec-rejects")
     for title, counts in (("unclassified disagreements (neither fixed nor recorded)", groups),
-                          ("recorded as differences", recorded)):
+                          ("recorded as differences", recorded),
+                          ("spec-rejects, by the rules that reject", rejected),
+                          ("not mapped, by reason", unmapped)):
         print(f"{title}: {sum(counts.values())}"
               + "".join(f"\n  {n:>4}  {' '.join(k)}" for k, n in sorted(counts.items(), key=lambda g: (-g[1], g[0]))))
     if args.json:

@@ -512,7 +512,7 @@ def test_goldens_yaml_is_checked_against_the_database(tmp_path):
     data = load_database()
     text = (root / "goldens.yaml").read_text()
     bad = text.replace("mode: default", "mode: nosuch").replace("input1: src0", "input1: srcX") \
-        .replace("valid_col0 + valid_col1", "valid_col0 * 2")
+        .replace("valid_col0 + valid_col1", "valid_col0 ^ 2")
     (root / "goldens.yaml").write_text(bad)
     with pytest.raises(DatabaseErrors) as raised:
         load_goldens(data, root)
@@ -521,3 +521,94 @@ def test_goldens_yaml_is_checked_against_the_database(tmp_path):
     (root / "goldens.yaml").write_text(text.replace("op: tquant", "op: tnosuch"))
     with pytest.raises(DatabaseErrors, match="problem"):
         load_goldens(data, root)
+
+
+def test_extents_are_integer_expressions_of_parameters():
+    from ptospec.goldens import parse_extent
+
+    assert parse_extent("(k + 63) // 64 * 2").value({"k": 72}) == 4
+    assert parse_extent("roundup(n, max(c0_a, 16))").value({"n": 50, "c0_a": 8}) == 64
+    assert parse_extent("gshape0 * gshape1 + 1").value({"gshape0": 2, "gshape1": 3}) == 7
+    assert parse_extent("m").value({}) is None  # a missing parameter
+    for bad in ("m ^ 2", "m +", "nosuch(m, 2)", "roundup(m)", "(m"):
+        with pytest.raises(ValueError):
+            parse_extent(bad)
+
+
+TSTORE = "tests/npu/a2a3/src/st/testcase/tstore/gen_data.py"
+
+
+def _tstore_case(layout: str, shape: tuple[int, ...], whole: tuple[int, ...], shift: int = 0):
+    rng = np.random.default_rng(3)
+    buffer_shape = whole if layout != "DN" else (*whole[:3], whole[4], whole[3])
+    region = shape if layout != "DN" else (*shape[:3], shape[4], shape[3])
+    src = rng.integers(-5, 5, buffer_shape).astype(np.float32)
+    golden = np.zeros(buffer_shape, np.float32)
+    index = tuple(slice(0, n) for n in region)
+    golden[index] = src[index] + shift
+    params = {"datatype": np.float32, "format": layout,
+              **{f"gShape{i}": n for i, n in enumerate(shape)}, **{f"gWholeShape{i}": n for i, n in enumerate(whole)}}
+    return _case(f"TStoreTest.{layout}_float", params, input=src, golden=golden)
+
+
+def test_an_entry_reads_a_region_of_a_larger_view_through_its_buffer(db):
+    # TSTORE's cases: TLOAD a region (gShape) of input.bin's tensor, TSTORE it into a zeroed one (golden.bin)
+    op = db.ops["tstore"]
+    for layout in ("ND", "DN"):
+        case = _tstore_case(layout, (1, 2, 1, 3, 20), (2, 2, 2, 5, 24))
+        assert ug.compare_case(db, op, "a2a3", case, TSTORE) == ("agree", "default"), layout
+    wrong = _tstore_case("ND", (1, 2, 1, 3, 20), (2, 2, 2, 5, 24), shift=1)
+    assert ug.compare_case(db, op, "a2a3", wrong, TSTORE)[0] == "value"
+
+
+def test_entries_select_cases_by_parameters_and_say_why_a_case_is_not_mapped(db):
+    from ptospec.goldens import entry_for, load_goldens
+
+    entries = load_goldens(db)
+    mm = "tests/npu/a5/src/st/testcase/tmatmul/gen_data.py"
+    hif8 = _case("TMATMULTest.case10", {"atype": np.uint8, "btype": np.uint8, "ctype": np.float32, "m": 2, "k": 32,
+                                        "n": 16, "is_bias": False}, x1_gm=np.zeros(64, np.uint8))
+    assert ug.compare_case(db, db.ops["tmatmul"], "a5", hif8, mm)[0] == "not-mapped"
+    assert "hifloat8" in ug.compare_case(db, db.ops["tmatmul"], "a5", hif8, mm)[1]
+    assert entry_for(entries, "a5", "tmatmul", ["CASE"], {"is_bias": True, "bias_type": "float32"}).op == "tmatmul_bias"
+    assert entry_for(entries, "a5", "tmatmul", ["CASE"], {"is_bias": False}).op == "tmatmul"
+    assert entry_for(entries, "a5", "nosuch", [], {}) is None
+
+
+def test_a_matmul_entry_binds_the_parameters_types_and_aligns_the_tiles(db):
+    rng = np.random.default_rng(5)
+    m, k, n = 5, 40, 11
+    a = rng.integers(-4, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-4, 4, (k, n)).astype(np.float16)
+    bias = rng.integers(1, 9, n).astype(np.float32)
+    golden = (a.astype(np.float32) @ b.astype(np.float32) + bias).astype(np.float32)
+    params = {"atype": np.float16, "btype": np.float16, "ctype": np.float32, "m": m, "k": k, "n": n,
+              "is_bias": True, "bias_type": np.float32}
+    case = _case("TMATMULBIASTest.case1", params, x1_gm=a, x2_gm=b, bias_gm=bias, golden=golden)
+    script = "tests/npu/a2a3/src/st/testcase/tmatmul/gen_data.py"
+    assert ug.compare_case(db, db.ops["tmatmul"], "a2a3", case, script) == ("agree", "default")
+
+
+def test_mx_scales_are_loaded_from_their_global_layout(db):
+    # x1_mx_gm in zZ blocks [1, M/16, kMX/2, 16, 2], x2_mx_gm in nN blocks [1, N/16, kMX/2, 16, 2]: E8M0 codes
+    import ml_dtypes
+
+    rng = np.random.default_rng(7)
+    m, k, n = 16, 64, 16
+    a = rng.integers(-4, 4, (m, k)).astype(ml_dtypes.float8_e5m2)
+    b = rng.integers(-4, 4, (k, n)).astype(ml_dtypes.float8_e5m2)
+    sa = rng.integers(126, 129, (m, 2)).astype(np.uint8)
+    sb = rng.integers(126, 129, (2, n)).astype(np.uint8)
+    scale_a, scale_b = 2.0 ** (sa.astype(np.float64) - 127), 2.0 ** (sb.astype(np.float64) - 127)
+    wide_a = a.astype(np.float64) * np.repeat(scale_a, 32, axis=1)
+    wide_b = b.astype(np.float64) * np.repeat(scale_b, 32, axis=0)
+    golden = (wide_a @ wide_b).astype(np.float32)
+    zz = sa.reshape(1, 16, 1, 2).transpose(0, 2, 1, 3)  # [M/16, kMX/2, 16, 2]
+    nn = sb.reshape(1, 2, 1, 16).transpose(2, 0, 3, 1)  # [N/16, kMX/2, 16, 2]
+    params = {"atype": ml_dtypes.float8_e5m2, "btype": ml_dtypes.float8_e5m2, "ctype": np.float32, "m": m, "k": k,
+              "n": n, "is_bias": False, "scale_a_format": "zz", "scale_b_format": "nn"}
+    case = _case("TMATMULMXTest.case1", params, x1_gm=a, x2_gm=b, x1_mx_gm=zz, x2_mx_gm=nn, golden=golden)
+    script = "tests/npu/a5/src/st/testcase/tmatmul_mx/gen_data.py"
+    assert ug.compare_case(db, db.ops["tmatmul_mx"], "a5", case, script) == ("agree", "default")
+    swapped = _case("TMATMULMXTest.case1", params, x1_gm=a, x2_gm=b, x1_mx_gm=nn, x2_mx_gm=zz, golden=golden)
+    assert ug.compare_case(db, db.ops["tmatmul_mx"], "a5", swapped, script)[0] == "value"
