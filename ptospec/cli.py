@@ -8,21 +8,28 @@ one line; ``PTOSPEC_TRACEBACK=1`` re-raises it with its traceback).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import importlib
 import os
-import pkgutil
 import signal
 import sys
-import traceback
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import __version__, commands
-from .errors import PtospecError
+from . import __version__
+
+if TYPE_CHECKING:
+    import argparse
+
+# Everything else is imported inside ``main``'s handling of Ctrl-C: an interrupt while the modules load is
+# one line too, not a traceback.
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+    import pkgutil
+
+    from . import commands
+
     parser = argparse.ArgumentParser(
         prog="ptospec",
         description="The PTO tile ISA as data: lint the spec database, validate and execute "
@@ -51,6 +58,22 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:  # while the commands load (or outside a command's own handling)
         return _interrupted()
+    except ImportError as exc:
+        if by_interrupt(exc):
+            return _interrupted()
+        raise
+
+
+def by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by a Ctrl-C: an extension module interrupted while it loads (NumPy's) reports
+    an ``ImportError`` whose cause is the ``KeyboardInterrupt``."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _interrupted() -> int:
@@ -60,6 +83,10 @@ def _interrupted() -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    import traceback
+    from pathlib import Path
+
+    from .errors import PtospecError
     from .load.problems import DatabaseErrors
 
     parser = build_parser()
@@ -88,10 +115,13 @@ def _main(argv: list[str] | None) -> int:
         print("ptospec: error: [memory] out of memory", file=sys.stderr)
         return 3
     except Exception as exc:  # a defect of ptospec, not of the input: one line, the traceback on request
+        if by_interrupt(exc):
+            return _interrupted()
         if os.environ.get("PTOSPEC_TRACEBACK"):
             raise
         frame = traceback.extract_tb(exc.__traceback__)[-1]
-        print(f"ptospec: internal error: {type(exc).__name__}: {exc} (at {Path(frame.filename).name}:{frame.lineno}; "
+        what = " ".join(str(exc).split())[:500]
+        print(f"ptospec: internal error: {type(exc).__name__}: {what} (at {Path(frame.filename).name}:{frame.lineno}; "
               "please report it; PTOSPEC_TRACEBACK=1 shows the traceback)", file=sys.stderr)
         return 3
 

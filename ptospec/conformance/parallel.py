@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..model import Database
-from ..workers import ignore_interrupts
+from ..workers import fork_pool
 from .cases import Case
 from .data import make_inputs
 from .derive import Derived
@@ -56,7 +56,7 @@ def usable(workers: int) -> bool:
 
 
 def _pool(workers: int):
-    return multiprocessing.get_context("fork").Pool(processes=workers, initializer=ignore_interrupts)
+    return fork_pool(workers)
 
 
 def _chunks(items: Sequence, size: int = CHUNK) -> list[list]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..model import Database
 from ..outputs import OutputError, check_root, output_lock, remove, remove_temporaries, write_atomic
-from ..workers import ignore_interrupts
+from ..workers import fork_pool
 from .cases import Case, case_id, case_units, property_bindings, unit_cases
 from .generate import CONFTEST, FINGERPRINT, HEADER, fingerprint, render_module
 
@@ -79,7 +79,6 @@ _WORKER_DB: Database | None = None
 def _init_worker(db: Database) -> None:
     global _WORKER_DB
     _WORKER_DB = db
-    ignore_interrupts()
 
 
 # a unit's (positive, must-reject) cases, property bindings, and the cases' test ids
@@ -172,7 +171,7 @@ def _render_modules(db: Database, names: list[str], progress: Callable[[str, int
     for unit in units:
         by_op.setdefault(db.ops[unit[0]].kind or unit[0], []).append(unit)
     order = sorted(by_op.values(), key=lambda group: -sum(_size_estimate(db, *u) for u in group))
-    with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker, initargs=(db,)) as pool:
+    with fork_pool(jobs, _init_worker, (db,)) as pool:
         for searched in pool.imap_unordered(_search_in_worker, order):
             for unit, found_cases in searched:
                 collect(unit, found_cases)

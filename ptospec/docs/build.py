@@ -21,7 +21,7 @@ from pathlib import Path
 from ..errors import PtospecError
 from ..model import Database
 from ..outputs import output_lock, remove, remove_temporaries, target, write_atomic
-from ..workers import ignore_interrupts
+from ..workers import fork_pool
 from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, WORKER_SHIM, root_index
 from .indexes import differences_page, family_page, home_page, kind_page, matrix_page
 from .kernels_page import PATH as KERNELS_PATH
@@ -339,7 +339,7 @@ def build_html(site: Path, site_url: str = "", date: str = "") -> None:
 def _build_into(site: Path, out: Path, site_url: str, date: str) -> None:
     jobs = [(str(site / lang / "mkdocs.yml"), lang, site_url, date, str(out / lang)) for lang in LANGS]
     if "fork" in multiprocessing.get_all_start_methods():
-        with multiprocessing.get_context("fork").Pool(len(jobs), initializer=ignore_interrupts) as pool:
+        with fork_pool(len(jobs)) as pool:
             problems = pool.map(_build_language, jobs)
     else:  # pragma: no cover - platforms without fork
         problems = [_build_language(job) for job in jobs]
