@@ -87,3 +87,56 @@ def _with_func(parser, func):
         for sub in action.choices.values():
             sub.set_defaults(func=func)
     return parser
+
+
+# ------------------------------------------------------------------ .npz inputs
+
+
+def _npz(path: Path, members: dict[str, bytes], compression: int = 0) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_an_npz_member_that_is_not_an_array_is_refused_by_name(tmp_path):
+    """np.load hands such a member over as bytes: it used to reach the run as 'give it an array, not a number'."""
+    import io
+
+    import numpy as np
+    import pytest
+
+    from ptospec.commands._arrays import load_arrays
+    from ptospec.errors import InvocationError
+
+    array = io.BytesIO()
+    np.save(array, np.ones((16, 16), np.float32))
+    path = _npz(tmp_path / "in.npz", {"src0.npy": b"not an array", "src1.npy": array.getvalue()})
+    with pytest.raises(InvocationError, match=r"member 'src0' is not a NumPy array") as caught:
+        load_arrays(str(path), "--inputs")
+    assert caught.value.rule == "run.input"
+
+
+def test_a_corrupt_compressed_npz_member_is_one_line(tmp_path):
+    import io
+    import zipfile
+
+    import numpy as np
+    import pytest
+
+    from ptospec.commands._arrays import load_arrays
+    from ptospec.errors import InvocationError
+
+    array = io.BytesIO()
+    np.save(array, np.arange(4096, dtype=np.float32))
+    path = _npz(tmp_path / "in.npz", {"src.npy": array.getvalue()}, zipfile.ZIP_DEFLATED)
+    data = bytearray(path.read_bytes())
+    start = data.index(b"src.npy") + len(b"src.npy")  # the first member's compressed bytes follow its name
+    for k in range(start + 8, start + 40):
+        data[k] ^= 0x5A
+    path.write_bytes(bytes(data))
+    with pytest.raises(InvocationError, match=r"cannot read .*in\.npz") as caught:
+        load_arrays(str(path), "--inputs")
+    assert caught.value.rule == "run.input"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,11 +37,17 @@ def load_arrays(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str
         loaded = np.load(p, allow_pickle=False)
         if isinstance(loaded, np.lib.npyio.NpzFile):
             with loaded:
-                return {name: loaded[name] for name in loaded.files}
+                members = {name: loaded[name] for name in loaded.files}
+            for name, member in members.items():  # np.load gives a member that is not an array as its bytes
+                if not isinstance(member, np.ndarray):
+                    raise InvocationError(f"{path}: member {name!r} is not a NumPy array (.npy)", rule="run.input",
+                                          where=where)
+            return members
         return loaded
     except InvocationError:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, UnicodeError, RuntimeError) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, KeyError, UnicodeError,
+            RuntimeError) as exc:
         reason = str(exc) or type(exc).__name__
         if "object arrays" in reason.lower():
             reason = "it holds Python objects (pickled data), which are never loaded"
