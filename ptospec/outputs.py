@@ -80,6 +80,30 @@ def replace_file(path: str | os.PathLike, data: str | bytes, mode: int | None = 
     return path
 
 
+def real_folder(path: str | os.PathLike) -> Path:
+    """``path``, a folder of an output ptospec fills with files it names itself (``repros/``): refused when it is
+    a symbolic link (removing old files there, or writing new ones, would happen elsewhere)."""
+    if os.path.islink(path):
+        raise OutputError(f"refusing to write into {os.fsdecode(path)}: it is a symbolic link", where=str(path),
+                          rule="output.symlink")
+    return Path(path)
+
+
+def replace_in(folder: str | os.PathLike, rel: str, data: str | bytes) -> Path:
+    """Write ``data`` atomically to ``folder/rel`` (a report, or a file beside it), a file the user did not name
+    one by one: a symbolic link found there (or between ``folder`` and it) is refused, never written through,
+    so a link planted in a shared report folder cannot point the write elsewhere.  ``folder`` itself may be a
+    link (the user named it).  Missing folders below ``folder`` are created."""
+    root = Path(os.path.realpath(folder))
+    path = target(root, rel)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}", where=str(path),
+                          rule="output.write") from None
+    return replace_file(path, data)
+
+
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     """An ``.npz`` archive holding ``arrays`` under exactly their names (``np.savez(file, **arrays)`` takes names
     as keywords: one named ``file`` or ``allow_pickle`` is lost or an error)."""

@@ -140,3 +140,106 @@ def test_a_corrupt_compressed_npz_member_is_one_line(tmp_path):
     with pytest.raises(InvocationError, match=r"cannot read .*in\.npz") as caught:
         load_arrays(str(path), "--inputs")
     assert caught.value.rule == "run.input"
+
+
+# ------------------------------------------------------------------ reports: atomic, never through a planted link
+
+
+def _shard(folder: Path, secret: Path) -> Path:
+    import json
+
+    (folder / "repros").mkdir(parents=True)
+    (folder / "report.json").write_text(json.dumps({"backend": "reference", "totals": {"total": 1, "passed": 1},
+                                                    "divergences": []}))
+    (folder / "repros" / "tadd.cpp").write_text("// a reproducer\n")
+    (folder / "repros" / "leak.cpp").symlink_to(secret)  # a link in a shard's folder is not copied
+    return folder
+
+
+def test_merge_reports_copies_no_link_and_writes_through_none(tmp_path):
+    import pytest
+
+    from ptospec.conformance.merge import merge_reports
+    from ptospec.outputs import OutputError
+
+    secret = tmp_path / "secret"
+    secret.write_text("private\n")
+    shard = _shard(tmp_path / "shard1", secret)
+    out = tmp_path / "merged"
+    merge_reports([shard], out)
+    assert (out / "repros" / "tadd.cpp").read_text() == "// a reproducer\n"
+    assert not (out / "repros" / "leak.cpp").exists()
+    assert "None." in (out / "report.md").read_text()
+    (out / "report.md").unlink()
+    (out / "report.md").symlink_to(secret)  # planted in a shared report folder
+    with pytest.raises(OutputError, match="symbolic link") as caught:
+        merge_reports([shard], out)
+    assert caught.value.rule == "output.symlink" and secret.read_text() == "private\n"
+
+
+def test_merge_reports_of_another_shape_is_one_line_and_writes_nothing(tmp_path, capsys):
+    import json
+
+    from ptospec.cli import main
+
+    shapes = [{"backend": [], "totals": {}, "divergences": []}, {"backend": "x", "totals": [], "divergences": []},
+              {"backend": "x", "totals": {}, "divergences": [1]}, {"totals": {}, "divergences": []},
+              {"backend": "x", "totals": {}, "divergences": [{"category": "c", "op": "o", "mode": "m"}]},
+              {"backend": "x", "totals": {}, "divergences": [], "environment": []}]
+    for k, shape in enumerate(shapes):
+        (tmp_path / f"r{k}.json").write_text(json.dumps(shape))
+        assert main(["merge-reports", "--out", str(tmp_path / "out"), str(tmp_path / f"r{k}.json")]) == 2, shape
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "[merge.read]" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_linked_repros_folder_is_refused_before_anything_is_removed(tmp_path):
+    import pytest
+
+    from ptospec.outputs import OutputError, real_folder, replace_in
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mine.cpp").write_text("keep")
+    (tmp_path / "report" / "repros").parent.mkdir()
+    (tmp_path / "report" / "repros").symlink_to(elsewhere)
+    with pytest.raises(OutputError):
+        real_folder(tmp_path / "report" / "repros")
+    with pytest.raises(OutputError):
+        replace_in(tmp_path / "report", "repros/x.cpp", "x")
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["mine.cpp"]
+
+
+# ------------------------------------------------------------------ the PTOAS build cache runs build.ninja
+
+
+def test_the_ptoas_build_cache_must_be_private(tmp_path, db, monkeypatch):
+    """``ptoas build`` runs ninja in a cache folder: one that another user could write would run their
+    build.ninja as you.  Refused like the cpusim cache, before anything runs; a ``~`` is the home folder."""
+    import os
+
+    import pytest
+
+    from ptospec.backends.ptoas import build
+    from ptospec.backends.ptoas.spec import load_ptoas_spec
+    from ptospec.errors import InvocationError
+
+    source = tmp_path / "ptoas"
+    (source / "tools" / "ptoas").mkdir(parents=True)
+    (source / "CMakeLists.txt").write_text("")
+    monkeypatch.setattr(build, "_run", lambda *a: pytest.fail("ran a command in an untrusted folder"))
+    spec = load_ptoas_spec(db)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(InvocationError, match="can be written by other users") as caught:
+        build.build_ptoas(spec, source, cache=shared)
+    assert caught.value.rule == "ptoas.cache"
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    planted.chmod(0o775)
+    with pytest.raises(InvocationError, match="can be written by other users"):
+        build.build_ptoas(spec, source, build_dir=planted)
+    monkeypatch.setenv("PTOSPEC_PTOAS_CACHE", "~/ptoas-cache")
+    assert build.default_cache() == Path(os.path.expanduser("~/ptoas-cache"))

@@ -327,7 +327,8 @@ def run(args) -> int:
     progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1, db)
     start = time.perf_counter()
     try:
-        with open(report_dir / "pytest.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+        log_fd = os.open(report_dir / "pytest.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with open(log_fd, "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):  # never through a link
             code = pytest.main(pytest_args, plugins=[_shared_database(db), progress])
     finally:
         if stream is not sys.stderr:

@@ -36,6 +36,7 @@ import numpy as np
 from ..asm.types import parse_descriptor
 from ..expr.evaluate import evaluate
 from ..model import Database, Difference, OpSpec
+from ..outputs import npz_bytes, real_folder, replace_in
 from ..validator import make_scope
 
 CATEGORIES = ("wrong-value", "write-outside-valid", "accepts-rejected", "rejects-accepted", "harness-error")
@@ -398,7 +399,7 @@ class ConformanceReport:
 
     def write(self, directory: str | Path) -> tuple[Path, Path]:
         out = Path(directory)
-        repros = out / "repros"
+        repros = real_folder(out / "repros")
         repros.mkdir(parents=True, exist_ok=True)
         for old in list(repros.glob("*.cpp")) + list(repros.glob("*.npz")):
             old.unlink()
@@ -406,13 +407,11 @@ class ConformanceReport:
         for g in self.groups():
             for d, _, _ in g.bindings:
                 if d.artifacts.get("cpp"):
-                    (repros / f"{slug(d)}.cpp").write_text(d.artifacts["cpp"])
-                arrays = npz_inputs(d.inputs)
-                np.savez(repros / f"{slug(d)}.npz", **arrays)  # type: ignore[arg-type]
-        json_path, md_path = out / "report.json", out / "report.md"
-        json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        md_path.write_text(self.markdown(), encoding="utf-8")
-        return json_path, md_path
+                    replace_in(out, f"repros/{slug(d)}.cpp", d.artifacts["cpp"])
+                replace_in(out, f"repros/{slug(d)}.npz", npz_bytes(npz_inputs(d.inputs)))
+        replace_in(out, "report.json", json.dumps(data, indent=2) + "\n")
+        replace_in(out, "report.md", self.markdown())
+        return out / "report.json", out / "report.md"
 
     def markdown(self) -> str:
         t = self.totals

@@ -7,10 +7,11 @@ shard's reproducers."""
 from __future__ import annotations
 
 import json
-import shutil
+import os
 from pathlib import Path
 
 from ..errors import InvocationError
+from ..outputs import replace_in
 
 _NOT_SUMMED = {"derived_per_fixed_case"}  # the same in every shard
 
@@ -111,12 +112,38 @@ def markdown(data: dict) -> str:
 def merge_reports(inputs: list[Path], out: Path) -> dict:
     if not inputs:
         raise InvocationError("give the shard report directories (or report.json files) to merge", rule="merge.read")
-    data = merge([read_report(p) for p in inputs])
-    out.mkdir(parents=True, exist_ok=True)
+    reports = [read_report(p) for p in inputs]
+    try:  # a report.json is outside input: one of another shape is one line, and nothing is written
+        data = merge(reports)
+        text = markdown(data)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        what = f"no field {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        raise InvocationError(f"a report is not of the form `ptospec conformance` writes ({what})",
+                              rule="merge.read") from None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvocationError(f"cannot create {out}: {exc.strerror or exc}", rule="merge.write") from None
     for p in inputs:
         repros = (p if p.is_dir() else p.parent) / "repros"
         if repros.is_dir() and repros.resolve() != (out / "repros").resolve():
-            shutil.copytree(repros, out / "repros", dirs_exist_ok=True)
-    (out / "report.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    (out / "report.md").write_text(markdown(data), encoding="utf-8")
+            _copy_repros(repros, out)
+    replace_in(out, "report.json", json.dumps(data, indent=2) + "\n")
+    replace_in(out, "report.md", text)
     return data
+
+
+def _copy_repros(repros: Path, out: Path) -> None:
+    """Copy a shard's reproducers (regular files only: a link in a shard's folder is neither followed nor
+    copied) into ``out/repros``, each written atomically and never through a link found there."""
+    for folder, _dirs, files in os.walk(repros):  # os.walk does not descend into linked folders
+        for name in sorted(files):
+            source = Path(folder) / name
+            if source.is_symlink() or not source.is_file():
+                continue
+            rel = source.relative_to(repros).as_posix()
+            try:
+                data = source.read_bytes()
+            except OSError as exc:
+                raise InvocationError(f"cannot read {source}: {exc.strerror or exc}", rule="merge.read") from None
+            replace_in(out, f"repros/{rel}", data)

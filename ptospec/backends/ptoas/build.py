@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ...errors import InvocationError
+from ...private import private_dir, untrusted_reason
 from .spec import PtoasSpec
 
 CACHE_ENV = "PTOSPEC_PTOAS_CACHE"
@@ -19,7 +20,7 @@ CACHE_ENV = "PTOSPEC_PTOAS_CACHE"
 def default_cache() -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
-        return Path(env)
+        return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME")
     return (Path(base) if base else Path.home() / ".cache") / "ptospec" / "ptoas"
 
@@ -56,6 +57,14 @@ def build_ptoas(spec: PtoasSpec, source: Path, cache: Path | None = None, build_
     if not (source / "CMakeLists.txt").is_file() or not (source / "tools" / "ptoas").is_dir():
         raise InvocationError(f"{source} is not a PTOAS checkout (no CMakeLists.txt and tools/ptoas/)",
                               rule="ptoas.source")
+    build = build_dir or build_dir_for(source, _private_cache(cache or default_cache()))
+    try:
+        build.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvocationError(f"cannot create {build}: {exc.strerror or exc}", rule="ptoas.build-dir") from None
+    reason = untrusted_reason(build)  # its build.ninja is run: another user's would run their commands as you
+    if reason:
+        raise InvocationError(f"refusing the build folder {build}: {reason}", rule="ptoas.build-dir")
     b = spec.build
     missing = missing_packages(b.apt)
     if missing:
@@ -64,8 +73,6 @@ def build_ptoas(spec: PtoasSpec, source: Path, cache: Path | None = None, build_
     tools = [t for t in b.tools if not shutil.which(t)]
     if tools:
         raise InvocationError(f"missing tools on PATH: {' '.join(tools)}", rule="ptoas.packages")
-    build = build_dir or build_dir_for(source, cache or default_cache())
-    build.mkdir(parents=True, exist_ok=True)
     configured = _configured_source(build)
     if configured is not None and configured.resolve() != source.resolve():
         raise InvocationError(f"{build} is configured for another checkout ({configured})", rule="ptoas.build-dir")
@@ -79,6 +86,14 @@ def build_ptoas(spec: PtoasSpec, source: Path, cache: Path | None = None, build_
     if not binary.is_file():
         raise InvocationError(f"the build finished without {binary}", rule="ptoas.build")
     return binary
+
+
+def _private_cache(cache: Path) -> Path:
+    reason = private_dir(cache)
+    if reason:
+        raise InvocationError(f"refusing the ptoas build cache {cache}: {reason}; choose a private one with --cache "
+                              f"or ${CACHE_ENV}", rule="ptoas.cache")
+    return cache
 
 
 def _run(cmd: list[str], what: str, build: Path) -> None:

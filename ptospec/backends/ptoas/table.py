@@ -31,6 +31,7 @@ from pathlib import Path
 from ...conformance.cases import Case, check, legal
 from ...errors import PtospecError
 from ...model import Database
+from ...outputs import real_folder, replace_in
 from ...program.api import check_program
 from ...program.syntax import parse_program
 from ...tile import GlobalDesc, TileDesc
@@ -261,7 +262,7 @@ def write_report(db: Database, spec: PtoasSpec, table: Table, out: Path,
                  simulator: dict[str, str] | None = None) -> dict:
     """``simulator``: test id -> what the CPU simulator does with that case (``simulator.simulator_outcomes``)."""
     out.mkdir(parents=True, exist_ok=True)
-    repros = out / "repros"
+    repros = real_folder(out / "repros")
     if repros.is_dir():
         for old in repros.rglob("*.pto"):
             old.unlink()
@@ -273,12 +274,11 @@ def write_report(db: Database, spec: PtoasSpec, table: Table, out: Path,
             smallest = min(rows, key=lambda r: (r.size, r.test_id))
             path = None
             if smallest.text:
-                path = repros / category / f"{n:03d}-{_slug(key[:2])}.pto"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(reproducer(db, spec, category, smallest, len(rows)), encoding="utf-8")
+                path = f"repros/{category}/{n:03d}-{_slug(key[:2])}.pto"
+                replace_in(out, path, reproducer(db, spec, category, smallest, len(rows)))
             entries.append({"op": key[0], "profile": key[1], "key": key[2], "cases": len(rows),
                             "rule": smallest.case.reject, "ptoas": smallest.message, "choice": smallest.choice,
-                            "repro": str(path.relative_to(out)) if path else None,
+                            "repro": path,
                             "example": smallest.test_id,
                             "simulator": (simulator or {}).get(smallest.test_id, "")})
         listed[category] = entries
@@ -292,8 +292,8 @@ def write_report(db: Database, spec: PtoasSpec, table: Table, out: Path,
         "groups": listed,
         "not_expressed": Counter(blank(r.message) for r in table.rows if r.category == "not-expressed").most_common(),
     }
-    (out / "report.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "report.md").write_text(_markdown(data), encoding="utf-8")
+    replace_in(out, "report.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    replace_in(out, "report.md", _markdown(data))
     return data
 
 
