@@ -45,7 +45,7 @@ transposing mode's outputs are read with the case's shapes mirrored; files named
 (``input0_idx``) go to the operand of that number ending in the word (``src0Idx``), or to the plain one
 (``input0_val`` -> ``src0``); a case's ordinal (``case2``) is no extent; only integer files hold packed bits;
 when every configuration leaves a file over, the operands as wide as their files at the case's rows are
-tried first, and kept only if they agree. A mode with ``case_shapes: proportional`` (TSORT32: 8 bytes of
+tried first, and kept only if they agree. A mode with ``shapes: share`` (TSORT32: 8 bytes of
 destination per source element, a ratio its types decide) is first configured with its sources on the case's
 region and each output as wide as its golden file (``domain_shaped``). A file named after a scratch operand
 (``input_tmp``) is set aside; a case naming one type per type variable that no row of the table pairs
@@ -273,7 +273,7 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
 
 
 def inner_extent(case: Case) -> int | None:
-    """The contraction extent K a matrix multiply's case names (its ``k`` parameter), for ``valid_axes``."""
+    """The contraction extent K a matrix multiply's case names (its ``k`` parameter), for ``inner`` shapes."""
     k = case.params.get("k")
     return int(k) if isinstance(k, int) and not isinstance(k, bool) else None
 
@@ -563,11 +563,11 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
         for variant in variants if not globals_ else ():
             # the case names one valid region, the source's: every operand's follows it (derived extents cover
             # the rest), or a transposing mode's destination has it transposed
-            if mode.example.valid == "transposed":
+            if any(s.transposed for s in mode.shapes.values()):
                 tiles = reshape(db, op, mode, profile, variant, target[::-1], False, lambda r: r.ok)
             else:
-                tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok, valid="target",
-                                inner=inner)
+                tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok,
+                                shapes={n: s for n, s in mode.shapes.items() if not s.shares}, inner=inner)
             if tiles is not None:
                 # the shapes the case gives single operands (a smaller source, upstream's tile shapes) win
                 named_tiles = with_named_shapes(db, tiles, shapes, target) if shapes else None
@@ -992,12 +992,13 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
 
 def domain_shaped(db: Database, op: OpSpec, a: Assignment, profile: str, binding: dict[str, str],
                   attrs: dict[str, str], case: Case, target: tuple[int, int]) -> dict | None:
-    """For a mode whose operands keep proportions its types decide (``case_shapes: proportional``: TSORT32's
+    """For a mode whose operands keep proportions its types decide (``shapes: share``: TSORT32's
     destination holds 8 bytes per source element), the case's region is its sources' valid region and each
     output is as wide as its golden file at the case's rows; the smallest rounding of the tiles' columns the
     validator accepts. None for any other mode, or when a golden does not divide or nothing is legal."""
     example = example_tiles(db, a.mode)
-    if a.mode.case_shapes != "proportional" or any(isinstance(t, GlobalDesc) for t in example.values()):
+    shares = [n in a.mode.shapes and a.mode.shapes[n].shares for n, t in example.items() if isinstance(t, TileDesc)]
+    if not all(shares) or any(isinstance(t, GlobalDesc) for t in example.values()):
         return None
     base = with_dtypes(db, a.mode, example, binding)
     base = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in base.items()}
@@ -1180,7 +1181,7 @@ def _run_once(db, op, a: Assignment, profile, case: Case, tiles, script: str = "
             return ("not-mapped", f"the case's files are in NZ fractal order, which this adapter reads only when "
                                   f"one fractal (32 bytes) wide; {wide[0]} has {cols[wide[0]]} columns")
     given = named_shapes(a.mode, case)
-    mirrored = tuple((c, r) for r, c in case.shapes()) if a.mode.example.valid == "transposed" else ()
+    mirrored = tuple((c, r) for r, c in case.shapes()) if any(s.transposed for s in a.mode.shapes.values()) else ()
 
     def shapes(name: str, output: bool) -> tuple[tuple[int, int], ...]:
         # the operand's own tile shape first; a transposing mode's outputs hold the case's shapes mirrored

@@ -350,7 +350,35 @@ class Example:
     tiles: dict[str, str]  # operand -> tile descriptor text
     line: int = 0
     file: str = ""  # set when the example comes from a kind file
-    valid: str = "target"  # generated cases: valid dimensions become the target's (target | proportional | transposed)
+
+
+@dataclass(frozen=True)
+class Extent:
+    """How one valid extent of an operand follows a generated case's region (a term of a mode's ``shapes``):
+    ``rows``/``cols`` the region's, ``inner`` a third extent (a matrix multiply's K), ``one`` exactly 1,
+    ``share`` the example's share of the region; ``over`` divides the term's extent (rounded up)."""
+
+    term: str  # rows | cols | inner | one | share
+    over: int = 1
+
+
+@dataclass(frozen=True)
+class CaseShape:
+    """How generated cases shape one tile operand from the example (``shapes:``): its valid rows and columns
+    (``row``, ``col``), or the example's tile kept as it is (``fixed``)."""
+
+    row: Extent = Extent("rows")
+    col: Extent = Extent("cols")
+    fixed: bool = False
+
+    @property
+    def transposed(self) -> bool:
+        """The region's rows and columns exchanged (TTRANS's source)."""
+        return (self.row.term, self.col.term) == ("cols", "rows")
+
+    @property
+    def shares(self) -> bool:
+        return "share" in (self.row.term, self.col.term)
 
 
 @dataclass(frozen=True)
@@ -368,16 +396,11 @@ class Mode:
     asm_tags: dict[str, str] = field(default_factory=dict)  # attributes that mark this mode's lines: key -> spelled
     bases: tuple[Example, ...] = ()  # further invocations the generated conformance cases start from
     worked: Example | None = None  # the invocation the pages work through, when the spec chooses it
-    scaled_valid: tuple[str, ...] = ()  # operands whose example valid region cases scale with the target's
-    fixed_shape: tuple[str, ...] = ()  # operands generated cases take as the example gives them (scratch by bytes)
-    # operand -> (row, column) factors: the generator gives it the varied valid region divided by them
-    valid_divisors: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # tile operand -> how generated cases shape it from the example; an operand not named follows the region
+    shapes: dict[str, CaseShape] = field(default_factory=dict)
     cpp_arrays: tuple[CppArray, ...] = ()  # array arguments of the C++ call, each built from scalar operands
     cpp_types: tuple[CppType, ...] = ()  # type aliases the caller declares from attribute values
     effect: Effect | None = None  # set for an instruction without data semantics (then no statements)
-    case_shapes: str = "shared"  # "proportional": generated cases keep the example's ratios between operands
-    # operand -> (row axis, column axis) among rows, cols and inner (a third extent: a matmul's K)
-    valid_axes: dict[str, tuple[str, str]] = field(default_factory=dict)
     reads_state: tuple[str, ...] = ()  # state registers its semantics read (``<register>.<field>``)
     cpp_conv_tile: CppConvTile | None = None  # a ConvTile argument of the C++ call, built from operands
     # upstream instruction names this mode specifies besides cpp_name (a legacy page docs/isa/<NAME>.md, a
@@ -402,6 +425,11 @@ class Mode:
     def examples(self) -> tuple[Example, ...]:
         """The example, then the further bases of the conformance cases."""
         return (self.example, *self.bases)
+
+    @cached_property
+    def fixed_tiles(self) -> tuple[str, ...]:
+        """Tile operands generated cases keep exactly as the example gives them (``shapes: {tmp: fixed}``)."""
+        return tuple(n for n, s in self.shapes.items() if s.fixed)
 
     @cached_property
     def attrs(self) -> tuple[Operand, ...]:

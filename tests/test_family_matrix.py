@@ -1,6 +1,6 @@
 """Matrix multiply (TMATMUL, TMATMUL_ACC, TMATMUL_BIAS): results against NumPy's own matmul, the cube's
 layout and shape rules, the dotted mnemonics of the assembler's dialect, and the generated cases' M x K /
-K x N valid regions (``valid_axes``)."""
+K x N valid regions (``shapes``)."""
 
 from __future__ import annotations
 

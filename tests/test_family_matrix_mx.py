@@ -1,7 +1,7 @@
 """Scaled (MX) matrix multiply (TMATMUL_MX, TGEMV_MX and their acc/bias overloads): results against a NumPy
 model written from the OCP MX definition (E8M0 scale 2^(e - 127) per 32 values of K), the scale tiles'
 layouts and shapes, the emulated MX dtypes of the simulator profile, and the generated cases' scale regions
-(``valid_axes`` ``inner/32``)."""
+(``shapes`` ``inner/32``)."""
 
 from __future__ import annotations
 

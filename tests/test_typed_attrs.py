@@ -1,5 +1,5 @@
 """Typed attribute operands (bool and integer immediates), the inside() predicate of the partial
-operations, and the generator's scaled_valid and fixed_shape operands."""
+operations, and the generator's shared and fixed operands (a mode's ``shapes``)."""
 
 from __future__ import annotations
 

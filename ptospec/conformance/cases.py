@@ -22,7 +22,7 @@ from typing import Any
 from .. import attrs
 from ..asm.types import format_descriptor, parse_descriptor
 from ..expr.ast import Attr, Index, Name, Node, walk
-from ..model import Database, Mode, OpSpec, Rule
+from ..model import CaseShape, Database, Mode, OpSpec, Rule
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import (
     Report,
@@ -35,8 +35,8 @@ from ..validator import (
     validate,
 )
 from . import views
-
-Tiles = dict[str, TileDesc | ScalarDesc]
+from .shaping import Tiles, example_target, shaper
+from .shaping import roundup as roundup  # re-exported: callers round as the cases do
 
 # Valid-region targets (rows, cols) besides the example's own: 1-row, 1-column,
 # non-multiples of any block size, and a few larger ones.
@@ -73,10 +73,6 @@ def descriptor_dtype(text: str) -> str:
     field after the numeric dimensions (a dtype name may itself contain an ``x``)."""
     words = text.split(",")[1].strip().split("x")
     return "x".join(itertools.dropwhile(str.isdigit, words))
-
-
-def roundup(value: int, unit: int) -> int:
-    return max(unit, -(-value // unit) * unit)
 
 
 def dtype_combos(db: Database, op: OpSpec, mode: Mode, profile: str) -> list[dict[str, str]]:
@@ -182,14 +178,6 @@ def with_dtypes(db: Database, mode: Mode, tiles: Tiles, binding: dict[str, str])
     return out
 
 
-def example_target(tiles: Tiles, fixed: tuple[str, ...] = ()) -> tuple[int, int]:
-    """The valid region a configuration spans: the largest of its tiles' (a fixed-shape operand aside)."""
-    shaped = [t for n, t in tiles.items() if isinstance(t, TileDesc) and n not in fixed]
-    rows = [t.valid_row for t in shaped if t.valid_row]
-    cols = [t.valid_col for t in shaped if t.valid_col]
-    return (max(rows, default=1), max(cols, default=1))
-
-
 def _scale_exps() -> list[tuple[int, int]]:
     pairs = [(kr, kc) for kr in range(7) for kc in range(7)]
     return sorted(pairs, key=lambda p: (p[0] + p[1], p[0]))
@@ -198,123 +186,19 @@ def _scale_exps() -> list[tuple[int, int]]:
 SCALES = _scale_exps()
 
 
-def _scaled(value: int, example: int, target: int, proportional: bool) -> int:
-    """A valid dimension of the example mapped onto the target: 1 stays 1; the rest become the target's, or
-    (``proportional``) keep their share of it."""
-    if value == 1:
-        return 1
-    if proportional and example and value is not None and value != example:
-        return max(1, round(value * target / example))
-    return target
-
-
-def _axis_extent(axis: str, rows_t: int, cols_t: int, inner: int | None, kr: int, kc: int,
-                 extra: int) -> tuple[int, int]:
-    """(valid, physical) extent of one ``valid_axes`` axis: ``rows``/``cols`` of the region, ``inner`` (K),
-    ``inner/g`` (K in groups of g: ceil(K / g) valid, the physical K over g), ``one``."""
-    k_valid = inner or rows_t + cols_t - 1
-    k_physical = roundup(k_valid + extra, 1 << max(kr, kc))
-    if axis == "rows":
-        return rows_t, roundup(rows_t + extra, 1 << kr)
-    if axis == "cols":
-        return cols_t, roundup(cols_t + extra, 1 << kc)
-    if axis == "one":
-        return 1, 1
-    if axis == "inner":
-        return k_valid, k_physical
-    group = int(axis.partition("/")[2])  # inner/g
-    return -(-k_valid // group), max(1, k_physical // group)
-
-
-def shaped(isa, base: Tiles, target: tuple[int, int], partial: bool, kr: int, kc: int,
-            scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
-            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
-            ratios: bool = False, axes: dict[str, tuple[str, str]] | None = None,
-            inner: int | None = None) -> Tiles:
-    """``base`` mapped onto ``target`` with physical roundings to multiples of 2**kr rows and 2**kc cols (see
-    ``_shaper``)."""
-    return _shaper(isa, base, target, partial, scaled, fixed, divisors, valid, ratios, axes, inner)(kr, kc)
-
-
-def _shaper(isa, base: Tiles, target: tuple[int, int], partial: bool,
-            scaled: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
-            divisors: dict[str, tuple[int, int]] | None = None, valid: str = "target",
-            ratios: bool = False, axes: dict[str, tuple[str, str]] | None = None,
-            inner: int | None = None) -> Callable[[int, int], Tiles]:
-    """``base`` mapped onto ``target`` (see ``reshape``), as a function of the roundings (kr, kc): the valid
-    extents are worked out once, the physical ones per rounding.  ``ratios``: every valid dimension keeps its
-    ratio to the example's largest (a mode's ``case_shapes: proportional``: a destination twice as wide as its
-    source stays so, rounded down, at least 1)."""
-    rows_t, cols_t = target
-    ex_rows, ex_cols = example_target(base, fixed)
-    proportional = valid == "proportional"
-    first = next((t for t in base.values() if isinstance(t, TileDesc)), None)
-    mirror = (first.valid_col, first.valid_row) if valid == "transposed" and first is not None else None
-    extra = 1 if partial else 0
-    kept: Tiles = {}  # operands every rounding leaves as they are (or shapes once: global views)
-    sized: list[tuple[str, TileDesc, int, int]] = []  # (name, tile, valid rows, valid cols)
-    along: list[tuple[str, TileDesc, tuple[str, str]]] = []  # operands with valid_axes
-    for name, t in base.items():
-        if isinstance(t, GlobalDesc):
-            kept[name] = views.shaped_view(isa, t, rows_t, cols_t, partial)
-            continue
-        if not isinstance(t, TileDesc) or name in fixed:
-            kept[name] = t
-            continue
-        if name in (axes or {}):  # valid extents along other axes of the region (a matmul's M x K and K x N)
-            along.append((name, t, axes[name]))
-            continue
-        dr, dc = (divisors or {}).get(name, (1, 1))
-        vr = _scaled(t.valid_row, ex_rows, max(1, rows_t // dr), proportional)
-        vc = _scaled(t.valid_col, ex_cols, max(1, cols_t // dc), proportional)
-        if mirror is not None and mirror != (first.valid_row, first.valid_col) and t.valid_shape == mirror:
-            vr, vc = cols_t, rows_t  # the first tile's valid shape transposed (TTRANS's source)
-        # a one-row operand as long as the example's rows (an index per row) follows the rows, and vice versa
-        if t.valid_row == 1 and t.valid_col == ex_rows != ex_cols:
-            vc = rows_t
-        if t.valid_col == 1 and t.valid_row == ex_cols != ex_rows:
-            vr = cols_t
-        if name in scaled:  # a region smaller than the example's keeps its proportion (rounded up)
-            vr = -(-t.valid_row * rows_t // ex_rows) if t.valid_row != ex_rows else rows_t
-            vc = -(-t.valid_col * cols_t // ex_cols) if t.valid_col != ex_cols else cols_t
-        if ratios:
-            if vr != 1 and t.valid_row:
-                vr = max(1, t.valid_row * rows_t // ex_rows)
-            if vc != 1 and t.valid_col:
-                vc = max(1, t.valid_col * cols_t // ex_cols)
-        sized.append((name, t, vr, vc))
-    order = tuple(base)
-
-    def shaped(kr: int, kc: int) -> Tiles:
-        tiles: Tiles = dict(kept)
-        for name, t, vr, vc in sized:
-            tiles[name] = t.with_(rows=roundup(max(vr, 1) + extra, 1 << kr),
-                                  cols=roundup(max(vc, 1) + extra, 1 << kc), valid_row=vr, valid_col=vc)
-        for name, t, (row_axis, col_axis) in along:
-            (vr, pr), (vc, pc) = (_axis_extent(a, rows_t, cols_t, inner, kr, kc, extra) for a in (row_axis, col_axis))
-            tiles[name] = t.with_(rows=pr, cols=pc, valid_row=vr, valid_col=vc)
-        return {name: tiles[name] for name in order}
-    return shaped
-
-
 def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
-    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None, valid: str | None = None,
-    inner: int | None = None, screened: bool = False,
+    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None,
+    shapes: dict[str, CaseShape] | None = None, inner: int | None = None, screened: bool = False,
 ) -> Tiles | None:
-    """Map ``base`` (example-shaped tiles) onto valid region ``target``.
-
-    A valid dimension of 1 in ``base`` stays 1 (a one-row or one-column operand); every other valid
-    dimension becomes the target's, divided by the mode's ``valid_divisors`` for that operand (keeps its ratio to the
-    example's, for a mode with ``case_shapes: proportional``).  Physical
-    dimensions are the valid ones rounded up to a power of two (strictly larger when ``partial``); the
-    smallest rounding ``accept`` likes wins.  ``hint``
+    """Map ``base`` (example-shaped tiles) onto valid region ``target`` as the mode's ``shapes`` say (see
+    ``shaping``; ``shapes`` overrides them).  Physical dimensions are the valid ones rounded up to a power of
+    two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
-    can be accepted; the search skips those (it finds the same rounding, with fewer checks). ``valid``
-    overrides the example's mapping of valid regions (``target``, ``proportional``, ``transposed``);
-    ``inner``, the third extent of operands with ``valid_axes`` (a matmul's K; default rows + cols - 1).
+    can be accepted; the search skips those (it finds the same rounding, with fewer checks).
+    ``inner``, the third extent of the region (a matmul's K; default rows + cols - 1).
     ``screened`` (for an ``accept`` that wants no violation at all): once a rounding fails only rules that
     read rows or cols, later roundings are judged by those rules alone, and fully checked only when they
     pass them.
@@ -322,8 +206,7 @@ def reshape(
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
     screen: tuple[Rule, ...] | None = None
-    shaped = _shaper(db.isa, base, target, partial, mode.scaled_valid, mode.fixed_shape, mode.valid_divisors,
-                     valid or mode.example.valid, mode.case_shapes == "proportional", mode.valid_axes, inner)
+    shaped = shaper(db.isa, base, target, partial, mode.shapes if shapes is None else shapes, inner)
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
@@ -689,7 +572,7 @@ def legal_configuration(
     for p, lay in options:
         if (tiles := at(target, p, lay)) is not None:
             return tiles
-    own = example_target(example_tiles(db, mode), mode.fixed_shape)
+    own = example_target(example_tiles(db, mode), mode.fixed_tiles)
     rows, cols = target
     for p, lay in options:
         if at(own, p, lay) is not None:
@@ -710,15 +593,15 @@ def variant_space(db: Database, op: OpSpec, mode: Mode) -> list[tuple[tuple[int,
 
 def _variant_space(db: Database, mode: Mode) -> list[tuple[tuple[int, int], bool, int]]:
     bases = base_tiles(db, mode)
-    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0], mode.fixed_shape), True, 0)]
+    space: list[tuple[tuple[int, int], bool, int]] = [(example_target(bases[0], mode.fixed_tiles), True, 0)]
     for i, target in enumerate(TARGETS):
         space.append((target, i % 2 == 0, 0))
     lay = 0
     for k, base in enumerate(bases):
         for v in range(len(list(layout_variants(db, base, pad_readers(mode))))):
             if k and not v:
-                space.extend([(example_target(base, mode.fixed_shape), True, lay),
-                              (example_target(base, mode.fixed_shape), False, lay)])
+                space.extend([(example_target(base, mode.fixed_tiles), True, lay),
+                              (example_target(base, mode.fixed_tiles), False, lay)])
             elif lay:
                 space.append((TARGETS[(lay * 3) % len(TARGETS)], lay % 2 == 1, lay))
             lay += 1
@@ -962,7 +845,7 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
             screens: dict[frozenset[Read], tuple[Rule, ...]] = {}  # changed fields -> the op rules reading them
             for base_case in picked:
                 tiles = base_case.parsed(db)
-                target = example_target(tiles, mode.fixed_shape)
+                target = example_target(tiles, mode.fixed_tiles)
                 for change, may_reshape, changed, tile_fails, touched in _mutations(db, op, mode, profile, tiles):
                     # the base is legal, so only rules reading a changed field can fail: skip the mutation
                     # when none of those can still add a case (tile rules: judged on the changed tiles)

@@ -17,8 +17,9 @@ import numpy as np
 
 from .. import attrs
 from ..asm.types import parse_descriptor
-from ..conformance.cases import example_target, example_tiles, legal, reshape, shaped, with_dtypes
+from ..conformance.cases import example_tiles, legal, reshape, with_dtypes
 from ..conformance.data import make_inputs
+from ..conformance.shaping import example_target, shaped
 from ..errors import PtospecError
 from ..executor import execute, view_elements, view_offsets
 from ..model import Database, Mode, OpSpec
@@ -87,9 +88,7 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
                  target: tuple[int, int], partial: bool):
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
-        tiles = shaped(db.isa, base, target, partial, kr, kc, mode.scaled_valid, mode.fixed_shape,
-                         mode.valid_divisors, mode.example.valid, mode.case_shapes == "proportional",
-                         mode.valid_axes)
+        tiles = shaped(db.isa, base, target, partial, kr, kc, mode.shapes)
         if legal(validate(db, op.name, mode.name, profile, tiles)):
             return tiles
     return None
