@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ptospec.backends.ptoas.attribute import LOWERING, SIMULATOR, UNATTRIBUTED, VERIFIER, verdict
 from ptospec.backends.ptoas.discover import find_ptoas
 from ptospec.backends.ptoas.exchange import outputs_from, program_args
 from ptospec.backends.ptoas.module import NotExpressible, case_function, module_text
@@ -21,6 +22,7 @@ from ptospec.backends.ptoas.spec import load_ptoas_spec
 from ptospec.backends.ptoas.table import normalised, suite_cases
 from ptospec.backends.ptoas.verifier import Job, verify_batch
 from ptospec.cli import main
+from ptospec.conformance.backend import Result
 from ptospec.conformance.data import make_inputs
 from ptospec.conformance.merge import merge
 from ptospec.conformance.shard import deal, parse_shard
@@ -28,6 +30,7 @@ from ptospec.errors import InvocationError
 from ptospec.executor import execute
 from ptospec.program.api import check_program, run_program
 from ptospec.program.syntax import parse_program
+from ptospec.tile import AttrDesc
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "generated_tests"
@@ -36,7 +39,8 @@ PTOAS = os.environ.get("PTOSPEC_PTOAS")
 PTO_ISA = os.environ.get("PTOSPEC_PTO_ISA")
 # One op of each shape of operand list: tiles only, a scalar, an attribute, a tmp tile, a global view in and
 # out, an in-place alias, a conversion, a matrix multiply (Left/Right/Acc tiles).
-SAMPLE = ("tadd", "tadds", "tcmp", "trowmax", "tload", "tstore", "tfillpad_inplace", "tcvt", "tmatmul", "tsel")
+SAMPLE = ("tadd", "tadds", "tcmp", "trowmax", "tload", "tstore", "tfillpad_inplace", "tcvt", "tmatmul", "tsel",
+          "treshape", "tprint", "textract")
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +129,40 @@ def test_a_case_outside_the_dialect_says_why(db, spec):
     op, mode = _mode(db, case)
     with pytest.raises(NotExpressible, match=r"scale_left|element type"):
         case_function(db, spec, op, mode, case.parsed(db), "k")
+
+
+def test_dialect_forms_of_specs_ptoas(db, spec, tiles):
+    """An SSA-only operation prints its result as a value; an attribute the operation lacks is left out at its
+    default and makes any other value unwritable; a mode the operation cannot write says why."""
+    t = {"src": tiles(a="vec, 16x16xf16, valid=16x16")["a"], "dst": tiles(a="vec, 16x8xf32, valid=16x8")["a"]}
+    op = db.ops["treshape"]
+    fn = case_function(db, spec, op, op.modes[0], t, "k")
+    assert "%dst = pto.treshape %src : !pto.tile_buf" in fn.text and "alloc_tile : !pto.tile_buf<loc=vec, dtype=f32" \
+        not in fn.text
+    assert not check_program(db, parse_program(module_text([fn], "a3"), "c.pto")).violations
+    op = db.ops["tprint"]
+    mode = op.mode("tile")
+    src = tiles(a="vec, 8x16xf32, valid=5x10")["a"]
+    fn = case_function(db, spec, op, mode, {"src": src, "format": AttrDesc("Width8_Precision4")}, "k")
+    assert "format" not in fn.text
+    with pytest.raises(NotExpressible, match="only its default"):
+        case_function(db, spec, op, mode, {"src": src, "format": AttrDesc("Width8_Precision2")}, "k")
+    case = next(c for _, c in suite_cases(SUITE, ["tconcat"]) if c.mode == "index" and c.profile == "a5")
+    op, mode = _mode(db, case)
+    with pytest.raises(NotExpressible, match="no index tiles"):
+        case_function(db, spec, op, mode, case.parsed(db), "k")
+
+
+def test_attribution_compares_the_two_paths():
+    """Same outputs or the same failure: the simulator's; other outputs, or only the ptoas C++ failing: the
+    assembler's lowering; a function ptoas rejected: its verifier."""
+    a, b = {"dst": np.array([1, 2], np.int32)}, {"dst": np.array([1, 3], np.int32)}
+    assert verdict(Result.ok(a), False, Result.ok(dict(a)))[0] == SIMULATOR
+    assert verdict(Result.ok(a), False, Result.ok(b))[0] == LOWERING
+    assert verdict(Result.harness_error("x"), False, Result.ok(b))[0] == LOWERING
+    assert verdict(Result.harness_error("x"), False, Result.harness_error("y"))[0] == SIMULATOR
+    assert verdict(Result.reject("ptoas"), True, None)[0] == VERIFIER
+    assert verdict(Result.ok(a), False, None, "no replay")[0] == UNATTRIBUTED
 
 
 def test_left_tiles_are_normalised_per_target(db, spec, tiles):

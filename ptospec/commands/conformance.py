@@ -356,7 +356,12 @@ def run(args) -> int:
     command = "ptospec " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""
     if args.shard:
         environment = {**environment, "shard": args.shard}
-    report = ConformanceReport(db, backend, list(runner.divergences), totals,
+    divergences = list(runner.divergences)
+    if divergences and hasattr(runner.backend, "attribute"):  # ptoas: the assembler's, or the simulator's?
+        print(f"ptospec: attributing {len(divergences)} divergence(s): the replay of each case's function on the "
+              "simulator without ptoas", file=sys.stderr)
+        divergences = runner.backend.attribute(divergences, runner.rebuild)
+    report = ConformanceReport(db, backend, divergences, totals,
                                matrix=progress.matrix.to_json(backend)["matrix"] if progress.matrix else [],
                                stats=stats, environment=environment, command=command, skipped=progress.skips)
     json_path, md_path = report.write(report_dir)
@@ -394,8 +399,11 @@ def _print_summary(backend: str, profile: str | None, derived: int, progress, ta
     entries = data["divergences"]
     print(f"divergences: {sum(e['count'] for e in entries)} case(s) in {len(entries)} group(s)"
           + "".join(f", {n} {v}" for v, n in sorted(data["by_verdict"].items())))
+    if data.get("by_attribution"):
+        print("attributed (cases): " + ", ".join(f"{v} {n}" for v, n in sorted(data["by_attribution"].items())))
     for e in entries:
         spec = f" ({e['difference']})" if e["difference"] else f" ({e['cause'][:70]})"
+        who = f"; {e['attribution']}" if e.get("attribution") else ""
         print(f"  {e['category']:<20} {e['op']} {e['mode']}: {e['count']} case(s) over {len(e['by_dtypes'])} "
-              f"dtype binding(s), {e['verdict']}{spec}")
+              f"dtype binding(s), {e['verdict']}{who}{spec}")
     print(f"report: {md_path} and {json_path.name}")

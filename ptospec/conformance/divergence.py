@@ -63,6 +63,8 @@ class Divergence:
     violations: tuple[str, ...] = ()  # every rule id the validator reports for the configuration
     artifacts: Mapping[str, str] = field(default_factory=dict, repr=False)  # backend repro material
     size: int = 0  # elements over all tiles ("smallest case" = smallest size)
+    attribution: str = ""  # a backend over another (ptoas over the simulator): which of them shows it
+    attribution_why: str = ""
 
     @property
     def group(self) -> tuple[str, str, str, str, str]:
@@ -255,7 +257,9 @@ def group(db: Database, divergences: list[Divergence]) -> list[Group]:
     explained = [(d, explain(db, d, memo)) for d in divergences]
     groups: dict[tuple, list[tuple[Divergence, Explanation]]] = {}
     for d, ex in explained:
-        groups.setdefault((d.category, d.op, d.mode, d.profile, cause(db, d, ex)), []).append((d, ex))
+        why = cause(db, d, ex)
+        groups.setdefault((d.category, d.op, d.mode, d.profile, f"{d.attribution}: {why}" if d.attribution else why),
+                          []).append((d, ex))
     out = []
     order = sorted(groups, key=lambda k: (CATEGORIES.index(k[0]) if k[0] in CATEGORIES else 99, *k[1:]))
     for key in order:
@@ -268,6 +272,15 @@ def group(db: Database, divergences: list[Divergence]) -> list[Group]:
         best = _smallest(members)
         ex = next(e for d, e in groups[key] if d is best)
         out.append(Group(*key, explanation=ex, smallest=best, bindings=bindings))
+    return out
+
+
+def _by_attribution(entries: list[dict]) -> dict[str, int]:
+    """Cases per attribution (empty for a backend that attributes nothing)."""
+    out: dict[str, int] = {}
+    for e in entries:
+        if e["attribution"]:
+            out[e["attribution"]] = out.get(e["attribution"], 0) + e["count"]
     return out
 
 
@@ -384,6 +397,7 @@ class ConformanceReport:
             entries.append({
                 "category": g.category, "op": g.op, "mode": g.mode, "profile": g.profile, "cause": g.cause,
                 "count": g.count, "verdict": ex.verdict, "difference": ex.difference, "difference_kind": ex.kind,
+                "attribution": g.smallest.attribution, "attribution_why": g.smallest.attribution_why,
                 "why": ex.why, "smallest": _case_json(g.smallest, with_inputs=True),
                 "by_dtypes": [{"count": n, "cases": list(ids), "smallest": _case_json(d, with_inputs=False)}
                               for d, n, ids in g.bindings],
@@ -395,6 +409,7 @@ class ConformanceReport:
                 "totals": self.totals, "stats": self.stats, "skipped": self.skipped,
                 "divergence_groups": len(entries), "by_verdict": verdicts,
                 "by_category": {c: sum(e["count"] for e in entries if e["category"] == c) for c in CATEGORIES},
+                "by_attribution": _by_attribution(entries),
                 "divergences": entries, "matrix": self.matrix}
 
     def write(self, directory: str | Path) -> tuple[Path, Path]:
@@ -433,8 +448,9 @@ class ConformanceReport:
                   "|---|---|---|---|---|---|---|---|"]
         for i, g in enumerate(groups, 1):
             spec = f"`{g.explanation.difference}` ({g.explanation.kind})" if g.explanation.difference else "-"
+            who = f" ({g.smallest.attribution})" if g.smallest.attribution else ""
             lines.append(f"| {i} | {g.category} | {g.op} | {g.mode} | {g.count} | {len(g.bindings)} | "
-                         f"{g.explanation.verdict} | {spec} |")
+                         f"{g.explanation.verdict}{who} | {spec} |")
         lines.append("")
         for i, g in enumerate(groups, 1):
             d, ex = g.smallest, g.explanation
@@ -443,6 +459,8 @@ class ConformanceReport:
                 lines.append(f"Explained by difference `{ex.difference}` ({ex.kind}) of {g.op}: {ex.why}.")
             else:
                 lines.append(f"Not explained by the spec: {ex.why}.")
+            if d.attribution:
+                lines.append(f"Attributed to the {d.attribution}: {d.attribution_why}.")
             binding = ", ".join(f"{k}={v}" for k, v in d.dtypes.items())
             lines += ["", f"{g.count} case(s) over {len(g.bindings)} dtype binding(s); smallest: `{d.case}` "
                           f"({binding})", ""]

@@ -52,12 +52,14 @@ def merge(reports: list[dict]) -> dict:
     skipped: dict = {}
     by_verdict: dict = {}
     by_category: dict = {}
+    by_attribution: dict = {}
     for r in reports:
         _sum(totals, r["totals"])
         _sum(stats, r.get("stats", {}))
         _sum(skipped, r.get("skipped", {}))
         _sum(by_verdict, r.get("by_verdict", {}))
         _sum(by_category, r.get("by_category", {}))
+        _sum(by_attribution, r.get("by_attribution", {}))
     wall = [r.get("stats", {}).get("wall_seconds") for r in reports]
     if all(isinstance(w, int | float) for w in wall):
         stats["wall_seconds"] = round(max(wall), 2)  # the shards run side by side
@@ -71,7 +73,8 @@ def merge(reports: list[dict]) -> dict:
     environment["shard"] = "merged " + ", ".join(s for s in shards if s) if known else "merged"
     return {"backend": reports[0]["backend"], "command": reports[0].get("command", ""), "environment": environment,
             "totals": totals, "stats": stats, "skipped": skipped, "divergence_groups": len(divergences),
-            "by_verdict": by_verdict, "by_category": by_category, "divergences": divergences,
+            "by_verdict": by_verdict, "by_category": by_category, "by_attribution": by_attribution,
+            "divergences": divergences,
             "matrix": sorted((m for r in reports for m in r.get("matrix", [])),
                              key=lambda m: (m.get("op", ""), m.get("dtype", ""), m.get("profile", "")))}
 

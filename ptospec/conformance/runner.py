@@ -149,7 +149,7 @@ class Runner:
         self._drop(case)
         for name, n in verdict.tally.items():
             self.tally[name] += n
-        records = [replace(d, artifacts=LazyArtifacts(self.backend, partial(self._rebuild, d)))
+        records = [replace(d, artifacts=LazyArtifacts(self.backend, partial(self.rebuild, d)))
                    for d in verdict.divergences]
         self.divergences.extend(records)
         if verdict.outcome == "skipped":
@@ -158,7 +158,7 @@ class Runner:
             raise ConformanceFailure(verdict.message, tuple(records))
         return True
 
-    def _rebuild(self, d: Divergence) -> Invocation:
+    def rebuild(self, d: Divergence) -> Invocation:
         tiles = {n: parse_descriptor(t, self.db.isa) for n, t in d.descriptors.items()}
         return self._invocation(d.op, d.mode, d.profile, tiles, d.inputs)
 

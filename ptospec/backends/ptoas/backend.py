@@ -240,6 +240,22 @@ class PtoasBackend(CpuSimBackend):
             for f in [pool.submit(one, b, r) for b, r in jobs_list]:
                 f.result()
 
+    def attribute(self, divergences: list, invocation_of: Callable[[object], Invocation]) -> list:
+        """Each divergence with whether only the assembler shows it (``attribute.py``)."""
+        from .attribute import attribute, replay
+
+        def one(case: Invocation) -> tuple[Result, bool, Result | None, str]:
+            result = self.run(case)
+            k = self._kernels.get((static_key(case), case.profile))
+            if not isinstance(k, _Kernel):
+                return result, False, None, f"not printed as a runnable function: {k}"
+            if k.rejected:
+                return result, True, None, ""
+            return result, False, replay(self.db, k.fn, k.arch, case, str(self.checkout.root), str(self.cache),
+                                         self.compiler.path), ""
+
+        return attribute(divergences, invocation_of, one)
+
     def artifacts(self, case: Invocation) -> dict[str, str]:
         k = self._kernels.get((static_key(case), case.profile))
         if not isinstance(k, _Kernel):

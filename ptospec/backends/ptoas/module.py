@@ -111,6 +111,14 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
     back whole.  Only Vec tiles in row- or column-major without boxes can be exchanged so."""
     if op.mnemonic in spec.uncovered:
         raise NotExpressible(f"the assembler has no operation {op.mnemonic}")
+    unwritten = spec.unwritten(op.mnemonic, mode.name)
+    if unwritten is not None:
+        raise NotExpressible(f"{op.mnemonic} {mode.name}: {unwritten['en']}")
+    ssa = op.mnemonic in spec.syntax.ssa_form
+    if ssa and io:
+        raise NotExpressible(f"{op.mnemonic} is written in SSA form only: its result cannot take a run-time valid "
+                             "shape before it exists")
+    absent = spec.syntax.absent(op.mnemonic)
     form = mode.asm.get("dps")
     if form is None:
         raise NotExpressible(f"{op.mnemonic} {mode.name} has no dps form")
@@ -125,7 +133,11 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
     for o in sorted(mode.operands, key=lambda o: bool(o.alias_of and o.alias_in_place)):  # aliases last
         d = tiles.get(o.name)
         if o.is_attr:
-            if isinstance(d, AttrDesc):
+            if isinstance(d, AttrDesc) and o.name in absent:
+                if d.value != o.dialect_default:
+                    raise NotExpressible(f"{op.mnemonic} has no attribute {o.asm_key}: only its default "
+                                         f"{o.dialect_default} can be written")
+            elif isinstance(d, AttrDesc):
                 attrs.append(_attr(db, o, d.value))
             continue
         if o.name not in shown:
@@ -151,6 +163,8 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
                 continue
             if io:
                 _exchanged(db, body, args, o.name, d, ty, o.role)
+            elif ssa and o.name in form.outs:  # the operation's result: no tile of its own
+                pass
             elif dynamic:
                 vr, vc = f"%{o.name}_vr", f"%{o.name}_vc"
                 args += [Argument(vr[1:], INDEX, o.name, "valid_row"), Argument(vc[1:], INDEX, o.name, "valid_col")]
@@ -166,21 +180,7 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
             raise NotExpressible(f"operand {o.name} has no descriptor")
     attrs = [f"{k} = {v}" for k, v in mode.asm_tags.items()] + attrs
     attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
-    syntax = spec.syntax
-    inside = op.mnemonic in syntax.attributes_in_ins
-    if op.mnemonic in syntax.typed_operands:
-        ins = ", ".join(f"{values[n]} : {types[n]}" for n in form.ins)
-        ins_part = f"ins({ins})"
-    else:
-        ins = ", ".join(values[n] for n in form.ins)
-        if inside and attr_text:
-            ins += ("," if op.mnemonic in syntax.attributes_after_comma else "") + attr_text
-        ins_part = f"ins({ins} : {', '.join(types[n] for n in form.ins)})" if form.ins else "ins()"
-    line = f"pto.{op.mnemonic} {ins_part}"
-    if form.outs:
-        line += f" outs({', '.join(values[n] for n in form.outs)} : {', '.join(types[n] for n in form.outs)})"
-    if not inside:
-        line += attr_text
+    line = _instruction(spec, op.mnemonic, form, values, types, attr_text)
     consts = [f"{c} = arith.constant {v} : index" for v, c in sorted(body.consts.items())]
     statements = [*consts, *body.lines, *helpers, *body.before]
     signature = ", ".join(f"%{a.name}: {a.type}" for a in args)
@@ -189,6 +189,28 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
     first_helper = 1 + len(consts) + len(body.lines)
     return Function(name, "\n".join(text_lines) + "\n", tuple(args), 1 + len(statements),
                     tuple(range(first_helper, first_helper + len(helpers))), pointers)
+
+
+def _instruction(spec: PtoasSpec, mnemonic: str, form, values: dict[str, str], types: dict[str, str],
+                 attr_text: str) -> str:
+    """The instruction's line in the dialect's syntax for ``mnemonic`` (``syntax`` of specs/ptoas.yaml)."""
+    syntax = spec.syntax
+    ins, outs = form.ins, form.outs
+    if mnemonic in syntax.ssa_form:
+        return (f"{', '.join(values[n] for n in outs)} = pto.{mnemonic} {', '.join(values[n] for n in ins)}"
+                f"{attr_text} : {', '.join(types[n] for n in ins)} -> {', '.join(types[n] for n in outs)}")
+    inside = mnemonic in syntax.attributes_in_ins
+    if mnemonic in syntax.typed_operands:
+        ins_part = f"ins({', '.join(f'{values[n]} : {types[n]}' for n in ins)})"
+    else:
+        written = ", ".join(values[n] for n in ins)
+        if inside and attr_text:
+            written += ("," if mnemonic in syntax.attributes_after_comma else "") + attr_text
+        ins_part = f"ins({written} : {', '.join(types[n] for n in ins)})" if ins else "ins()"
+    line = f"pto.{mnemonic} {ins_part}"
+    if outs:
+        line += f" outs({', '.join(values[n] for n in outs)} : {', '.join(types[n] for n in outs)})"
+    return line if inside else line + attr_text
 
 
 def _exchanged(db: Database, body: _Body, args: list[Argument], name: str, t: TileDesc, ty: str, role: str,

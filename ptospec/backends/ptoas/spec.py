@@ -3,7 +3,7 @@ operation for, the choices of its dialect), loaded and checked against the datab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import SpecError
@@ -41,6 +41,11 @@ class Syntax:
     attributes_in_ins: frozenset[str]  # mnemonics whose attribute dictionary is inside ins(...)
     attributes_after_comma: frozenset[str]  # ... after a comma
     typed_operands: frozenset[str]  # mnemonics writing ins(%a : A, %b : B)
+    ssa_form: frozenset[str] = frozenset()  # mnemonics written %out = pto.op %in : T -> T2 only
+    absent_attributes: tuple[tuple[str, frozenset[str]], ...] = ()  # mnemonic -> attr operands it has no key for
+
+    def absent(self, mnemonic: str) -> frozenset[str]:
+        return dict(self.absent_attributes).get(mnemonic, frozenset())
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,12 @@ class PtoasSpec:
     choices: tuple[Choice, ...]
     file: str
     syntax: Syntax = Syntax(frozenset(), frozenset(), frozenset())
+    unwritten_modes: dict[str, tuple[tuple[str, ...], Text]] = field(default_factory=dict)  # op -> (modes, why)
+
+    def unwritten(self, mnemonic: str, mode: str) -> Text | None:
+        """Why the dialect cannot write ``mode`` of ``mnemonic`` (None when it can)."""
+        modes, why = self.unwritten_modes.get(mnemonic, ((), None))
+        return why if mode in modes else None
 
     def normalisations(self, profile: str) -> list[tuple[str, str, str]]:
         """(loc, field, value) the parser forces on the tiles of a module for ``profile``."""
@@ -88,10 +99,27 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
     syn = d["syntax"]
     if syn["source"] not in sources:
         issues.add(src, ("syntax", "source"), f"unknown source {syn['source']!r}", "ptoas.source")
-    for key in ("attributes_in_ins", "attributes_after_comma", "typed_operands"):
-        for name in syn[key]:
-            if mnemonics_known(db) and name not in mnemonics_known(db):
+    known = mnemonics_known(db)  # empty when only this file is linted: not checked
+    for key in ("attributes_in_ins", "attributes_after_comma", "typed_operands", "ssa_form", "absent_attributes"):
+        for name in syn.get(key, ()):
+            if known and name not in known:
                 issues.add(src, ("syntax", key), f"{name} is not an instruction of the database", "ptoas.op")
+    by_mnemonic = {op.mnemonic: op for op in db.ops.values()}
+    for name, attrs in syn.get("absent_attributes", {}).items():
+        for attr in attrs:
+            if name in by_mnemonic and not any(o.name == attr and o.is_attr and o.dialect_default is not None
+                                               for m in by_mnemonic[name].modes for o in m.operands):
+                issues.add(src, ("syntax", "absent_attributes", name), f"{attr} is no attribute operand of {name} "
+                           "with a dialect default (the only value the operation can mean)", "ptoas.op")
+    for name, entry in d.get("unwritten_modes", {}).items():
+        if name not in by_mnemonic:
+            if known:
+                issues.add(src, ("unwritten_modes", name), f"{name} is not an instruction of the database", "ptoas.op")
+            continue
+        modes = {m.name for m in by_mnemonic[name].modes}
+        for mode in entry["modes"]:
+            if mode not in modes:
+                issues.add(src, ("unwritten_modes", name), f"{name} has no mode {mode!r}", "ptoas.op")
     if d["build"]["source"] not in sources:
         issues.add(src, ("build", "source"), f"unknown source {d['build']['source']!r}", "ptoas.source")
     mnemonics = {op.mnemonic for op in db.ops.values()}  # empty when only this file is linted: not checked
@@ -128,7 +156,9 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
                      Build(tuple(b["apt"]), tuple(b["tools"]), tuple(b["cmake"]), b["binary"]),
                      frozenset(d["locations"]), dict(d["uncovered"]), tuple(choices), str(path),
                      Syntax(frozenset(syn["attributes_in_ins"]), frozenset(syn["attributes_after_comma"]),
-                            frozenset(syn["typed_operands"])))
+                            frozenset(syn["typed_operands"]), frozenset(syn.get("ssa_form", ())),
+                            tuple((k, frozenset(v)) for k, v in syn.get("absent_attributes", {}).items())),
+                     {k: (tuple(v["modes"]), v["text"]) for k, v in d.get("unwritten_modes", {}).items()})
 
 
 def mnemonics_known(db: Database) -> set[str]:

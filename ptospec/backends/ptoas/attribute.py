@@ -1,0 +1,102 @@
+"""Who shows a divergence of the ``ptoas`` backend: the assembler, or the simulator both paths run on.
+
+The ptoas path and the cpusim path differ only in who turns the case into C++ calls: ptoas lowers the printed
+function, our program layer replays the same function on the same simulator with the cpusim backend's
+toolchain (``program/cpusim.py``: the instruction's own C++ call, as the cpusim backend plans it, in the
+memory model of the profile's architecture).  So a divergence is attributed by running that replay:
+
+* ``simulator``: the replay gives exactly the ptoas path's outputs (or fails to build or run as the ptoas
+  path did): the cpusim backend shows the same divergence, the simulator's (classified by the spec's
+  differences as for cpusim);
+* ``assembler lowering``: the replay gives other outputs, or runs where the ptoas path's C++ failed: only the
+  assembler's lowering shows it;
+* ``assembler verifier``: ptoas itself rejected the function (a positive case: see the verifier table) or
+  accepted a must-reject case (a verifier gap);
+* ``not attributed``: the replay could not be made (the reason says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from ...conformance.backend import Invocation, Result
+from ...conformance.divergence import Divergence
+from ...errors import PtospecError
+from ...program.api import run_program
+from ...program.cpusim import build_and_run
+from ...program.syntax import parse_program
+from ...program.trace import Recorder
+from .exchange import outputs_from, program_args
+from .module import Function, module_text
+
+SIMULATOR = "simulator"
+LOWERING = "assembler lowering"
+VERIFIER = "assembler verifier"
+UNATTRIBUTED = "not attributed"
+
+
+def replay(db, fn: Function, arch: str, case: Invocation, pto_isa_root: str, cache: str | None,
+           cxx: str | None) -> Result:
+    """The function run on the simulator by our program layer (no ptoas): outputs by operand, or the failure."""
+    program = parse_program(module_text([fn], arch), f"{fn.name}.pto")
+    recorder = Recorder(case.profile)
+    try:
+        run_program(db, program, program_args(db, fn, case.tiles, case.inputs), case.profile, tracer=recorder)
+        sim = build_and_run(db, recorder.trace, pto_isa_root, cache, cxx)
+    except PtospecError as exc:
+        return Result.harness_error(f"replay: {exc}")
+    if sim.stopped:
+        return Result.harness_error(sim.stopped)
+    buffers = {buf.name: arr for buf, arr in zip(recorder.trace.buffers, sim.buffers, strict=True)}
+    mode = db.op(case.op).mode(case.mode)
+    return Result.ok(outputs_from(mode, fn, case.tiles, buffers))
+
+
+def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    return set(a) == set(b) and all(np.array_equal(np.asarray(a[n]).view(np.uint8).reshape(-1),
+                                                   np.asarray(b[n]).view(np.uint8).reshape(-1)) for n in a)
+
+
+def verdict(ptoas_result: Result, ptoas_rejected: bool, sim: Result | None, why_not: str = "") -> tuple[str, str]:
+    """(attribution, why) of one divergence from the two paths' results."""
+    if ptoas_rejected:
+        return VERIFIER, "ptoas rejected the function (see the verifier table)"
+    if sim is None:
+        return UNATTRIBUTED, why_not
+    mine_failed = bool(ptoas_result.error or ptoas_result.rejected)
+    sim_failure = (sim.error or (sim.message or "rejected" if sim.rejected else ""))[:160]
+    if mine_failed and sim_failure:
+        return SIMULATOR, f"the replay without ptoas fails too: {sim_failure}"
+    if mine_failed:
+        return LOWERING, "the replay without ptoas builds and runs; only the assembler's C++ fails"
+    if sim_failure:
+        return UNATTRIBUTED, f"the replay without ptoas fails where the ptoas path ran: {sim_failure}"
+    if _same(ptoas_result.outputs or {}, sim.outputs or {}):
+        return SIMULATOR, "the replay without ptoas gives exactly the ptoas path's outputs"
+    return LOWERING, "the replay without ptoas gives other outputs than the ptoas path"
+
+
+def attribute(divergences: Sequence[Divergence], invocation_of: Callable[[Divergence], Invocation],
+              one: Callable[[Invocation], tuple[Result, bool, Result | None, str]],
+              progress: Callable[[str, int, int], None] | None = None) -> list[Divergence]:
+    """Each divergence with its attribution (``one``: the ptoas result, whether ptoas rejected it, the replay's
+    result or None, and why there is none); divergences of one case share one replay."""
+    out, memo = [], {}
+    for k, d in enumerate(divergences):
+        if d.category == "accepts-rejected":
+            who, why = VERIFIER, "ptoas accepted a case the spec rejects (a verifier gap), and its C++ ran"
+        elif d.category == "harness-error" and not d.descriptors:
+            who, why = UNATTRIBUTED, "no case to replay"
+        else:
+            key = (d.op, d.mode, d.profile, d.case)
+            if key not in memo:
+                memo[key] = verdict(*one(invocation_of(d)))
+            who, why = memo[key]
+        out.append(replace(d, attribution=who, attribution_why=why))
+        if progress:
+            progress("attribute", k + 1, len(divergences))
+    return out
+
