@@ -358,7 +358,7 @@ def run(args) -> int:
         environment = {**environment, "shard": args.shard}
     divergences = list(runner.divergences)
     if divergences and hasattr(runner.backend, "attribute"):  # ptoas: the assembler's, or the simulator's?
-        print(f"ptospec: attributing {len(divergences)} divergence(s): the replay of each case's function on the "
+        print(f"ptospec: attributing {len(divergences)} divergence(s): each group's smallest case replayed on the "
               "simulator without ptoas", file=sys.stderr)
         divergences = runner.backend.attribute(divergences, runner.rebuild)
     report = ConformanceReport(db, backend, divergences, totals,

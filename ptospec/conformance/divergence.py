@@ -325,6 +325,7 @@ def _case_json(d: Divergence, with_inputs: bool) -> dict:
                  "message": d.message, "rule": d.rule, "violations": list(d.violations),
                  "cpp": d.artifacts.get("cpp_core", ""),
                  "repro_file": f"repros/{slug(d)}.cpp" if d.artifacts.get("cpp") else "",
+                 "pto_file": f"repros/{slug(d)}.pto" if d.artifacts.get("pto") else "",
                  "inputs_file": f"repros/{slug(d)}.npz"}
     if with_inputs:
         out["inputs"] = {n: _jsonable(v) for n, v in d.inputs.items()}
@@ -416,13 +417,15 @@ class ConformanceReport:
         out = Path(directory)
         repros = real_folder(out / "repros")
         repros.mkdir(parents=True, exist_ok=True)
-        for old in list(repros.glob("*.cpp")) + list(repros.glob("*.npz")):
+        for old in list(repros.glob("*.cpp")) + list(repros.glob("*.npz")) + list(repros.glob("*.pto")):
             old.unlink()
         data = self.to_json()
         for g in self.groups():
             for d, _, _ in g.bindings:
                 if d.artifacts.get("cpp"):
                     replace_in(out, f"repros/{slug(d)}.cpp", d.artifacts["cpp"])
+                if d.artifacts.get("pto"):  # the assembler's input (the ptoas backend)
+                    replace_in(out, f"repros/{slug(d)}.pto", d.artifacts["pto"])
                 replace_in(out, f"repros/{slug(d)}.npz", npz_bytes(npz_inputs(d.inputs)))
         replace_in(out, "report.json", json.dumps(data, indent=2) + "\n")
         replace_in(out, "report.md", self.markdown())
@@ -473,6 +476,8 @@ class ConformanceReport:
             lines += _inputs_markdown(self.db, d)
             if d.artifacts.get("cpp_core"):
                 lines += ["", "```cpp", d.artifacts["cpp_core"], "```"]
+            if d.artifacts.get("pto"):
+                lines.append(f"The assembler's input: `repros/{slug(d)}.pto`.")
             if d.artifacts.get("cpp"):
                 lines.append(f"Whole program with these inputs: `repros/{slug(d)}.cpp` "
                              f"(build: `{d.artifacts.get('build', '')}`); inputs: `repros/{slug(d)}.npz`.")

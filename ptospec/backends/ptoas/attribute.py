@@ -13,6 +13,8 @@ memory model of the profile's architecture).  So a divergence is attributed by r
 * ``assembler verifier``: ptoas itself rejected the function (a positive case: see the verifier table) or
   accepted a must-reject case (a verifier gap);
 * ``not attributed``: the replay could not be made (the reason says why).
+
+One replay per divergence group (the report's grouping): the group's smallest case, its reproducer, decides.
 """
 
 from __future__ import annotations
@@ -81,22 +83,24 @@ def verdict(ptoas_result: Result, ptoas_rejected: bool, sim: Result | None, why_
 
 def attribute(divergences: Sequence[Divergence], invocation_of: Callable[[Divergence], Invocation],
               one: Callable[[Invocation], tuple[Result, bool, Result | None, str]],
-              progress: Callable[[str, int, int], None] | None = None) -> list[Divergence]:
+              group_of: Callable[[Divergence], tuple]) -> list[Divergence]:
     """Each divergence with its attribution (``one``: the ptoas result, whether ptoas rejected it, the replay's
-    result or None, and why there is none); divergences of one case share one replay."""
-    out, memo = [], {}
-    for k, d in enumerate(divergences):
+    result or None, and why there is none).  One replay per divergence group (``group_of``, the report's
+    grouping): its smallest case decides for the group, as its reproducer stands for it."""
+    groups: dict[tuple, list[Divergence]] = {}
+    for d in divergences:
+        groups.setdefault(group_of(d), []).append(d)
+    decided: dict[tuple, tuple[str, str]] = {}
+    for key, members in groups.items():
+        d = min(members, key=lambda m: (m.size, m.case))
         if d.category == "accepts-rejected":
             who, why = VERIFIER, "ptoas accepted a case the spec rejects (a verifier gap), and its C++ ran"
-        elif d.category == "harness-error" and not d.descriptors:
+        elif not d.descriptors:
             who, why = UNATTRIBUTED, "no case to replay"
         else:
-            key = (d.op, d.mode, d.profile, d.case)
-            if key not in memo:
-                memo[key] = verdict(*one(invocation_of(d)))
-            who, why = memo[key]
-        out.append(replace(d, attribution=who, attribution_why=why))
-        if progress:
-            progress("attribute", k + 1, len(divergences))
-    return out
-
+            who, why = verdict(*one(invocation_of(d)))
+            if len(members) > 1:
+                why += f" (on the group's smallest case, {d.case})"
+        decided[key] = (who, why)
+    return [replace(d, attribution=decided[group_of(d)][0], attribution_why=decided[group_of(d)][1])
+            for d in divergences]

@@ -242,6 +242,7 @@ class PtoasBackend(CpuSimBackend):
 
     def attribute(self, divergences: list, invocation_of: Callable[[object], Invocation]) -> list:
         """Each divergence with whether only the assembler shows it (``attribute.py``)."""
+        from ...conformance.divergence import cause, explain
         from .attribute import attribute, replay
 
         def one(case: Invocation) -> tuple[Result, bool, Result | None, str]:
@@ -254,7 +255,12 @@ class PtoasBackend(CpuSimBackend):
             return result, False, replay(self.db, k.fn, k.arch, case, str(self.checkout.root), str(self.cache),
                                          self.compiler.path), ""
 
-        return attribute(divergences, invocation_of, one)
+        memo: dict = {}
+
+        def group_of(d) -> tuple:
+            return d.category, d.op, d.mode, d.profile, cause(self.db, d, explain(self.db, d, memo))
+
+        return attribute(divergences, invocation_of, one, group_of)
 
     def artifacts(self, case: Invocation) -> dict[str, str]:
         k = self._kernels.get((static_key(case), case.profile))
