@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ptospec.backends.ptoas.attribute import LOWERING, SIMULATOR, UNATTRIBUTED, VERIFIER, verdict
+from ptospec.backends.ptoas.attribute import LOWERING, SIMULATOR, UNATTRIBUTED, VERIFIER, attribute, verdict
 from ptospec.backends.ptoas.discover import find_ptoas
 from ptospec.backends.ptoas.exchange import outputs_from, program_args
 from ptospec.backends.ptoas.module import NotExpressible, case_function, module_text
@@ -24,6 +24,7 @@ from ptospec.backends.ptoas.verifier import Job, verify_batch
 from ptospec.cli import main
 from ptospec.conformance.backend import Result
 from ptospec.conformance.data import make_inputs
+from ptospec.conformance.divergence import Divergence
 from ptospec.conformance.merge import merge
 from ptospec.conformance.shard import deal, parse_shard
 from ptospec.errors import InvocationError
@@ -163,6 +164,27 @@ def test_attribution_compares_the_two_paths():
     assert verdict(Result.harness_error("x"), False, Result.harness_error("y"))[0] == SIMULATOR
     assert verdict(Result.reject("ptoas"), True, None)[0] == VERIFIER
     assert verdict(Result.ok(a), False, None, "no replay")[0] == UNATTRIBUTED
+
+
+def test_attribution_replays_one_case_per_group():
+    """The smallest case of each group is replayed once and decides for its group; a must-reject case ptoas let
+    through is the verifier's without a replay."""
+    def div(case, category, size, op="tadd"):
+        return Divergence(category=category, op=op, mode="default", profile="a5", case=case, dtypes={},
+                          descriptors={"dst": "x"}, inputs={}, size=size)
+
+    ds = [div("a", "wrong-value", 9), div("b", "wrong-value", 4), div("c", "wrong-value", 4, op="tsub"),
+          div("d", "accepts-rejected", 1)]
+    replayed = []
+
+    def one(invocation):
+        replayed.append(invocation)
+        same = {"dst": np.zeros(2)}
+        return Result.ok(same), False, Result.ok(same if invocation == "b" else {"dst": np.ones(2)}), ""
+
+    out = attribute(ds, lambda d: d.case, one, lambda d: (d.category, d.op))
+    assert replayed == ["b", "c"]
+    assert [d.attribution for d in out] == [SIMULATOR, SIMULATOR, LOWERING, VERIFIER]
 
 
 def test_left_tiles_are_normalised_per_target(db, spec, tiles):
