@@ -162,7 +162,7 @@ class PtoasBackend(CpuSimBackend):
         done = 0
         sim_arch = program_spec(self.db).sim_arch
 
-        def one(arch: str, profile: str, ks: list[tuple]) -> None:
+        def one(arch: str, profile: str, ks: list[tuple], count: bool = True) -> None:
             nonlocal done
             names = {self._kernels[k].fn.name: k for k in ks}
 
@@ -171,9 +171,18 @@ class PtoasBackend(CpuSimBackend):
                              sim_arch[profile])
 
             built: Built = self.builder.build(list(names), render)
+            statuses = [built.variants.get(n) for n in names]
+            if len(ks) > 1 and all(st is not None and st.kind == "error" for st in statuses):
+                # every variant failed alike (a link error: one kernel calls what the simulator declares but
+                # never defines): build the halves apart, so the others are not blamed for it
+                one(arch, profile, ks[:len(ks) // 2], count=False)
+                one(arch, profile, ks[len(ks) // 2:], count=count)
+                return
             for n, k in names.items():
                 self._kernels[k].binary = built.binary
                 self._kernels[k].status = built.variants.get(n)
+            if not count:
+                return
             with self._klock:
                 done += 1
                 if progress:
