@@ -180,7 +180,9 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
             raise NotExpressible(f"operand {o.name} has no descriptor")
     attrs = [f"{k} = {v}" for k, v in mode.asm_tags.items()] + attrs
     attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
-    line = _instruction(spec, op.mnemonic, form, values, types, attr_text)
+    own = next((name.removeprefix("pto.") for name, (o, m) in program_spec(db).mnemonics.items()
+                if o == op.name and m == mode.name), op.mnemonic)  # the mode's own operation (pto.textract_fp)
+    line = _instruction(spec, op.mnemonic, form, values, types, attr_text, own)
     consts = [f"{c} = arith.constant {v} : index" for v, c in sorted(body.consts.items())]
     statements = [*consts, *body.lines, *helpers, *body.before]
     signature = ", ".join(f"%{a.name}: {a.type}" for a in args)
@@ -192,22 +194,23 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
 
 
 def _instruction(spec: PtoasSpec, mnemonic: str, form, values: dict[str, str], types: dict[str, str],
-                 attr_text: str) -> str:
-    """The instruction's line in the dialect's syntax for ``mnemonic`` (``syntax`` of specs/ptoas.yaml)."""
+                 attr_text: str, written: str) -> str:
+    """The instruction's line in the dialect's syntax for ``mnemonic`` (``syntax`` of specs/ptoas.yaml), written
+    as the operation ``written``."""
     syntax = spec.syntax
     ins, outs = form.ins, form.outs
     if mnemonic in syntax.ssa_form:
-        return (f"{', '.join(values[n] for n in outs)} = pto.{mnemonic} {', '.join(values[n] for n in ins)}"
+        return (f"{', '.join(values[n] for n in outs)} = pto.{written} {', '.join(values[n] for n in ins)}"
                 f"{attr_text} : {', '.join(types[n] for n in ins)} -> {', '.join(types[n] for n in outs)}")
     inside = mnemonic in syntax.attributes_in_ins
     if mnemonic in syntax.typed_operands:
         ins_part = f"ins({', '.join(f'{values[n]} : {types[n]}' for n in ins)})"
     else:
-        written = ", ".join(values[n] for n in ins)
+        listed = ", ".join(values[n] for n in ins)
         if inside and attr_text:
-            written += ("," if mnemonic in syntax.attributes_after_comma else "") + attr_text
-        ins_part = f"ins({written} : {', '.join(types[n] for n in ins)})" if ins else "ins()"
-    line = f"pto.{mnemonic} {ins_part}"
+            listed += ("," if mnemonic in syntax.attributes_after_comma else "") + attr_text
+        ins_part = f"ins({listed} : {', '.join(types[n] for n in ins)})" if ins else "ins()"
+    line = f"pto.{written} {ins_part}"
     if outs:
         line += f" outs({', '.join(values[n] for n in outs)} : {', '.join(types[n] for n in outs)})"
     return line if inside else line + attr_text
