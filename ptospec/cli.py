@@ -19,6 +19,8 @@ from . import __version__
 if TYPE_CHECKING:
     import argparse
 
+    from .model import Database
+
 # Everything else is imported inside ``main``'s handling of Ctrl-C: an interrupt while the modules load is
 # one line too, not a traceback.
 
@@ -50,12 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, database: Database | None = None) -> int:
+    """Run one command.  ``database``: the database of ``--specs``, already loaded in this process (the site's
+    kernels page runs commands in-process, in a working folder of its own): the command uses it as it is."""
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, never as a crash
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")
     try:
-        return _main(argv)
+        return _main(argv, database)
     except KeyboardInterrupt:  # while the commands load (or outside a command's own handling)
         return _interrupted()
     except ImportError as exc:
@@ -82,7 +86,7 @@ def _interrupted() -> int:
     return 130
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, database: Database | None = None) -> int:
     import traceback
     from pathlib import Path
 
@@ -91,6 +95,7 @@ def _main(argv: list[str] | None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.loaded_database = database
     try:
         if args.specs is not None and not args.specs.strip():  # '' would silently mean the default database
             raise PtospecError("--specs names no directory", where="--specs", rule="cli.specs")

@@ -9,7 +9,9 @@ from ..model import Database
 
 
 def database(args) -> Database:
-    return load_database_cached(getattr(args, "specs", None))
+    """The database of ``--specs``: the one ``cli.main`` was handed, else read through the cache."""
+    loaded = getattr(args, "loaded_database", None)
+    return loaded if loaded is not None else load_database_cached(getattr(args, "specs", None))
 
 
 def parse_tiles(db: Database, items: list[str] | None) -> dict:

@@ -74,8 +74,9 @@ def _ptospec(db: Database, args: list[str], cwd: Path) -> str:
     from ..cli import main
 
     out = io.StringIO()
+    specs = str(Path(db.root).resolve())
     with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        status = main(["--specs", str(Path(db.root).resolve()), *args])
+        status = main(["--specs", specs, *args], database=db)  # the database in hand, not loaded again
     text = _TIMES[1].sub("in … s", _TIMES[0].sub("(… s)", out.getvalue()))
     return text.rstrip("\n") + f"\n[exit status {status}]"
 

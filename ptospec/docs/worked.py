@@ -25,7 +25,7 @@ from ..executor import execute, view_elements, view_offsets
 from ..model import Database, Mode, OpSpec
 from ..storage import box_shape, element_offsets, storage_order_name
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from ..validator import validate
+from ..validator import failing_rules, validate
 from .labels import label
 
 # Small valid-region targets, tried in order: (rows, cols) of the destination's valid region.
@@ -89,14 +89,44 @@ def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: di
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
     for kr, kc in ROUNDINGS:
         tiles = shaped(db.isa, base, target, partial, kr, kc, mode.shapes)
-        if legal(validate(db, op.name, mode.name, profile, tiles)):
+        if _legal(db, op, mode, profile, tiles):
             return tiles
     return None
 
 
+def _legal(db: Database, op: OpSpec, mode: Mode, profile: str, tiles) -> bool:
+    """``validate``'s verdict, legal or not; a candidate with a tile (or view) that breaks a well-formedness
+    rule is not legal, known without judging the instruction's own rules (most candidates of a search are
+    such, and those verdicts are remembered per tile)."""
+    if failing_rules(db, op, mode, profile, tiles, ()):  # None (a dynamic value) or nothing: validate decides
+        return False
+    return legal(validate(db, op.name, mode.name, profile, tiles))
+
+
+_COMPUTED: list[tuple[Database, dict[tuple[str, str | None], Worked]]] = []  # the last database's (one slot)
+
+
 def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
     """The first small legal case (partial valid region preferred) the executor runs without error, else
-    one at the example's valid region."""
+    one at the example's valid region.  Remembered for the last database (each language's page shows the
+    same case): its arrays are read-only."""
+    if not _COMPUTED or _COMPUTED[0][0] is not db:
+        _COMPUTED[:] = [(db, {})]
+    memo, key = _COMPUTED[0][1], (op.name, mode.name if mode is not None else None)
+    if memo.get(key) is None or db.ops.get(op.name) is not op:
+        memo[key] = _frozen(_compute(db, op, mode))
+    return memo[key]
+
+
+def _frozen(w: Worked) -> Worked:
+    for values in (w.inputs, w.before, w.after):
+        for array in values.values():
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+    return w
+
+
+def _compute(db: Database, op: OpSpec, mode: Mode | None) -> Worked:
     mode = mode or next((m for m in op.modes if m.worked is not None), op.modes[0])
     seed = zlib.crc32(f"worked:{op.name}:{mode.name}".encode())
     if mode.worked is not None:  # chosen by the spec (lint checks it is legal); its outputs still computed here
