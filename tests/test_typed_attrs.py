@@ -72,11 +72,11 @@ def test_lint_checks_typed_attributes(specs):  # noqa: F811
     ttri = specs / "ops/ttri.yaml"
     break_file(ttri, "values: [0, 1]", "values: [0, 1, 70000]\n        range: [0, 5]")
     break_file(ttri, "dialect: {default: 0}", "dialect: {default: 9}")
-    out = problems(specs)
+    out = problems(specs, "ops/ttri.yaml")
     assert any("ttri.yaml" in p and "op.attr-type" in p and "70000" in p for p in out), out
     assert any("ttri.yaml" in p and "op.attr-type" in p and "dialect default 9" in p for p in out), out
     break_file(specs / "ops/tci.yaml", "type: bool", "type: f32")
-    assert any("tci.yaml" in p and "neither bool nor an integer" in p for p in problems(specs))
+    assert any("tci.yaml" in p and "neither bool nor an integer" in p for p in problems(specs, "ops/tci.yaml"))
 
 
 def _partial_case(db, op_name):
