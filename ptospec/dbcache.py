@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
+from .collector import collector_paused
 from .load.files import find_specs_root, kind_files, op_files
 from .model import Database
 from .private import private_dir, read_private, write_private
@@ -76,7 +77,8 @@ def _code_fingerprint() -> str:
 def _load(root) -> Database:
     from .load.database import load_database  # the loader (YAML, schemas, NumPy) only when the file cannot serve
 
-    return load_database(root)
+    with collector_paused():
+        return load_database(root)
 
 
 def load_database_cached(root: str | os.PathLike | None = None, directory: Path | None = None) -> Database:
@@ -104,7 +106,8 @@ def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T]
     if trusted:
         try:
             data = read_private(path)
-            found = pickle.loads(data) if data is not None else None
+            with collector_paused():
+                found = pickle.loads(data) if data is not None else None
             if isinstance(found, kind):
                 return found
         except Exception:  # any unreadable file is a cache miss
