@@ -512,14 +512,18 @@ def _row_bindings(mode: Mode, types: dict[str, tuple[str, ...]]) -> list[dict[st
     return combos
 
 
-def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str, str] | None:
-    """Each attribute operand's value: the first word of the case that is an enumerator of its enum; else,
-    when ``defaults``, the enum's first enumerator (the C++ default template argument, e.g.
-    ``GatherOOB::Undefined``), else None."""
+def attributes(db: Database, mode: Mode, case: Case, defaults: bool,
+               given: dict | None = None) -> dict[str, str] | None:
+    """Each attribute operand's value: the first word of the case that is an enumerator of its enum; else the
+    value the assembler assumes when it is absent (``dialect.default``, GATHER_ROW); else, when ``defaults``, the
+    enum's first enumerator (the C++ default template argument, e.g. ``GatherOOB::Undefined``), else None."""
     out = {}
     words = case.words()
     params = {_bare_name(k): v for k, v in case.params.items()}
     for a in mode.attrs:
+        if given and a.name in given:  # the directory's entry says
+            out[a.name] = given[a.name]
+            continue
         if not a.enum:  # a typed attribute (a flag or a number): only a case parameter of its name gives it
             if _bare_name(a.name) not in params:
                 return None
@@ -530,6 +534,8 @@ def attributes(db: Database, mode: Mode, case: Case, defaults: bool) -> dict[str
         value = next((v for w in words for v in values if v.upper() == w), None)
         if value is None:  # a word ending in an enumerator of more than two letters: ATOMICADD -> Add
             value = next((v for w in words for v in values if len(v) > 2 and w.endswith(v.upper())), None)
+        if value is None and a.dialect_default is not None and _bare_name(a.name) not in params:
+            value = a.dialect_default  # the value a kernel leaving it out gets (no parameter names another)
         if value is None:
             if not defaults:
                 return None
@@ -682,8 +688,11 @@ def directory_entry(db: Database, profile: str, script: str, case: Case) -> Gold
 
 
 def plain_params(case: Case) -> dict[str, object]:
-    """The case's parameters with element types as NumPy names (``np.float16`` -> ``float16``)."""
-    return {k: _numpy_name(v) or v for k, v in case.params.items()}
+    """The case's parameters with element types as NumPy names (``np.float16`` -> ``float16``), and the
+    numbers of its name (``case_u32_1x128_b3``: 1, 128) as ``name1``, ``name2``, ... (split at _ and x)."""
+    numbers = [int(t) for t in re.split(r"[_x]", case.name.split(".", 1)[-1]) if t.isdigit()]
+    named = {f"name{i}": n for i, n in enumerate(numbers, 1)}
+    return {**named, **{k: _numpy_name(v) or v for k, v in case.params.items()}}
 
 
 _GOLDENS: dict[int, dict] = {}
@@ -725,7 +734,7 @@ def compare_entry(db: Database, entry: GoldenDir, profile: str, case: Case, scri
     missing = [v for v in mode.type_vars if v not in binding]
     if missing:
         return "not-mapped", f"the entry binds no type to {', '.join(missing)}"
-    attrs = attributes(db, mode, case, defaults=True) or {}
+    attrs = attributes(db, mode, case, defaults=True, given=entry.attrs) or {}
     tiles = with_dtypes(db, mode, example_tiles(db, mode), binding)
     tiles = {n: AttrDesc(attrs[n]) if n in attrs else t for n, t in tiles.items()}
     # c0_<v>: how many elements of type variable v fill 32 bytes (a C0 block: the kernels' alignment unit)
@@ -784,9 +793,12 @@ def compare_entry(db: Database, entry: GoldenDir, profile: str, case: Case, scri
             else:
                 data[name] = np.zeros((t.rows, t.cols), values.dtype)
                 data[name][:t.valid_row, :t.valid_col] = matrix[:t.valid_row, :t.valid_col]
-    for name, t in tiles.items():  # a global output without a file starts as zeros, as upstream's do
+    for name, t in tiles.items():  # a global output without a file starts as zeros, as upstream's do; so does
+        # an input the entry sets its file aside for (one the semantics does not read in these cases)
         if isinstance(t, GlobalDesc) and roles.get(name) == "out" and name not in data:
             data[name] = np.zeros(t.size, np.dtype(db.isa.dtypes[t.dtype].numpy))
+        elif isinstance(t, TileDesc) and roles.get(name) == "in" and name not in data and name not in entry.views:
+            data[name] = np.zeros((t.rows, t.cols), np.dtype(db.isa.dtypes[t.dtype].numpy))
     with np.errstate(all="ignore"):
         got = execute(db, op.name, mode.name, profile, tiles, data)
     for name, want in wants.items():
@@ -906,7 +918,7 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     ordered = sorted(named_modes or assignments,
                      key=lambda a: -len(a.mode.attrs) if attributes(db, a.mode, case, defaults=False) else 0)
     for a in ordered:
-        attrs = attributes(db, a.mode, case, defaults=has_globals)
+        attrs = attributes(db, a.mode, case, defaults=has_globals, given=entry.attrs if entry else None)
         if attrs is None:
             unread.append(f"{a.mode.name}: no {', '.join(x.enum for x in a.mode.attrs)} value in the case")
             continue

@@ -128,15 +128,16 @@ class GoldenDir:
     files: dict[str, str | None] = field(default_factory=dict)  # file stem -> operand (None: set aside)
     shapes: dict[str, dict[str, tuple[Extent, Extent]]] = field(default_factory=dict)  # operand -> valid|tile
     layouts: dict[str, dict[str, str]] = field(default_factory=dict)  # operand -> blayout/slayout (C++ names)
-    word: str | None = None
+    word: tuple[str, ...] | None = None  # every one of these words is in the case's name
     when: dict[str, object] = field(default_factory=dict)
     unmapped: str | None = None
     types: dict[str, str] = field(default_factory=dict)  # type variable -> parameter naming it, or a dtype
     type_words: tuple[str, ...] = ()  # type variables the case name's type words bind, in order
     views: dict[str, View] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)  # attribute operand -> its value for these cases
 
     def selects(self, words: list[str], params: dict[str, object]) -> bool:
-        if self.word is not None and self.word.upper() not in {w.upper() for w in words}:
+        if self.word is not None and not {w.upper() for w in self.word} <= {w.upper() for w in words}:
             return False
         return all(_same(params.get(k.lower()), v) for k, v in self.when.items())
 
@@ -197,6 +198,10 @@ def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str]
     return out
 
 
+def _words(word: str | list[str] | None) -> tuple[str, ...] | None:
+    return None if word is None else (word,) if isinstance(word, str) else tuple(word)
+
+
 def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
     op = db.ops.get(d["op"])
     if op is None:
@@ -233,6 +238,13 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
         for k, v in layouts[operand].items():
             if v not in (db.isa.blayouts if k == "blayout" else db.isa.slayouts):
                 problem(f"shapes of {operand}: no {k} {v!r}", "goldens.layout")
+    attr_ops = {o.name: o for m in named for o in m.operands if o.role == "attr"}
+    for name, value in d.get("attrs", {}).items():
+        o = attr_ops.get(name)
+        if o is None:
+            problem(f"attrs: no attribute operand {name!r} in the mode(s)", "goldens.attr")
+        elif o.enum and value not in db.isa.enums[o.enum].values:
+            problem(f"attrs: {value!r} is no enumerator of {o.enum}", "goldens.attr")
     views = {}
     for operand, v in d.get("views", {}).items():
         if operand not in operands:
@@ -243,5 +255,6 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
                               extents(v.get("buffer", ()), f"views of {operand}"))
     return GoldenDir(d["dir"], op.name, tuple(d.get("platforms", PLATFORMS)), d["source"], chosen,
                      dict(d.get("files", {})), {k: v for k, v in shapes.items() if v},
-                     {k: v for k, v in layouts.items() if v}, d.get("word"), dict(d.get("when", {})),
-                     d.get("unmapped"), dict(d.get("types", {})), tuple(d.get("type_words", ())), views)
+                     {k: v for k, v in layouts.items() if v}, _words(d.get("word")), dict(d.get("when", {})),
+                     d.get("unmapped"), dict(d.get("types", {})), tuple(d.get("type_words", ())), views,
+                     dict(d.get("attrs", {})))
