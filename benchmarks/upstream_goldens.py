@@ -3,64 +3,17 @@
     pip install -e '.[goldens]'   # en_dtypes: the narrow float types some upstream scripts import
     python benchmarks/upstream_goldens.py --pto-isa-root /tmp/pto-isa [--ops tadd tmax] [--json out.json]
 
-(without the ``goldens`` extra those scripts end as ``script-error``). The facts about a directory that its
-names do not say (its mode, which file is which operand, which parameters give shapes) are data:
-``specs/goldens.yaml`` (``ptospec.goldens``), read before the name matching below.
+Runs every upstream ``gen_data.py`` whose directory is named after an op of the database in a scratch
+directory (nothing is copied into the repository), relates each case it writes to a configuration of the op
+and compares its golden with the executor's result. What a directory exercises (its mode, which file is which
+operand, which parameters give types and shapes, why a case cannot be compared) is data:
+``specs/goldens.yaml`` (``ptospec.goldens``). An entry that says everything is read by ``compare_entry``
+alone; the rest goes through the name matching below (``compare_case``), narrowed by any entry. The outcomes,
+the entries' keys and the name-matching conventions are described in docs/goldens.md.
 
-pto-isa generates the expected outputs of its hardware and simulator tests with NumPy scripts
-(``tests/npu/a2a3/src/st/testcase/<dir>/gen_data.py``, ``tests/npu/a5/...``, ``tests/cpu/st/testcase/...``).
-This runs every script whose directory belongs to an op of the database (nothing is copied: the script
-runs in a scratch directory, which is read back and deleted) and relates each case it writes to a
-configuration of the op through the spec, not through per-op code:
-
-* the case's parameters are the attributes of the parameter object the script made for it (matched by
-  name, else by position), plus the numbers and type names in the case's name;
-* its files are assigned to operands: ``golden*`` to the outputs, one-element files to scalar operands,
-  the other files to the tile sources (by name, else in order); the mode is the one whose operands
-  take exactly these files;
-* element types come from the type names of the case (each file's type is the named type its size
-  fits, bound through the op's dtype table); attribute operands take the case's enumerator
-  (``CmpMode::EQ`` -> ``EQ``);
-* tile configurations are the mode's example tiles mapped onto the case's valid region by
-  ``ptospec.conformance.cases.reshape`` (one-row/one-column operands stay so), with the first physical
-  rounding and layout the validator accepts;
-* each file is read as a row-major matrix whose column count is one of the case's numbers (the
-  largest that fits the operand's valid region); the valid region of the sources is filled from it and
-  the golden's valid region is compared with the executor's result.
-
-Where the case does not say everything: parameters that name an operand's type (``srctype``, ``dtype_mask``) rule out
-bindings contradicting them, and those that name an operand's extents (``src1_col``) are tried as its valid
-shape; an index input the case names no type for takes a type every profile admits
-(upstream writes int32 index files); a file named after the end of an output's name (``idx.bin``) is an
-expected output; a ``RxC`` shape of the name that a file fills exactly gives its width; modes the files
-cannot tell apart (TDIVS tile/scalar and scalar/tile) are each tried, and two unnamed sources of one type
-(``input1``/``input2``) also the other way round (files and tiles exchanged): a disagreement stands
-unless one of these agrees; files in NZ fractal order are read only while one fractal wide.
-
-Shapes the case gives single operands (``named_shapes``): ``<operand>_vr``/``_vc`` set its valid shape and
-``<operand>_tr``/``_tc`` its tile shape (``<operand>_row``/``_col`` too when the case names a valid region
-apart from them), ``<operand>_RxC`` in the name its valid shape, and an operand named after another plus a
-word (``src1Idx``) follows that one; the first configuration takes them when the validator accepts. A
-transposing mode's outputs are read with the case's shapes mirrored; files named by a number and a word
-(``input0_idx``) go to the operand of that number ending in the word (``src0Idx``), or to the plain one
-(``input0_val`` -> ``src0``); a case's ordinal (``case2``) is no extent; only integer files hold packed bits;
-when every configuration leaves a file over, the operands as wide as their files at the case's rows are
-tried first, and kept only if they agree. A mode with ``shapes: share`` (TSORT32: 8 bytes of
-destination per source element, a ratio its types decide) is first configured with its sources on the case's
-region and each output as wide as its golden file (``domain_shaped``). A file named after a scratch operand
-(``input_tmp``) is set aside; a case naming one type per type variable that no row of the table pairs
-(``case_float_uint16``) is judged with those types; a mode without data semantics (``effect``) is not mapped.
-
-A case naming a variant of its directory's op (``TMATMULBIASTest``, ``case_bias_gemm`` in ``tmatmul/``) runs as
-that variant (``tmatmul_bias``).
-
-Outcomes: ``agree``; ``recorded`` (a disagreement an entry of the op's ``differences`` records: one of
-its claims comes from a ``test`` source naming the script, and one of its ``observed`` entries of the
-profile, category ``wrong-value``, holds for the case's mode and tiles); ``spec-rejects`` (no
-configuration of the case is legal on that profile: the violations are reported); a disagreement,
-``nan`` (only NaN positions differ), ``tolerance`` (within 1e-2 relative, outside the op's tolerance) or
-``value``; ``not-mapped`` (with the reason the case cannot be related to a configuration of the op);
-``script-error``. Every group of unclassified disagreements (op, profile, outcome) is printed at the end.
+Outcomes: ``agree``; ``recorded`` (a disagreement an op's ``differences`` entry records for the script);
+``spec-rejects`` (the rules that reject); ``nan``, ``tolerance`` or ``value`` disagreements; ``not-mapped``
+(with the reason); ``script-error``. Groups of each are printed at the end.
 """
 
 from __future__ import annotations
@@ -118,8 +71,6 @@ TYPE_WORDS = {
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u64": "uint64",
     "float4_e2m1": "float4_e2m1fn",  # en_dtypes' name of the e2m1 pair's values
 }
-# Files of upstream's MX matmul tests that hold scales in a global MX layout (x1_mx_gm.bin, x2_mx_gm.bin).
-MX_SCALE_FILE_SUFFIX = "_mx_gm"
 # Upstream element types the database has no dtype for: a case naming one is not mapped.
 FOREIGN_TYPE_WORDS = ("fp4", "s4", "int4", "hif8", "e2m1", "e1m2")
 # Upstream's file names for operands whose names differ (file stem -> operand name, lower case).
@@ -689,10 +640,14 @@ def directory_entry(db: Database, profile: str, script: str, case: Case) -> Gold
 
 def plain_params(case: Case) -> dict[str, object]:
     """The case's parameters with element types as NumPy names (``np.float16`` -> ``float16``), and the
-    numbers of its name (``case_u32_1x128_b3``: 1, 128) as ``name1``, ``name2``, ... (split at _ and x)."""
+    numbers of its name (``case_u32_1x128_b3``: 1, 128) as ``name1``, ``name2``, ... (split at _ and x), and
+    the integers of a parameter holding a shape as ``<name>_0``, ``<name>_1``."""
     numbers = [int(t) for t in re.split(r"[_x]", case.name.split(".", 1)[-1]) if t.isdigit()]
     named = {f"name{i}": n for i, n in enumerate(numbers, 1)}
-    return {**named, **{k: _numpy_name(v) or v for k, v in case.params.items()}}
+    # a parameter holding a shape, (4, 8), gives <name>_0 and <name>_1
+    parts = {f"{k}_{i}": n for k, v in case.params.items() if isinstance(v, tuple | list)
+             for i, n in enumerate(v) if isinstance(n, int) and not isinstance(n, bool)}
+    return {**named, **parts, **{k: _numpy_name(v) or v for k, v in case.params.items()}}
 
 
 _GOLDENS: dict[int, dict] = {}
@@ -890,11 +845,6 @@ def compare_case(db: Database, op: OpSpec, profile: str, case: Case, script: str
     foreign = [w for w in re.split(r"[_\W]+", case.name.lower()) if w.startswith(FOREIGN_TYPE_WORDS)]
     if foreign:
         return "not-mapped", f"element type {foreign[0]} is not in the database"
-    scale_files = sorted(k for k in case.files if k.endswith(MX_SCALE_FILE_SUFFIX))
-    if scale_files:  # upstream's MX tests write the scales as a TLOAD pipeline reads them from global memory
-        return "not-mapped", (f"{scale_files[0]} holds E8M0 scales in a global MX layout (zZ, nN or DN, padded with "
-                              "zero codes to whole 16 x 2 boxes), the input of a TLOAD + TMOV pipeline, not a scale "
-                              "tile's logical array")
     target = valid_region(case)
     if target is None:
         return "not-mapped", "no valid region in the case's parameters or name"

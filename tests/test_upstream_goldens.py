@@ -612,3 +612,26 @@ def test_mx_scales_are_loaded_from_their_global_layout(db):
     assert ug.compare_case(db, db.ops["tmatmul_mx"], "a5", case, script) == ("agree", "default")
     swapped = _case("TMATMULMXTest.case1", params, x1_gm=a, x2_gm=b, x1_mx_gm=nn, x2_mx_gm=zz, golden=golden)
     assert ug.compare_case(db, db.ops["tmatmul_mx"], "a5", swapped, script)[0] == "value"
+
+
+def test_entry_attrs_words_and_name_numbers_are_checked_and_read(tmp_path, db):
+    import shutil
+
+    from ptospec.goldens import entry_for, load_goldens
+    from ptospec.loader import DatabaseErrors
+
+    entries = load_goldens(db)
+    u32 = entry_for(entries, "a5", "thistogram", ["CASE", "U32", "1X128", "B3", "K64"], {})
+    assert u32 is not None and u32.attrs == {"byte": "BYTE_3"} and u32.word == ("u32", "b3")
+    assert entry_for(entries, "a5", "thistogram", ["CASE", "2X100", "B3"], {}) is None  # not a u32 case
+    case = _case("THISTOGRAMTest.case_u32_6x912_b2_k64", {})
+    # the numbers standing alone between _ and x: b2 and k64 are words
+    assert {k: v for k, v in ug.plain_params(case).items() if k.startswith("name")} == {"name1": 6, "name2": 912}
+    root = tmp_path / "specs"
+    shutil.copytree(ROOT / "specs", root)
+    text = (root / "goldens.yaml").read_text()
+    (root / "goldens.yaml").write_text(text.replace("attrs: {byte: BYTE_3}", "attrs: {byte: BYTE_9}")
+                                       .replace("attrs: {gatherType: GATHER_COL}", "attrs: {nosuch: GATHER_COL}", 1))
+    with pytest.raises(DatabaseErrors) as raised:
+        load_goldens(db, root)
+    assert {e.rule for e in raised.value.errors} == {"goldens.attr"}
