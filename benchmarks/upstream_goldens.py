@@ -209,7 +209,7 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
     objects = lists[0] if lists else []
     by_name: dict[str, object] = {}
     for p in objects:
-        for attr in ("name", "case_name"):
+        for attr in ("name", "case_name", "testname", "test_name"):
             value = getattr(p, attr, None)
             if isinstance(value, str):
                 by_name[value] = p
