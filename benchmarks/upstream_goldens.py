@@ -201,14 +201,15 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
 
 def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
     """Each case's parameters: the attributes of the script's parameter object for it, found by the
-    object's ``name``/``case_name``, by a list of case names the script keeps alongside its list of
-    objects, or else by position in the list of objects (when there is one per case)."""
+    object's ``name``/``case_name``/``testname`` (in any of its lists of objects), by a list of case names the
+    script keeps alongside its list of objects, or else by position in the list of objects (when there is one
+    per case)."""
     lists = [v for k, v in found.items() if isinstance(v, list) and v and all(hasattr(p, "__dict__") for p in v)
              and not k.startswith("_")]
     lists.sort(key=lambda v: (len(v) != len(names), 0 if v is found.get("case_params_list") else 1))
     objects = lists[0] if lists else []
     by_name: dict[str, object] = {}
-    for p in objects:
+    for p in (p for v in lists for p in v):  # an object naming its case, in any list of objects
         for attr in ("name", "case_name", "testname", "test_name"):
             value = getattr(p, attr, None)
             if isinstance(value, str):
