@@ -672,7 +672,9 @@ def entry_binding(db: Database, entry: GoldenDir, mode: Mode, case: Case) -> dic
         if name not in db.isa.dtypes:
             name = by_numpy.get(TYPE_WORDS.get(str(name), str(name)))
         if name is None:
-            return f"{given} = {params.get(given.lower())} names no element type of the database"
+            value = params.get(given.lower())
+            return (f"the case has no parameter {given}" if value is None else
+                    f"{given} = {value} names no element type of the database")
         out[var] = name
     for var, word in zip(entry.type_words, words, strict=False):
         out.setdefault(var, by_numpy[word])
