@@ -4,7 +4,7 @@
 
 Reads every ``.pto`` file under ``test/``, ``docs/`` and ``tools/`` of a checkout of hw-native-sys/PTOAS
 (nothing is copied from it), each with the target and build level of its own ``// RUN: ptoas`` line
-(``--pto-arch``, ``--pto-level``), and checks it with ``check_program``:
+(``--pto-arch``, ``--pto-level``, ``--enable-insert-sync``), and checks it with ``check_program``:
 
 * *not read*: the file does not parse, a statement is not an instruction ptospec reads (one of the database,
   the program layer or the dialect), or the line of an instruction does not parse (``asm.*``, ``*.syntax``,
@@ -78,6 +78,8 @@ def _run_flags(text: str) -> tuple[dict[str, str], bool]:
         flags["arch"] = m.group(1)
     if m := re.search(r"--pto-level[= ]level(\d)", line):
         flags["level"] = m.group(1)
+    if re.search(r"--enable-insert-sync\b", line):
+        flags["insert_sync"] = "1"
     return flags, expected_reject
 
 
@@ -106,7 +108,8 @@ def check_corpus(db, files: list[Path], listing: bool) -> dict:
         figures["rejects"] += reject
         t0 = time.perf_counter()
         try:
-            result = check_program(db, read_program(path), profile, level=level)
+            result = check_program(db, read_program(path), profile, level=level,
+                                   insert_sync="insert_sync" in flags)
         except PtospecError as exc:
             result = None
             why = exc.rule or "error"

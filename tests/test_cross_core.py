@@ -103,7 +103,7 @@ ACC_BUF = ("!pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16, v_row=16, v_col=
            "slayout=row_major, fractal=1024, pad=0>")
 
 
-def test_programs_read_ptospec_lines_and_leave_the_pipe_handle_form_unknown(db, tmp_path):
+def test_programs_read_ptospec_lines_and_the_pipe_handle_form(db, tmp_path):
     from ptospec.program.api import check_program, read_program, run_program
 
     def program(line: str):
@@ -125,8 +125,11 @@ def test_programs_read_ptospec_lines_and_leave_the_pipe_handle_form_unknown(db, 
     with pytest.raises(PtospecError) as err:  # the interpreter runs no side of a FIFO alone
         run_program(db, ours, {})
     assert err.value.rule == "exec.cross-core"
-    lowered = check_program(db, program(f"pto.tpush(%t, %pipe : {ACC_BUF}, !pto.pipe) {{split = 0}}"))
-    assert not lowered.violations and lowered.stats.unknown["pto.tpush"] == 1
+    lowered = check_program(db, program(
+        "%b = arith.constant 0 : i32\n    %pipe = pto.initialize_l2l_pipe {dir_mask = 1, slot_size = 1024, "
+        "slot_num = 2, flag_base = 0}(%b : i32) -> !pto.pipe\n"
+        f"    pto.tpush(%t, %pipe : {ACC_BUF}, !pto.pipe) {{split = 0}}"))
+    assert not lowered.violations and not lowered.stats.unknown and lowered.stats.legal == 1
 
 
 # -- kernels that run together (run-program --kernels) ------------------------------------------------------
@@ -293,3 +296,17 @@ def test_the_frontend_pipe_spelling_must_name_cross_core_instructions(tmp_path):
     with pytest.raises(DatabaseErrors) as caught:
         load_program_spec(specs, db)
     assert [e.rule for e in caught.value.errors] == ["program.pipe-op"]
+
+
+def test_the_lowered_pipe_spelling_moves_tiles_between_kernels(db):
+    """initialize_l2l_pipe on a reserved buffer, then pto.tpush / pto.tpop into a declare_tile tile / pto.tfree on
+    the !pto.pipe: the database's TPUSH, TPOP and TFREE; each sub-block stores its half of the product."""
+    from ptospec.program.api import check_program, read_program, run_kernels
+
+    program = read_program(PROGRAMS / "reserved_pipe.pto")
+    checked = check_program(db, program)
+    assert not checked.violations and not checked.stats.unknown
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    eye = np.eye(16, dtype=np.float32)
+    out = run_kernels(db, program, {"x": x, "eye": eye, "y": np.zeros_like(x)}, ["cube", "vector"], subblocks=2)
+    np.testing.assert_array_equal(out.outputs["y"], x @ eye)

@@ -127,10 +127,19 @@ def test_check_program_strict_makes_findings_violations(db, tmp_path):
     ("level_mix", None, {"program.level3-addr"}),  # a tile placed with addr: only level3 could take it
     ("level_mix", 2, {"program.level-addr"}),
     ("pipe_split_conflict", None, {"program.pipe-split-conflict", "program.pipe-nosplit"}),
+    ("reserved_pipe_bugs", None, {"program.pipe-peer-pair", "program.pipe-reserved", "program.reserve-manual"}),
+    ("reserved_pipe_bugs", 3, {"program.pipe-peer-pair", "program.pipe-reserved"}),  # level3 plans no memory
+    ("tassign_sync", None, set()),
+    ("reserved_pipe", None, set()),
 ])
 def test_the_assemblers_module_checks(db, name, level, expected):
     result = check_program(db, read_program(PROGRAMS / f"{name}.pto"), level=level)
     assert _rules(result) == expected, [f.one_line() for f in result.violations]
+
+
+def test_tassign_is_refused_with_the_assemblers_sync_insertion(db):
+    result = check_program(db, read_program(PROGRAMS / "tassign_sync.pto"), insert_sync=True)
+    assert _rules(result) == {"program.tassign-insert-sync"}
 
 
 def test_a_recursive_cycle_is_reported_once_where_it_closes(db):

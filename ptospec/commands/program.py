@@ -45,6 +45,8 @@ def register(sub) -> None:
                    help="the assembler's build level the program is meant for (ptoas --pto-level): level3 needs addr "
                    "on every alloc_tile, the others allow none (default: level3 when the module places tiles with "
                    "addr or tassign, else not checked)")
+    p.add_argument("--enable-insert-sync", action="store_true",
+                   help="the program is meant for ptoas --enable-insert-sync (which refuses tassign)")
     p.add_argument("--hazards", action="store_true",
                    help="also check the synchronisation statically: conflicting accesses on pipes no flag, event "
                    "or barrier orders on some path (a \"may\" finding where values known only at run time decide), "
@@ -161,7 +163,8 @@ def run_check(args) -> int:
         from ..program.hazards.static import Collector
 
         collector = Collector(db, choose_profile(db, program, args.profile))
-    result = check_program(db, program, args.profile, strict=args.strict, level=level, tracer=collector)
+    result = check_program(db, program, args.profile, strict=args.strict, level=level, tracer=collector,
+                           insert_sync=args.enable_insert_sync)
     seconds = time.perf_counter() - start
     for f in result.violations:
         print(f.one_line())

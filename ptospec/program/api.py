@@ -93,9 +93,10 @@ class CheckResult:
 
 
 def check_program(db: Database, program: Program, profile: str | None = None, strict: bool = False,
-                  level: int | None = None, tracer: Tracer | None = None) -> CheckResult:
+                  level: int | None = None, tracer: Tracer | None = None, insert_sync: bool = False) -> CheckResult:
     """Check every instruction of every function (loops and branches walked once, run-time values unknown) and
-    the module's own rules (``module_checks``; ``level``: the assembler's --pto-level, None when not given);
+    the module's own rules (``module_checks``; ``level``: the assembler's --pto-level, None when not given;
+    ``insert_sync``: its --enable-insert-sync);
     ``strict``: findings (rules of severity finding) are violations; ``tracer`` is told each synchronisation
     instruction and each legal instruction (``Tracer.checked``)."""
     from .module_checks import check_module
@@ -105,7 +106,7 @@ def check_program(db: Database, program: Program, profile: str | None = None, st
     w.strict = strict
     w.tracer = tracer
     try:
-        check_module(w, program, level)
+        check_module(w, program, level, insert_sync)
     except ProgramError as exc:
         w.findings.append(Finding(exc.pos, exc.rule or "program", exc.message, "violation"))
     funcs = functions(program)

@@ -1,6 +1,7 @@
 """Cross-core FIFOs (TPipes) between kernels that run together: the cube kernel and its vector sub-blocks
 each run in a thread of their own; a pipe per (direction, flag id) holds ``slot_num`` slots shared by them.
-Also the assembler's frontend spelling of the pipe (``pto.tpush_to_aiv`` ...), read as TPUSH/TPOP/TFREE."""
+Also the assembler's frontend spelling of the pipe (``pto.tpush_to_aiv`` ...) and its lowered one (``pto.tpush(%t,
+%pipe : T, !pto.pipe)`` ...), read as TPUSH/TPOP/TFREE."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..executor import numpy_dtype
+from ..storage import storage_bytes
 from ..tile import AttrDesc
 from .errors import ProgramError
 from .lexer import int_literal
+from .values import UNKNOWN, PipeHandle, TileBuffer
 from .walker import Cursor, Walker
 
 WAIT_SECONDS = 0.2  # a blocked kernel re-checks its pipe (and whether every kernel is blocked) this often
@@ -227,9 +231,7 @@ def _frontend(w: Walker, op) -> None:
         c.expect("->")
         ty = c.type()
         tile = op.results[0] if op.results else None
-    mask = pipe["dir_mask"] if pipe["dir_mask"] == 3 else (1 if direction == "c2v" else 2)
-    attrs = (f"{{split = {split} : i8, dir_mask = {mask} : i8, slot_size = {pipe['slot_size']} : i32, "
-             f"slot_num = {pipe['slot_num']} : i32, flag_id = {pipe['flag_id']} : i8}}")
+    attrs = _fifo_attrs(split, pipe["dir_mask"], direction, pipe["slot_size"], pipe["slot_num"], pipe["flag_id"])
     if action == "push":
         text = f"pto.{name} ins({tile} {attrs} : {w.resolve_type(ty)})"
     elif action == "pop":
@@ -239,10 +241,111 @@ def _frontend(w: Walker, op) -> None:
     w.instruction(op, name, text, mode)
 
 
+def _fifo_attrs(split: int, mask: int, direction: str, slot_size: int, slot_num: int, flag_id: int) -> str:
+    """The attributes of ptospec's TPUSH/TPOP/TFREE line for one direction of a pipe."""
+    mask = mask if mask == 3 else (1 if direction == "c2v" else 2)
+    return (f"{{split = {split} : i8, dir_mask = {mask} : i8, slot_size = {slot_size} : i32, "
+            f"slot_num = {slot_num} : i32, flag_id = {flag_id} : i8}}")
+
+
+# -- the assembler's lowered spelling (``lowered_pipes`` in specs/program.yaml) ---------------------------
+def _lowered_initialize(w: Walker, op) -> None:
+    """``%p = pto.initialize_l2l_pipe {dir_mask, slot_size, slot_num[, flag_base]...}(%addr : i32) -> !pto.pipe``:
+    a pipe value (its buffers' addresses are the interpreter's pipes)."""
+    c = Cursor(w, op)
+    attrs = c.skip_attr_dict()
+    if c.accept("("):
+        while c.peek() is not None and not c.at(")"):
+            t = c.next("an operand")
+            if t.kind == "value":
+                w.get(t.text, t)
+        c.expect(")")
+    handle = PipeHandle(_int_attr(attrs, "dir_mask", 3, op), _int_attr(attrs, "slot_size", 0, op),
+                        _int_attr(attrs, "slot_num", 1, op), _int_attr(attrs, "flag_base", 0, op))
+    w.bind(op, [handle])
+
+
+def _declare_tile(w: Walker, op) -> None:
+    """``%t = pto.declare_tile -> T``: a tile a TPOP fills (the FIFO slot's bytes: here storage of its own)."""
+    c = Cursor(w, op)
+    c.expect("->")
+    desc = w.tile_type(c.type(), op.pos)
+    tile = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
+                             UNKNOWN if desc.valid_col is None else desc.valid_col), isa=w.db.isa)
+    if not w.checking:
+        tile.np_dtype = numpy_dtype(w.db, desc.dtype)
+        tile.storage = np.zeros(storage_bytes(w.db.isa, desc), np.uint8)
+        if w.tracer is not None:
+            w.tracer.alloc(op, tile)
+    w.bind(op, [tile])
+
+
+def _kernel_kind(w: Walker, op) -> str | None:
+    kinds = w.spec.lowered_pipes.kernel_kinds
+    func = w.function
+    return next((kinds[t.text] for t in (func.tail if func is not None else ()) if t.text in kinds), None)
+
+
+def _lowered(w: Walker, op) -> None:
+    """``pto.tpush(%t, %p : T, !pto.pipe) {split}``, ``pto.tpop(%t, %p : T, !pto.pipe) {split}`` and
+    ``pto.tfree(%p : !pto.pipe) {split}``: TPUSH, TPOP and TFREE on the pipe ``%p``; a line in ptospec's own
+    spelling is the database instruction as written."""
+    name = w.spec.lowered_pipes.operations[op.name]
+    if not any(t.text == "!pto.pipe" for t in op.tail):
+        w.database_instruction(op, w.db.op(name))
+        return
+    c = Cursor(w, op)
+    c.expect("(")
+    values = []
+    while not c.at(":"):
+        values.append(c.value())
+        if not c.accept(","):
+            break
+    c.expect(":")
+    types = []
+    while not c.at(")"):
+        types.append(c.type())
+        if not c.accept(","):
+            break
+    c.expect(")")
+    split = _int_attr(c.skip_attr_dict(), "split", 0, op)
+    pipe = w.get(values[-1], None) if values else None
+    if not isinstance(pipe, PipeHandle):
+        raise ProgramError(f"{op.name}: the last operand must be a pipe (!pto.pipe) of "
+                           f"{' / '.join(w.spec.lowered_pipes.initialize)}", "program.type", op.pos)
+    kind = _kernel_kind(w, op)
+    if pipe.dir_mask in (1, 2):
+        direction = "c2v" if pipe.dir_mask == 1 else "v2c"
+    elif kind is None:
+        raise ProgramError(f"{op.name} on a pipe of both directions in a function without pto.kernel_kind: "
+                           "the direction is not known", "program.pipe-direction", op.pos)
+    else:
+        pushes = "c2v" if kind == "cube" else "v2c"
+        direction = pushes if name == "tpush" else ("v2c" if pushes == "c2v" else "c2v")
+    mode = direction if any(m.name == direction for m in w.db.op(name).modes) else None
+    action, _operand = _action(w, name, mode or w.db.op(name).modes[0].name)
+    attrs = _fifo_attrs(split, pipe.dir_mask, direction, pipe.slot_size, pipe.slot_num, pipe.flag_id)
+    if action in ("push", "pop") and len(values) != 2:
+        raise ProgramError(f"{op.name} takes a tile and a pipe", "program.syntax", op.pos)
+    if action == "push":
+        text = f"pto.{name} ins({values[0]} {attrs} : {w.resolve_type(types[0])})"
+    elif action == "pop":
+        text = f"pto.{name} ins({attrs}) outs({values[0]} : {w.resolve_type(types[0])})"
+    else:
+        text = f"pto.{name} ins({attrs})"
+    w.instruction(op, name, text, mode)
+
+
 def handlers(spec) -> dict:
-    """The walker's handlers of the frontend pipe spelling ``spec`` (a ``ProgramSpec``) declares."""
+    """The walker's handlers of the frontend and lowered pipe spellings ``spec`` (a ``ProgramSpec``) declares."""
+    table = {}
     spelling = spec.frontend_pipes
-    if spelling is None:
-        return {}
-    return {**{n: _frontend for n in spelling.operations}, **{n: _initialize for n in spelling.initialize},
-            **{n: _buffer for n in spelling.reserved_buffers}}
+    if spelling is not None:
+        table.update({**{n: _frontend for n in spelling.operations}, **{n: _initialize for n in spelling.initialize},
+                      **{n: _buffer for n in spelling.reserved_buffers}})
+    lowered = spec.lowered_pipes
+    if lowered is not None:
+        table.update({n: _lowered_initialize for n in lowered.initialize})
+        table.update({n: _lowered for n in lowered.operations})
+        table[lowered.declare_tile] = _declare_tile
+    return table

@@ -12,15 +12,18 @@ from .walker import Walker, functions
 DIRECTIONS = {"c2v": 1, "v2c": 2}  # the dir_mask bit of each direction
 
 
-def check_module(w: Walker, program: Program, level: int | None) -> None:
-    """Report the module-level rules ``program`` breaks (``level``: ptoas --pto-level, None when not given)."""
+def check_module(w: Walker, program: Program, level: int | None, insert_sync: bool = False) -> None:
+    """Report the module-level rules ``program`` breaks (``level``: ptoas --pto-level, None when not given;
+    ``insert_sync``: ptoas --enable-insert-sync)."""
     if not w.spec.module_checks:
         return
     funcs = functions(program)
     _entries(w, program, funcs)
     _recursion(w, funcs)
-    _level(w, funcs, level)
+    _level(w, funcs, level, insert_sync)
     _pipes(w, funcs)
+    _reserve_buffers(w, funcs, level)
+    _pipe_peers(w, funcs)
 
 
 def _nested(op: Operation):
@@ -94,16 +97,86 @@ def _recursion(w: Walker, funcs: list[Operation]) -> None:
                 stack.append((callee, iter(graph[callee])))
 
 
-def _level(w: Walker, funcs: list[Operation], level: int | None) -> None:
+def _placed_by_program(funcs: list[Operation]) -> tuple[list[Operation], list[Operation], list[Operation]]:
+    """The module's alloc_tile statements, its tassign statements and the alloc_tile statements with addr."""
     allocs = [op for f in funcs for op in _nested(f) if op.name == "pto.alloc_tile"]
     assigns = [op for f in funcs for op in _nested(f) if op.name == "pto.tassign"]
-    placed = [op for op in allocs if op.tail and op.tail[0].text == "addr"]
+    return allocs, assigns, [op for op in allocs if op.tail and op.tail[0].text == "addr"]
+
+
+def _level(w: Walker, funcs: list[Operation], level: int | None, insert_sync: bool) -> None:
+    allocs, assigns, placed = _placed_by_program(funcs)
     if level is None:  # only level3 accepts tassign or alloc_tile addr: such a module is a level3 one
         level = 3 if assigns or placed else 0
+    sync = int(insert_sync)
     for op in allocs:
-        w.program_rules(op, "level", {"level": level, "addr": int(op in placed), "tassign": 0}, table="module")
+        w.program_rules(op, "level", {"level": level, "addr": int(op in placed), "tassign": 0, "insert_sync": sync},
+                        table="module")
     for op in assigns:
-        w.program_rules(op, "level", {"level": level, "addr": 1, "tassign": 1}, table="module")
+        w.program_rules(op, "level", {"level": level, "addr": 1, "tassign": 1, "insert_sync": sync}, table="module")
+
+
+def _reserve_buffers(w: Walker, funcs: list[Operation], level: int | None) -> None:
+    """Each function's reserve_buffer statements, where the assembler plans memory (below level3; without
+    --pto-level a module that places its own tiles is a level3 one, any other a level2 one, ptoas's default)."""
+    if "reserve_buffer" not in w.spec.module_checks:
+        return
+    if level is None:
+        _allocs, assigns, placed = _placed_by_program(funcs)
+        level = 3 if assigns or placed else 2
+    for f in funcs:
+        reserves = [op for op in _nested(f) if op.name == "pto.reserve_buffer"]
+        for op in reserves:
+            attrs = _attributes(op)
+            w.program_rules(op, "reserve_buffer", {
+                "planned": int(level != 3), "count": len(reserves), "auto": int(attrs.get("auto") == "true"),
+                "base": int("base" in attrs)}, table="module")
+
+
+def _pipe_peers(w: Walker, funcs: list[Operation]) -> None:
+    """Each lowered pipe declaration: where its local buffer comes from, and the declarations of the pipe it
+    names (a reserved buffer's owner function, the buffer's name and the direction)."""
+    lowered = w.spec.lowered_pipes
+    if lowered is None or "pipe_peers" not in w.spec.module_checks:
+        return
+    groups: dict[tuple, list[tuple[Operation, str]]] = {}
+    members: dict[tuple, set[str]] = {}
+    found = []  # (init op, its keys, flag_base given)
+    for f in funcs:
+        name = w.symbol(f)
+        ops = list(_nested(f))
+        defs = {r: op for op in ops for r in op.results}
+        for op in ops:
+            if op.name not in lowered.initialize:
+                continue
+            attrs = _attributes(op)
+            values = [t.text for t in op.tail if t.kind == "value"]
+            at = lowered.initialize[op.name]
+            mask = int_literal(attrs.get("dir_mask", "1")) or 1
+            addrs = [(values[at], 1 if mask == 3 else mask)] if at < len(values) else []
+            if mask == 3 and at + 1 < len(values):
+                addrs.append((values[at + 1], 2))
+            keys = []
+            for value, direction in addrs:
+                source = defs.get(value)
+                if source is None or source.name not in w.spec.frontend_pipes.reserved_buffers:
+                    continue
+                battrs = _attributes(source)
+                owner = battrs.get("peer_func", "@" + name)[1:].strip('"')
+                key = (owner, battrs.get("name", "").strip('"'), direction)
+                groups.setdefault(key, []).append((op, name))
+                members.setdefault(key, set()).update({name, owner})
+                keys.append(key)
+            found.append((op, keys, "flag_base" in attrs))
+    for op, keys, flag_base in found:
+        if not keys:
+            w.program_rules(op, "pipe_peers", {"reserved": 0, "flag_base": int(flag_base), "inits": 0,
+                                               "participants": 0, "functions": 0}, table="module")
+        for key in keys:
+            inits = groups[key]
+            w.program_rules(op, "pipe_peers", {"reserved": 1, "flag_base": int(flag_base), "inits": len(inits),
+                                               "participants": len(members[key]),
+                                               "functions": len({n for _, n in inits})}, table="module")
 
 
 def _pipes(w: Walker, funcs: list[Operation]) -> None:

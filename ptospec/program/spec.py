@@ -75,6 +75,16 @@ class FrontendPipes:
 
 
 @dataclass(frozen=True)
+class LoweredPipes:
+    """The assembler's lowered spelling of the cross-core FIFO (``lowered_pipes``)."""
+
+    initialize: dict[str, int]  # operation declaring a pipe -> position of its local buffer among the operands
+    operations: dict[str, str]  # operation -> database op (tpush, tpop, tfree)
+    declare_tile: str
+    kernel_kinds: dict[str, str]  # pto.kernel_kind attribute as written -> cube | vector
+
+
+@dataclass(frozen=True)
 class LayoutInference:
     """``layout_inference``: how the assembler gives a tensor view without a layout attribute its layout."""
 
@@ -133,6 +143,7 @@ class ProgramSpec:
     layout_attribute: str = ""  # an instruction line's attribute giving its views' global layout (line_attributes)
     informational_attributes: frozenset[str] = frozenset()  # line attributes that mean nothing to the instruction
     mnemonics: dict[str, tuple[str, str]] = field(default_factory=dict)  # dialect operation -> (op, mode)
+    lowered_pipes: LoweredPipes | None = None
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -208,7 +219,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        data["synchronisation"]["summary"], display, dict(sim["arch"]), dict(sim["regions"]), data,
                        enums, frontend, inference, lowerings, module_checks,
                        dict(data.get("sections", {}).get("operations", {})), classes, memrefs,
-                       line.get("layout", ""), frozenset(line.get("informational", ())), mnemonics)
+                       line.get("layout", ""), frozenset(line.get("informational", ())), mnemonics,
+                       _lowered_pipes(src, data, db, issues))
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
@@ -335,6 +347,19 @@ def _memrefs(src: Located, data: dict[str, Any], db: Database, issues: Issues) -
                   for name, e in d["operations"].items()}
     return Memrefs(d["summary"], frozenset(d["global"]), dict(d["locations"]),
                    {k: tuple(v) for k, v in d["config"].items()}, operations)
+
+
+def _lowered_pipes(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> LoweredPipes | None:
+    d = data.get("lowered_pipes")
+    if d is None:
+        return None
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("lowered_pipes", "source"), f"unknown source {d['source']!r}", "program.source")
+    for name, op in d["operations"].items():
+        if op not in db.ops or not all(m.cross_core for m in db.ops[op].modes):
+            issues.add(src, ("lowered_pipes", "operations", name), f"{op} is no cross-core instruction of the "
+                       "database", "program.pipe-op")
+    return LoweredPipes(dict(d["initialize"]), dict(d["operations"]), d["declare_tile"], dict(d["kernel_kinds"]))
 
 
 def _mnemonics(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> dict[str, tuple[str, str]]:

@@ -101,6 +101,16 @@ class TileAddress:
     space: str  # the pointer type's memory space as written (vec, ub), "" when none
 
 
+@dataclass(frozen=True)
+class PipeHandle:
+    """A pipe of the lowered FIFO spelling (``pto.initialize_l2l_pipe ... -> !pto.pipe``)."""
+
+    dir_mask: int
+    slot_size: int
+    slot_num: int
+    flag_id: int
+
+
 @dataclass(eq=False)
 class TileBuffer:
     """A tile: its type, its current valid shape, and its bytes (``None`` while checking)."""
