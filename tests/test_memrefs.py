@@ -56,3 +56,15 @@ def test_a_kernel_in_the_lowered_form_checks_and_runs(db):
 def test_lowered_form_mistakes_are_reported(db):
     result = check_program(db, read_program(PROGRAMS / "memref_bugs.pto"))
     assert {f.rule for f in result.violations} == {"memref.alloc-space", "tile.align-row-major", "memref.dealloc"}
+
+
+def test_each_memref_type_of_a_line_is_its_own_values(db):
+    """A scalar's type (an ident, f32) before a memref type does not shift which value the memref types."""
+    from ptospec.program.syntax import parse_program
+    from ptospec.program.walker import _typed_values
+
+    vec = "memref<16x32xf32, #pto.address_space<vec>>"
+    program = parse_program(f"module {{\n  func.func @k() {{\n    pto.texpands ins(%s, %a : f32, {vec}) "
+                            f"outs(%b : {vec})\n    return\n  }}\n}}\n", "k.pto")
+    op = program.top[0].regions[0][0].ops[0].regions[0][0].ops[0]
+    assert [v for _, v in sorted(_typed_values(op).items())] == ["%s", "%a", "%b"]

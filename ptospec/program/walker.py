@@ -890,7 +890,7 @@ def _typed_values(op: Operation) -> dict[int, str]:
             groups[0] = [list(op.results), True, 0]
         elif t.kind == "value" and not group[1]:
             group[0].append(t.text)
-        elif t.kind == "type" and group[1]:
+        elif t.kind in ("type", "ident") and group[1]:  # a scalar's type (f32, index) is an ident
             if group[2] < len(group[0]):
                 typed[k] = group[0][group[2]]
             group[2] += 1
