@@ -524,8 +524,7 @@ def configure(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[
             if any(s.transposed for s in mode.shapes.values()):
                 tiles = reshape(db, op, mode, profile, variant, target[::-1], False, lambda r: r.ok)
             else:
-                tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok,
-                                shapes={n: s for n, s in mode.shapes.items() if not s.shares}, inner=inner)
+                tiles = reshape(db, op, mode, profile, variant, target, False, lambda r: r.ok, inner=inner)
             if tiles is not None:
                 # the shapes the case gives single operands (a smaller source, upstream's tile shapes) win
                 named_tiles = with_named_shapes(db, tiles, shapes, target) if shapes else None

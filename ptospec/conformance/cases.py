@@ -22,7 +22,7 @@ from typing import Any
 from .. import attrs
 from ..asm.types import format_descriptor, parse_descriptor
 from ..expr.ast import Attr, Index, Name, Node, walk
-from ..model import CaseShape, Database, Mode, OpSpec, Rule
+from ..model import Database, Mode, OpSpec, Rule
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import (
     Report,
@@ -189,11 +189,11 @@ SCALES = _scale_exps()
 def reshape(
     db: Database, op: OpSpec, mode: Mode, profile: str, base: Tiles, target: tuple[int, int], partial: bool,
     accept: Callable[[Report], bool], hint: list[tuple[int, int]] | None = None,
-    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None,
-    shapes: dict[str, CaseShape] | None = None, inner: int | None = None, screened: bool = False,
+    blocked: Callable[[OpSpec, Report], tuple[bool, bool, bool]] | None = None, inner: int | None = None,
+    screened: bool = False,
 ) -> Tiles | None:
     """Map ``base`` (example-shaped tiles) onto valid region ``target`` as the mode's ``shapes`` say (see
-    ``shaping``; ``shapes`` overrides them).  Physical dimensions are the valid ones rounded up to a power of
+    ``shaping``).  Physical dimensions are the valid ones rounded up to a power of
     two (strictly larger when ``partial``); the smallest rounding ``accept`` likes wins.  ``hint``
     (a list) remembers the rounding that worked last and is tried first.  ``blocked`` says, from a
     rejected rounding's report, whether no rounding, no other row rounding or no other column rounding
@@ -206,7 +206,7 @@ def reshape(
     bad_rows: set[int] = set()
     bad_cols: set[int] = set()
     screen: tuple[Rule, ...] | None = None
-    shaped = shaper(db.isa, base, target, partial, mode.shapes if shapes is None else shapes, inner)
+    shaped = shaper(db.isa, base, target, partial, mode.shapes, inner)
     for kr, kc in ([hint[0]] if hint else []) + SCALES:
         if kr in bad_rows or kc in bad_cols:
             continue
