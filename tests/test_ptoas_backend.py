@@ -164,6 +164,8 @@ def test_attribution_compares_the_two_paths():
     assert verdict(Result.harness_error("x"), False, Result.harness_error("y"))[0] == SIMULATOR
     assert verdict(Result.reject("ptoas"), True, None)[0] == VERIFIER
     assert verdict(Result.ok(a), False, None, "no replay")[0] == UNATTRIBUTED
+    t = np.arange(6, dtype=np.float32).reshape(2, 3).T  # a column-major tile's output: a transposed view
+    assert verdict(Result.ok({"dst": t}), False, Result.ok({"dst": t.copy()}))[0] == SIMULATOR
 
 
 def test_attribution_replays_one_case_per_group():

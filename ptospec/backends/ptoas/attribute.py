@@ -58,8 +58,10 @@ def replay(db, fn: Function, arch: str, case: Invocation, pto_isa_root: str, cac
 
 
 def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
-    return set(a) == set(b) and all(np.array_equal(np.asarray(a[n]).view(np.uint8).reshape(-1),
-                                                   np.asarray(b[n]).view(np.uint8).reshape(-1)) for n in a)
+    def raw(x) -> np.ndarray:  # the bytes in logical order (a column-major tile's output is a transposed view)
+        return np.ascontiguousarray(x).view(np.uint8).reshape(-1)
+
+    return set(a) == set(b) and all(np.array_equal(raw(a[n]), raw(b[n])) for n in a)
 
 
 def verdict(ptoas_result: Result, ptoas_rejected: bool, sim: Result | None, why_not: str = "") -> tuple[str, str]:
