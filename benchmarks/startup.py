@@ -5,7 +5,9 @@ a fresh process reading the database kept on disk (``ptospec/dbcache.py``).
 Run: python benchmarks/startup.py [--repeat N] [--importtime]
 
 Each command runs once to fill the cache, then N times; the figures are the median wall time, the median
-CPU time (user + system of the process) and the best wall time.  The load average at the start says how
+CPU time (user + system of the process) and the best wall time.  The first row, ``python -c pass``, is the
+interpreter's own start (site packages included), the floor under every command and a yardstick of how busy
+the machine is: on a loaded machine it too takes several times longer.  The load average at the start says how
 busy the machine was: wall time on a machine shared with other work is longer than on an idle one, CPU time
 much less so.  ``--importtime`` adds, per command, the modules whose import took longest (``python -X
 importtime``).  With ``PYTHONDONTWRITEBYTECODE`` set, Python compiles every module at every start; the
@@ -107,6 +109,9 @@ def main() -> None:
             else "cached"
         print(f"load average at start: {load:.1f} on {os.cpu_count()} CPU(s); bytecode {bytecode}")
         print(f"{'command':<15} {'wall median':>12} {'wall best':>10} {'CPU median':>11}")
+        runs = [timed([sys.executable, "-c", "pass"]) for _ in range(args.repeat)]  # the yardstick
+        print(f"{'(python alone)':<15} {statistics.median(r[0] for r in runs):>11.3f}s "
+              f"{min(r[0] for r in runs):>9.3f}s {statistics.median(r[1] for r in runs):>10.3f}s")
         for name, rest in commands(kernel).items():
             argv = [sys.executable, "-m", "ptospec.cli", *rest]
             timed(argv)  # fills the database cache (and the bytecode cache, where Python writes one)

@@ -150,7 +150,7 @@ def test_generation_is_deterministic(db, files) -> None:
     assert all(GENERATED in content[:200] for content in files.values())
 
 
-def test_check_names_stale_files_and_keeps_foreign_ones(tmp_path: Path, files, capsys) -> None:
+def test_check_names_stale_files_and_keeps_foreign_ones(tmp_path: Path, db, files, capsys) -> None:
     site = tmp_path / "site"
     write(files, site)
     assert stale(files, site) == []
@@ -159,10 +159,11 @@ def test_check_names_stale_files_and_keeps_foreign_ones(tmp_path: Path, files, c
     (site / "docs" / "en" / "index.md").write_text(f"<!-- {GENERATED} -->\nedited\n", encoding="utf-8")
     assert stale(files, site) == ["docs/en/index.md", "docs/en/old.md"]
     args = ["--specs", str(ROOT / "specs"), "docs", "build", "--site", str(site)]
-    assert main([*args, "--check"]) == 1
+    # the database in hand (its worked examples already computed for ``files``), as the kernels page hands it
+    assert main([*args, "--check"], database=db) == 1
     assert "docs/en/index.md" in capsys.readouterr().err
-    assert main([*args, "--no-html"]) == 0
-    assert main([*args, "--check"]) == 0
+    assert main([*args, "--no-html"], database=db) == 0
+    assert main([*args, "--check"], database=db) == 0
     assert (site / "docs" / "en" / "notes.md").read_text(encoding="utf-8") == "my own notes\n"
     assert not (site / "docs" / "en" / "old.md").exists()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .. import attrs
 from ..asm.forms import FORMS, print_template
 from ..expr.ast import Attr, walk
@@ -38,6 +40,9 @@ def language_link(lang: str, rel: str) -> str:
     return f'<a class="ptospec-lang" href="{href}" hreflang="{other}" lang="{other}">{name}</a>\n'
 
 
+_SPACE = re.compile(r"\s")  # what str.isspace calls white space
+
+
 def source_cell(db: Database, ref) -> str:
     """A source reference: a link into the upstream repository at the checked commit; seed pages are internal,
     and a reference that is no path in that repository (``PTOAS docs/...``, the assembler's) is plain text."""
@@ -45,7 +50,7 @@ def source_cell(db: Database, ref) -> str:
         return ""
     upstream = db.isa.upstream
     path = ref.ref.split("#", 1)[0]
-    if not upstream or any(ch.isspace() for ch in path):
+    if not upstream or _SPACE.search(path):
         return code(ref.ref)
     return f"[{code(ref.ref)}](https://github.com/{upstream['repository']}/blob/{upstream['commit']}/{path})"
 
