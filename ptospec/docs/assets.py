@@ -35,6 +35,7 @@ mtd {{ text-align: left; }}
   .md-typeset table:has(.ptospec-msg) tr {{ border-top: 1px solid var(--md-typeset-table-color); padding: 0.4em 0; }}
   .md-typeset .ptospec-msg {{ min-width: 0; }}
 }}
+.md-typeset .ptospec-output pre > code {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
 .md-typeset details.ptospec-diff > summary {{ font-weight: 600; }}
 .md-typeset details.ptospec-diff .pd-meta {{ font-size: 0.65rem; color: var(--md-default-fg-color--light); }}
 .ptospec-filter {{ display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 1em 0;

@@ -85,6 +85,12 @@ def _command(args: list[str]) -> str:
     return "ptospec " + " ".join(args)
 
 
+def _printed(body: str) -> str:
+    """A command and what it printed, its long lines wrapped on the page (``.ptospec-output``) so that a finding
+    at the end of a line stays in view."""
+    return f'<div class="ptospec-output" markdown="1">\n\n{fence(body, "text")}\n</div>\n'
+
+
 def _walk(db: Database, kernel: Kernel, source: str, work: Path, lang: str) -> list[str]:
     rel = (EXAMPLES / kernel.file).as_posix()
     (work / EXAMPLES).mkdir(parents=True, exist_ok=True)
@@ -96,7 +102,7 @@ def _walk(db: Database, kernel: Kernel, source: str, work: Path, lang: str) -> l
     out.append(label("kernel_ops", lang) + " " + ", ".join(f"[{op.upper()}](ops/{op}.md)" for op in ops) + ".\n")
     check = ["check-program", rel]
     out += [f"### {label('kernel_check', lang)}\n",
-            fence(_command(check) + "\n" + _ptospec(db, check, work), "text"),
+            _printed(_command(check) + "\n" + _ptospec(db, check, work)),
             label("kernel_check_read", lang) + "\n"]
     inputs = kernel.inputs()
     for name, array in inputs.items():
@@ -113,7 +119,7 @@ def _walk(db: Database, kernel: Kernel, source: str, work: Path, lang: str) -> l
     error = float(np.max(np.abs(got - expected)))
     described = ", ".join(f"{code(n)}: {a.shape[0]}×{a.shape[1]} {a.dtype}" for n, a in inputs.items())
     out += [f"### {label('kernel_run', lang)}\n", label("kernel_inputs", lang).format(inputs=described) + "\n",
-            fence(_command(run) + "\n" + printed, "text"),
+            _printed(_command(run) + "\n" + printed),
             label("kernel_result", lang).format(name=code(name), error=f"{error:.3g}") + "\n"]
     return out
 
@@ -137,6 +143,6 @@ def kernels_page(db: Database, lang: str) -> str:
         out += [f"## {label('kernel_finding_title', lang)}\n",
                 label("kernel_finding_intro", lang).format(file=code(file), line=changed[0] + 1, good=code(good),
                                                            bad=code(bad)) + "\n",
-                fence(_command(check) + "\n" + _ptospec(db, check, work), "text"),
+                _printed(_command(check) + "\n" + _ptospec(db, check, work)),
                 label("kernel_finding_read", lang) + "\n"]
     return "\n".join(out)

@@ -7,7 +7,8 @@ import re
 from .. import attrs
 from ..asm.forms import FORMS, print_template
 from ..expr.ast import Attr, walk
-from ..expr.latex import binding_latex, condition_latex, statement_latex, to_latex
+from ..expr.latex import LINE_EM, binding_latex, condition_latex, expression_latex, statement_latex, to_latex
+from ..expr.latex_width import latex_width
 from ..expr.parser import parse_expr
 from ..model import Database, DTypeTable, Mode, OpSpec, Rule
 from . import worked
@@ -57,6 +58,20 @@ def source_cell(db: Database, ref) -> str:
 
 def _math(latex: str) -> str:
     return math_inline(latex)
+
+
+NARROW_EM = 20.0  # formulas inside prose or a table's text column
+
+
+def _definitions(lets, separator: str) -> str:
+    """``k = ..., l = ...``: inline when they fit one line, else each on a line of its own (a display block,
+    or ``separator`` between them where blocks cannot go, as in a table cell)."""
+    rendered = [binding_latex(n, node) for n, node, _ in lets]
+    if sum(latex_width(r) for r in rendered) + 0.5 * len(rendered) <= LINE_EM:
+        return ", ".join(_math(r) for r in rendered)
+    if separator:
+        return separator.join(_math(r) for r in rendered)
+    return "\n\n" + "\n".join(math_block(r) for r in rendered)
 
 
 def _operand_users(op: OpSpec, var: str) -> list[str]:
@@ -125,10 +140,9 @@ def _check_cell(rule: Rule, lang: str) -> str:
     """The check, its definitions and its guard, each on a line of its own (long conditions broken too)."""
     parts = [_math(condition_latex(rule.check))] if rule.check is not None else []
     if rule.let:
-        defs = ", ".join(_math(binding_latex(n, node)) for n, node, _ in rule.let)
-        parts.append(f"{label('where', lang)} {defs}")
+        parts.append(f"{label('where', lang)} {_definitions(rule.let, '<br>')}")
     if rule.when is not None:
-        parts.append(f"{label('when', lang)} {_math(condition_latex(rule.when))}")
+        parts.append(f"{label('when', lang)} {_math(condition_latex(rule.when, LINE_EM - 5))}")
     return "<br>".join(parts)
 
 
@@ -198,7 +212,7 @@ def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
             for n, node, _ in r.let:
                 out.append(math_block(binding_latex(n, node)) + "\n")
             if r.check is not None:
-                out.append(math_block(to_latex(r.check)) + "\n")
+                out.append(math_block(condition_latex(r.check)) + "\n")
     return out
 
 
@@ -217,7 +231,7 @@ def _operand_text(db: Database, operand, lang: str) -> str:
         values = ", ".join(f"{code(v)} ({prose(text(enum.value_text[v], lang))})" for v in enum.values)
         meaning += f" — {code(enum.cpp)}: {values}"
     if operand.domain is not None:
-        meaning += f" — {label('domain', lang)} {_math(to_latex(operand.domain))}"
+        meaning += f" — {label('domain', lang)} {_math(condition_latex(operand.domain, NARROW_EM))}"
     if operand.alias_of:
         what = "alias_in_place" if operand.alias_in_place else "alias_view"
         meaning += f" — {label(what, lang)} {code(operand.alias_of)}, {label('alias_at', lang)} " \
@@ -239,7 +253,8 @@ def _as_written(stmt) -> str:
 def _state_table(db: Database, mode: Mode, lang: str) -> list[str]:
     """The configuration registers a mode writes (each field with its value) or reads (each field)."""
     if mode.effect is not None and mode.effect.sets:
-        rows = [[code(f"{reg}.{name}"), _math(to_latex(node)), prose(text(db.isa.state[reg].fields[name], lang))]
+        rows = [[code(f"{reg}.{name}"), _math(expression_latex(node, NARROW_EM)),
+                 prose(text(db.isa.state[reg].fields[name], lang))]
                 for reg, fields in mode.effect.sets.items() for name, (node, _text) in fields.items()]
         return [label("state_sets", lang) + "\n",
                 table([label("state_field", lang), label("value", lang), label("meaning", lang)], rows)]
@@ -296,8 +311,7 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
         for stmt in mode.semantics:
             out.append(math_block(statement_latex(stmt)) + "\n")
             if stmt.lets:
-                defs = ", ".join(_math(binding_latex(n, node)) for n, node, _ in stmt.lets)
-                out.append(f"{label('where', lang)} {defs}\n")
+                out.append(f"{label('where', lang)} {_definitions(stmt.lets, '')}\n")
         out.append(f'<details class="ptospec-source" markdown="1">\n<summary>{label("as_written", lang)}</summary>\n')
         out.append(fence(written, "text"))
         out.append("</details>\n")
@@ -345,7 +359,7 @@ def differences_block(db: Database, op: OpSpec, lang: str) -> list[str]:
             if obs.rules:
                 parts.append(f"{label('observed_rules', lang)} {', '.join(code(r) for r in obs.rules)}")
             if obs.when is not None:
-                parts.append(f"{label('observed_when', lang)} {_math(to_latex(obs.when))}")
+                parts.append(f"{label('observed_when', lang)} {_math(condition_latex(obs.when, NARROW_EM))}")
             out.append(f"- {'; '.join(parts)}")
         if d.observed:
             out.append("")

@@ -7,8 +7,12 @@ templates in ``functions.py`` so a new function needs no change here.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import fields, replace
+
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary
 from .functions import FUNCTIONS, REDUCTIONS
+from .latex_width import latex_width
 
 # Binding strength of each operator (higher binds tighter), as in the parser.
 _PREC = {
@@ -130,17 +134,6 @@ def _conjuncts(node: Node) -> list[Node]:
     return [node]
 
 
-def _condition_lines(key: str, node: Node) -> list[str]:
-    """``if c1 and c2 and c3`` as lines: one conjunct each when there are several, else one line."""
-    parts = _conjuncts(node)
-    if len(parts) < _CONJUNCTS_PER_LINE:
-        return [rf"\quad {word(key)}\ {to_latex(node)}"]
-    rendered = [_wrap(p, _PREC["and"] + 1) for p in parts]
-    first = rf"\quad {word(key)}\ {rendered[0]} \land"
-    middle = [rf"\qquad {r} \land" for r in rendered[1:-1]]
-    return [first, *middle, rf"\qquad {rendered[-1]}"]
-
-
 def _names(node: object) -> set[str]:
     """Every identifier a syntax tree uses (names, index variables, bases)."""
     found: set[str] = set()
@@ -176,53 +169,262 @@ def _hoisted_indices(stmt: Statement) -> tuple[Index, list[tuple[str, Node]]]:
     return Index(stmt.target.base, tuple(indices), stmt.target.view), named
 
 
+# Names for the parts of a wide value given lines of their own (after the index names above).
+_PART_NAMES = ("p", "q", "r", "s", "u", "v", "w", "k", "l", "m", "n", "t")
+_WIDE_INDEX_EM = 10.0  # an index expression wider than this gets a name and a line of its own
+
+
+def _hoisted_parts(node: Node, free: Iterator[str], named: list[tuple[str, Node]], top: bool = True,
+                   bound: frozenset[str] = frozenset()) -> Node:
+    """``node`` with each choice (``select``) inside it and each wide index expression replaced by a fresh
+    name, those names and parts appended to ``named``: a long value reads better as a short formula and
+    its parts on lines below. A part that uses a reduction's variable stays where it is (it is bound there)."""
+    def movable(part: Node) -> bool:
+        return not (_names(part) & bound)
+
+    if not top and isinstance(node, Call) and node.func == "select" and movable(node) and (
+            name := next(free, None)):
+        named.append((name, node))
+        return Name(name)
+    if isinstance(node, Reduce):
+        return replace(node, body=_hoisted_parts(node.body, free, named, False, bound | {node.var}))
+    if isinstance(node, Index):
+        indices = []
+        for index in node.indices:
+            if not isinstance(index, Name | Num) and latex_width(to_latex(index)) > _WIDE_INDEX_EM and movable(
+                    index) and (name := next(free, None)):
+                named.append((name, index))
+                indices.append(Name(name))
+            else:
+                indices.append(_hoisted_parts(index, free, named, False, bound))
+        return replace(node, indices=tuple(indices))
+    changes = {}
+    for f in fields(node):  # type: ignore[arg-type]
+        value = getattr(node, f.name)
+        if isinstance(value, tuple) and value and all(hasattr(v, "__dataclass_fields__") for v in value):
+            changes[f.name] = tuple(_hoisted_parts(v, free, named, False, bound) for v in value)
+        elif hasattr(value, "__dataclass_fields__"):
+            changes[f.name] = _hoisted_parts(value, free, named, False, bound)
+    return replace(node, **changes) if changes else node
+
+
 def _disjuncts(node: Node) -> list[Node]:
     if isinstance(node, Binary) and node.op == "or":
         return _disjuncts(node.left) + _disjuncts(node.right)
     return [node]
 
 
-def condition_latex(node: Node) -> str:
-    """A condition laid out to stay narrow: one line per alternative of a top-level ``or``, and an ``and`` of
-    several conjuncts one conjunct per line; a short condition stays one line."""
+# ---------------------------------------------------------------------------------------------- line layout
+# A formula wider than a page's column breaks into lines at its structure (``and``/``or`` chains, sums and
+# products, sets, relations, the cells of a brace of cases, a call's wide argument), judged by ``latex_width``.
+# The site's column holds about 37 em of display maths at 1280 px, and a rule table's check column about as
+# much of its smaller maths; LINE_EM leaves room for indentation and for the label in front of a guard.
+LINE_EM = 30.0
+_INDENT_EM = 1.0  # one \quad
+
+
+def _fits(latex: str, budget: float) -> bool:
+    return latex_width(latex) <= budget
+
+
+def _chain(node: Node, ops: tuple[str, ...]) -> list[tuple[str, Node]]:
+    """A chain of the same-strength operators ``ops`` as (operator, term) pairs, the first operator ``""``;
+    the right operand is taken apart only where the operator is associative (``a - (b - c)`` keeps its brackets
+    as one term)."""
+    if not (isinstance(node, Binary) and node.op in ops):
+        return [("", node)]
+    right = node.right
+    if node.op in ("and", "or", "+", "*") and isinstance(right, Binary) and right.op in ops and (
+            node.op != "*" or right.op == "*"):
+        tail = _chain(right, ops)
+    else:
+        tail = [("", right)]
+    return [*_chain(node.left, ops), (node.op, tail[0][1]), *tail[1:]]
+
+
+def _indent(lines: list[str], levels: int = 1) -> list[str]:
+    return [r"\quad " * levels + line for line in lines]
+
+
+def _block(lines: list[str]) -> str:
+    """Lines as one piece of maths (an array when there are several)."""
+    return lines[0] if len(lines) == 1 else r"\begin{array}{l} " + r" \\ ".join(lines) + r" \end{array}"
+
+
+def _join(left: list[str], glue: str, right: list[str]) -> list[str]:
+    """``left glue right``: the right part starts on the left part's last line, its other lines indented."""
+    return [*left[:-1], left[-1] + glue + right[0], *_indent(right[1:])]
+
+
+def _pack(terms: list[list[str]], budget: float) -> list[str]:
+    """Laid-out terms (each its lines, operators attached) set greedily onto lines of ``budget`` em; the
+    lines after the first are indented."""
+    lines: list[str] = []
+    for term in terms:
+        if not lines:
+            lines = list(term)
+            continue
+        joined = lines[-1] + " " + term[0]
+        if len(term) == 1 and _fits(joined, budget - (_INDENT_EM if len(lines) > 1 else 0.0)):
+            lines[-1] = joined
+        else:
+            lines += _indent(term)
+    return lines
+
+
+def _wrapped_lines(node: Node, min_prec: int, budget: float) -> list[str]:
+    r"""``node`` laid out, in brackets when it binds looser than ``min_prec``; brackets around several lines are
+    plain ones (a ``\left(`` cannot span lines)."""
+    if _prec(node) >= min_prec:
+        return layout(node, budget)
+    inner = layout(node, budget - 0.8)
+    if len(inner) == 1:
+        return [rf"\left({inner[0]}\right)"]
+    return ["(" + inner[0], *inner[1:-1], inner[-1] + ")"]
+
+
+def layout(node: Node, budget: float = LINE_EM) -> list[str]:
+    """``node`` as lines of LaTeX, broken at its structure where one line would be wider than ``budget`` em
+    (lines after the first indented)."""
+    latex = to_latex(node)
+    if _fits(latex, budget):
+        return [latex]
+    inner = budget - _INDENT_EM
+    match node:
+        case Binary(op="and" | "or" as op):
+            parts = [_wrapped_lines(term, _PREC[op] + 1, inner) for _, term in _chain(node, (op,))]
+            symbol = _SYMBOL[op]
+            return _pack([p if k == len(parts) - 1 else [*p[:-1], f"{p[-1]} {symbol}"]
+                          for k, p in enumerate(parts)], budget)
+        case Binary(op="+" | "-" | "*" as op):
+            ops = ("*",) if op == "*" else ("+", "-")
+            terms = []
+            for k, (sign, term) in enumerate(_chain(node, ops)):
+                lines = _wrapped_lines(term, _PREC[op] + (0 if k == 0 or sign == "+" else 1), inner)
+                terms.append(lines if k == 0 else [f"{_SYMBOL[sign]} {lines[0]}", *lines[1:]])
+            return _pack(terms, budget)
+        case Binary(op=op, left=left, right=right) if _PREC[op] == 4:  # a relation: break after it
+            return _join(layout(left, budget), f" {_SYMBOL[op]} ", _wrapped_lines(right, _PREC[op] + 1, inner))
+        case In(value=value, items=items) if len(items) > 1:
+            last = len(items) - 1
+            rendered = [to_latex(item) + ("," if k < last else r"\}") for k, item in enumerate(items)]
+            return _pack([[rf"{_wrap(value, 5)} \in \{{{rendered[0]}"], *([r] for r in rendered[1:])], budget)
+        case Call(func="select", args=(_, _, _)):
+            rows = []
+            while isinstance(node, Call) and node.func == "select" and len(node.args) == 3:
+                cond, value, node = node.args
+                rows.append((value, cond))
+            values = [_block(layout(v, inner / 2)) for v, _ in rows]
+            room = max(inner - max(latex_width(v) for v in values), inner / 2)
+            cells = [f"{v} & {_block(condition_lines(c, room))}" for v, (_, c) in zip(values, rows, strict=True)]
+            cells.append(f"{_block(layout(node, inner / 2))} & {word('otherwise')}")
+            return [r"\begin{cases}" + r" \\ ".join(cells) + r"\end{cases}"]
+        case Call(func=func, args=args) if (fn := FUNCTIONS.get(func)) is not None and len(args) == fn.arity:
+            # an argument too wide for its share of the line becomes a block of lines inside the call
+            share = max(inner / len(args), 12.0)
+            whole = latex_width(latex)
+            rendered = []
+            for arg in args:
+                text = to_latex(arg)
+                room = max(inner - (whole - latex_width(text)), 10.0)
+                rendered.append(text if _fits(text, share) else _block(layout(arg, room)))
+            return [fn.latex.format(*rendered)]
+        case Unary(op="not", operand=operand):
+            lines = _wrapped_lines(operand, _UNARY_PREC["not"], budget - 0.8)
+            return [r"\neg " + lines[0], *lines[1:]]
+    return [latex]
+
+
+def condition_lines(node: Node, budget: float = LINE_EM) -> list[str]:
+    """A condition as lines: one per alternative of a top-level ``or``; an ``and`` of several conjuncts one
+    conjunct per line (a list of requirements reads best as a column); any line still too wide broken at its
+    structure. A short condition stays one line."""
     lines: list[str] = []
     alternatives = _disjuncts(node)
     for k, alternative in enumerate(alternatives):
         parts = _conjuncts(alternative)
         tail = r" \lor" if k < len(alternatives) - 1 else ""
-        indent = "" if k == 0 else r"\quad "
+        level = 0 if k == 0 else 1
         if len(parts) < _CONJUNCTS_PER_LINE:
-            lines.append(indent + _wrap(alternative, _PREC["or"] + 1) + tail)
+            body = _wrapped_lines(alternative, _PREC["or"] + 1, budget - level * _INDENT_EM)
+            body[-1] += tail
+            lines += _indent(body, level)
             continue
-        rendered = [_wrap(p, _PREC["and"] + 1) for p in parts]
-        lines += [indent + (r"\quad " if j else "") + r + (r" \land" if j < len(rendered) - 1 else tail)
-                  for j, r in enumerate(rendered)]
-    if len(lines) == 1:
-        return lines[0]
-    return r"\begin{array}{l} " + r" \\ ".join(lines) + r" \end{array}"
+        for j, part in enumerate(parts):
+            first = level + (1 if j else 0)
+            body = _wrapped_lines(part, _PREC["and"] + 1, budget - first * _INDENT_EM)
+            body[-1] += r" \land" if j < len(parts) - 1 else tail
+            lines += _indent(body, first)
+    return lines
+
+
+def condition_latex(node: Node, budget: float = LINE_EM) -> str:
+    """A condition laid out to stay narrow (``condition_lines``), as one piece of maths."""
+    return _block(condition_lines(node, budget))
+
+
+def _guard_lines(key: str, node: Node) -> list[str]:
+    """``if c1 and c2 and c3`` under a statement: one conjunct per line when there are several."""
+    lead = rf"\quad {word(key)}\ "
+    budget = LINE_EM - 1.0 - latex_width(word(key)) - 0.3
+    parts = _conjuncts(node)
+    if len(parts) < _CONJUNCTS_PER_LINE:
+        body = layout(node, budget)
+        return [lead + body[0], *_indent(body[1:], 2)]
+    lines = []
+    for j, part in enumerate(parts):
+        body = _wrapped_lines(part, _PREC["and"] + 1, budget)
+        body[-1] += r" \land" if j < len(parts) - 1 else ""
+        lines += [(lead if j == 0 else r"\qquad ") + body[0], *_indent(body[1:], 3)]
+    return lines
+
+
+def _defined(name: str, node: Node, indent: int = 0) -> list[str]:
+    """``name = node``, the value broken into lines if it is too wide."""
+    head = identifier(name)
+    budget = LINE_EM - indent * _INDENT_EM - latex_width(head) - 1.3
+    return _join([head], " = ", layout(node, max(budget, LINE_EM / 2)))
 
 
 def statement_latex(stmt: Statement) -> str:
     """``target = value``, then on lines of their own the index ranges, the merge of repeated targets, the
-    guard (``if``) and the element filter (``where``), so that a long statement keeps its conditions in view."""
+    guard (``if``) and the element filter (``where``), so that a long statement keeps its conditions in view;
+    a value or condition still too wide is broken at its structure."""
     target, named = _hoisted_indices(stmt)
-    lines = [f"{to_latex(target)} = {to_latex(stmt.value)}"]
-    lines += [rf"\quad {identifier(name)} = {to_latex(node)}" for name, node in named]
+    head = to_latex(target)
+    budget = max(LINE_EM - latex_width(head) - 1.3, LINE_EM / 2)
+    shown = stmt.value
+    if not _fits(to_latex(shown), budget):
+        used = _names((stmt.target, stmt.value, stmt.domain, stmt.when, stmt.where)) | {n for n, _ in named}
+        free = (n for n in _PART_NAMES if n not in used)
+        shown = _hoisted_parts(shown, free, named)
+    value = layout(shown, budget)
+    lines = _join([head], " = ", value)
+    for name, node in named:
+        lines += _indent(_defined(name, node, 1))
     if stmt.domain:
-        lines.append(r"\quad " + ", ".join(f"0 \\le {identifier(v)} < {to_latex(b)}" for v, b in stmt.domain))
+        ranges = [_join([f"0 \\le {identifier(v)}"], " < ", layout(b, LINE_EM / 2)) for v, b in stmt.domain]
+        one = r"\quad " + ", ".join(r[0] for r in ranges)
+        if all(len(r) == 1 for r in ranges) and _fits(one, LINE_EM):
+            lines.append(one)
+        else:  # one range per line
+            lines += [line for r in ranges for line in _indent(r)]
     if stmt.combine in ("first", "last"):
         lines.append(rf"\quad {word(stmt.combine + '_wins')}")
     elif stmt.combine:
         lines.append(rf"\quad {word('combined', stmt.combine)}")
     if stmt.when is not None:
-        lines += _condition_lines("if", stmt.when)
+        lines += _guard_lines("if", stmt.when)
     if stmt.where is not None:  # element-wise filter: only these points are written
-        lines += _condition_lines("where", stmt.where)
-    if len(lines) == 1:
-        return lines[0]
-    return r"\begin{array}{l} " + r" \\ ".join(lines) + r" \end{array}"
+        lines += _guard_lines("where", stmt.where)
+    return _block(lines)
 
 
 def binding_latex(name: str, node: Node) -> str:
-    """A ``let`` binding: ``R = src.valid_row``."""
-    return f"{identifier(name)} = {to_latex(node)}"
+    """A ``let`` binding: ``R = src.valid_row`` (a long value broken into lines)."""
+    return _block(_defined(name, node))
+
+
+def expression_latex(node: Node, budget: float = LINE_EM) -> str:
+    """Any expression laid out to stay within ``budget`` em (``layout``), as one piece of maths."""
+    return _block(layout(node, budget))
