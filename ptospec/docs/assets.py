@@ -17,8 +17,9 @@ MATH_FONTS = '"DejaVu Math TeX Gyre", "STIX Two Math", "Latin Modern Math", "Not
 
 CSS = f"""/* {GENERATED} */
 math {{ font-family: {MATH_FONTS}; }}
-.ptospec-math {{ overflow-x: auto; overflow-y: hidden; margin: 0.8em 0; max-width: 100%; }}
-.ptospec-math math {{ font-size: 1.15em; }}
+.ptospec-math {{ overflow-x: auto; overflow-y: hidden; margin: 0.8em 0; max-width: 100%; padding-left: 1em; }}
+/* display formulas start at the left, one under another, instead of each centred on its own width */
+.ptospec-math math {{ font-size: 1.15em; display: inline math; math-style: normal; }}
 .md-typeset td math {{ font-size: 1.05em; }}
 .md-typeset table:not([class]) {{ font-size: 0.7rem; }}
 .md-typeset table:not([class]) td:nth-child(1) code {{ white-space: nowrap; word-break: keep-all; }}
@@ -57,7 +58,7 @@ table.ptospec-matrix td.pm-none {{ color: var(--md-default-fg-color--lighter); }
 table.ptospec-matrix td span {{ display: block; line-height: 1.25; }}
 .pw-example {{ margin: 0.8em 0; }}
 .pw-row {{ display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; margin: 0.4em 0; }}
-.pw-label {{ font-weight: 600; min-width: 4.5em; padding-top: 0.3em; }}
+.pw-label {{ font-weight: 600; flex-basis: 100%; }}
 .pw-tile {{ margin: 0; overflow-x: auto; max-width: 100%; }}
 .pw-tile figcaption {{ font-size: 0.62rem; margin-top: 0.2em; }}
 .pw-tile svg text {{ text-anchor: middle; font-family: var(--md-code-font-family, monospace);

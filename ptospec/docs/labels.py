@@ -292,6 +292,7 @@ LABELS: dict[str, dict[str, str]] = {
     "worked_mode": {"en": "mode", "zh": "模式"},
     "valid_region": {"en": "valid", "zh": "有效区域"},
     "cropped": {"en": "first 16 rows/columns shown", "zh": "仅显示前 16 行/列"},
+    "pad_value": {"en": "pad value", "zh": "填充值"},
     "worked_input": {"en": "Inputs", "zh": "输入"},
     "usage_notes": {"en": "Using it in a kernel", "zh": "在内核中使用"},
     "usage_asynchronous": {"en": "Asynchronous.", "zh": "异步。"},

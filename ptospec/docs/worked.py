@@ -37,6 +37,8 @@ READABLE = ("i32", "i16", "i8", "u32", "u16", "u8", "f32", "f16", "bf16")
 MAX_CELLS = 16  # a grid wider or taller than this is drawn cropped
 
 CELL = 30
+SMALL_CELL = 20  # the cells of a grid with more than SMALL_ABOVE rows or columns
+SMALL_ABOVE = 8
 GAP = 26
 
 
@@ -194,36 +196,39 @@ def _grid(name: str, desc: TileDesc, values: np.ndarray, kind: str, lang: str,
     elements highlighted, grid lines as one path, one text per shown value (an input's valid region, or its
     whole tile when the semantics read it: ``whole``)."""
     rows, cols = min(desc.rows, MAX_CELLS), min(desc.cols, MAX_CELLS)
+    cell, font = (CELL, 11) if max(rows, cols) <= SMALL_ABOVE else (SMALL_CELL, 9)  # two 16 x 16 tiles side by side
     vr, vc = min(desc.valid_row or 0, rows), min(desc.valid_col or 0, cols)
-    width, height = cols * CELL + 2, rows * CELL + 2
-    parts = [f'<rect class="pw-outside" x="1" y="1" width="{cols * CELL}" height="{rows * CELL}"/>']
+    width, height = cols * cell + 2, rows * cell + 2
+    parts = [f'<rect class="pw-outside" x="1" y="1" width="{cols * cell}" height="{rows * cell}"/>']
     if vr and vc:
-        parts.append(f'<rect class="pw-valid" x="1" y="1" width="{vc * CELL}" height="{vr * CELL}"/>')
+        parts.append(f'<rect class="pw-valid" x="1" y="1" width="{vc * cell}" height="{vr * cell}"/>')
     texts = []
     for i in range(rows):
         for j in range(cols):
-            x, y = 1 + j * CELL, 1 + i * CELL
+            x, y = 1 + j * cell, 1 + i * cell
             if kind == "in":
                 shown = whole or (i < vr and j < vc)
             else:
                 shown = written is not None and bool(written[i, j])
                 if shown:
-                    parts.append(f'<rect class="pw-written" x="{x}" y="{y}" width="{CELL}" height="{CELL}"/>')
+                    parts.append(f'<rect class="pw-written" x="{x}" y="{y}" width="{cell}" height="{cell}"/>')
             if shown:
                 txt = _fmt(values[i, j])
-                size = "" if len(txt) <= 4 else ' font-size="9"'
-                texts.append(f'<text x="{x + CELL // 2}" y="{y + CELL // 2 + 4}"{size}>{escape(txt)}</text>')
-    lines = "".join(f"M1 {1 + i * CELL}h{cols * CELL}" for i in range(rows + 1))
-    lines += "".join(f"M{1 + j * CELL} 1v{rows * CELL}" for j in range(cols + 1))
+                size = "" if len(txt) <= 4 else f' font-size="{font - 2}"'
+                texts.append(f'<text x="{x + cell // 2}" y="{y + cell // 2 + 4}"{size}>{escape(txt)}</text>')
+    lines = "".join(f"M1 {1 + i * cell}h{cols * cell}" for i in range(rows + 1))
+    lines += "".join(f"M{1 + j * cell} 1v{rows * cell}" for j in range(cols + 1))
     parts.append(f'<path class="pw-lines" d="{lines}"/>')
     if vr and vc:
-        parts.append(f'<rect class="pw-region" x="1" y="1" width="{vc * CELL}" height="{vr * CELL}"/>')
+        parts.append(f'<rect class="pw-region" x="1" y="1" width="{vc * cell}" height="{vr * cell}"/>')
     crop = desc.rows > rows or desc.cols > cols
     caption = (f"{name}: {desc.rows}×{desc.cols} {desc.dtype}, {label('valid_region', lang)} "
-               f"{desc.valid_row or 0}×{desc.valid_col or 0}" + (f" ({label('cropped', lang)})" if crop else ""))
+               f"{desc.valid_row or 0}×{desc.valid_col or 0}"
+               + (f", {label('pad_value', lang)} {desc.pad}" if desc.pad != "Null" else "")
+               + (f" ({label('cropped', lang)})" if crop else ""))
     role = label("worked_input" if kind == "in" else "worked_output", lang)
     return (f'<figure class="pw-tile"><svg role="img" aria-label="{escape(role)} {escape(caption)}" '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-size="11">'
+            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-size="{font}">'
             + "".join(parts) + "".join(texts) + f"</svg><figcaption>{escape(caption)}</figcaption></figure>")
 
 

@@ -321,6 +321,14 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             return [r"\begin{cases}" + r" \\ ".join(cells) + r"\end{cases}"]
         case Call(func=func, args=args) if (fn := FUNCTIONS.get(func)) is not None and len(args) == fn.arity:
             # an argument too wide for its share of the line becomes a block of lines inside the call
+            tail = "(" + ", ".join(f"{{{k}}}" for k in range(len(args))) + ")"
+            if fn.latex.endswith(tail):  # name(a, b, ...): the arguments set onto lines like a list
+                head = fn.latex[: -len(tail)].format()
+                items = [_wrapped_lines(a, 0, inner) for a in args]
+                items = [item if k == len(items) - 1 else [*item[:-1], item[-1] + ","] for k, item in enumerate(items)]
+                items[0] = [f"{head}({items[0][0]}", *items[0][1:]]
+                items[-1] = [*items[-1][:-1], items[-1][-1] + ")"]
+                return _pack(items, budget)
             share = max(inner / len(args), 12.0)
             whole = latex_width(latex)
             rendered = []
@@ -329,6 +337,10 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
                 room = max(inner - (whole - latex_width(text)), 10.0)
                 rendered.append(text if _fits(text, share) else _block(layout(arg, room)))
             return [fn.latex.format(*rendered)]
+        case Reduce(body=body):
+            head = latex[: len(latex) - len(_wrap(body, 6))]  # the operator and its range
+            lines = _wrapped_lines(body, 6, max(budget - latex_width(head), LINE_EM / 2))
+            return [head + _block(lines)] if lines[0].startswith(r"\begin{cases}") else [head + lines[0], *lines[1:]]
         case Unary(op="not", operand=operand):
             lines = _wrapped_lines(operand, _UNARY_PREC["not"], budget - 0.8)
             return [r"\neg " + lines[0], *lines[1:]]
