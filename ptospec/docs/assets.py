@@ -35,8 +35,12 @@ mtd {{ text-align: left; }}
   .md-typeset table:has(.ptospec-msg) td {{ border-top: none; padding-top: 0.3em; padding-bottom: 0.3em; }}
   .md-typeset table:has(.ptospec-msg) tr {{ border-top: 1px solid var(--md-typeset-table-color); padding: 0.4em 0; }}
   .md-typeset .ptospec-msg {{ min-width: 0; }}
+  /* formulas a little smaller, flush left: more of each line in view */
+  .ptospec-math {{ padding-left: 0; }}
+  .ptospec-math math {{ font-size: 1em; }}
+  .md-typeset td math {{ font-size: 0.95em; }}
 }}
-.md-typeset .ptospec-output pre > code {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+.md-typeset .ptospec-output pre > code {{ white-space: pre-wrap; overflow-wrap: anywhere; padding-right: 2.4em; }}
 .md-typeset details.ptospec-diff > summary {{ font-weight: 600; }}
 .md-typeset details.ptospec-diff .pd-meta {{ font-size: 0.65rem; color: var(--md-default-fg-color--light); }}
 .ptospec-filter {{ display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 1em 0;

@@ -214,7 +214,7 @@ def _grid(name: str, desc: TileDesc, values: np.ndarray, kind: str, lang: str,
                     parts.append(f'<rect class="pw-written" x="{x}" y="{y}" width="{cell}" height="{cell}"/>')
             if shown:
                 txt = _fmt(values[i, j])
-                size = "" if len(txt) <= 4 else f' font-size="{font - 2}"'
+                size = "" if len(txt) <= (4 if cell == CELL else 2) else f' font-size="{font - 2}"'
                 texts.append(f'<text x="{x + cell // 2}" y="{y + cell // 2 + 4}"{size}>{escape(txt)}</text>')
     lines = "".join(f"M1 {1 + i * cell}h{cols * cell}" for i in range(rows + 1))
     lines += "".join(f"M{1 + j * cell} 1v{rows * cell}" for j in range(cols + 1))
