@@ -138,6 +138,16 @@ def test_syntax_error_position(tmp_path):
     assert str(err.value).startswith("bad.pto:")
 
 
+def test_an_instruction_without_its_name_is_a_syntax_error():
+    # "pto." with nothing after the dot is no instruction name: refused where it stands, not counted as
+    # an instruction the database lacks
+    text = "module {\n  func.func @k() {\n    pto.%t, %x ins(%t : !a) outs(%t : !a)\n    return\n  }\n}\n"
+    with pytest.raises(PtospecError) as err:
+        parse_program(text, "bad.pto")
+    assert err.value.rule == "program.syntax"
+    assert str(err.value).startswith("bad.pto:3:8:")
+
+
 SHARED = f"""
 module {{
   func.func @alias(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{

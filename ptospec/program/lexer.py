@@ -58,7 +58,8 @@ def int_literal(text: str) -> int | None:
 
 
 _MASTER = re.compile("|".join(f"(?P<{k}>{p})" for k, p in _SIMPLE))
-_WORD = re.compile(r"[!#]?[A-Za-z_][A-Za-z0-9_.$]*")
+# dotted names (pto.tadd, arith.constant): a dot is always followed by more of the name, so "pto." alone is no word
+_WORD = re.compile(r"[!#]?[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z0-9_$]+)*")
 _BODY_WORDS = {"memref", "tensor", "vector", "dense", "complex", "tuple", "affine_map", "strided", "array",
                "dense_resource", "sparse", "opaque", "distinct"}
 
