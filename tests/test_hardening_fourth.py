@@ -243,3 +243,28 @@ def test_the_ptoas_build_cache_must_be_private(tmp_path, db, monkeypatch):
         build.build_ptoas(spec, source, build_dir=planted)
     monkeypatch.setenv("PTOSPEC_PTOAS_CACHE", "~/ptoas-cache")
     assert build.default_cache() == Path(os.path.expanduser("~/ptoas-cache"))
+
+
+# ------------------------------------------------------------------ the lowered form's views
+
+
+def test_a_negative_offset_or_stride_of_a_reinterpret_cast_is_named_where_it_is_written(db):
+    """It used to surface at the instruction that read the view, as a syntax error of a descriptor the user
+    never wrote ('strides must look like 32x1 ... strides=32x-100000')."""
+    import numpy as np
+    import pytest
+
+    from ptospec.errors import PtospecError
+    from ptospec.program.api import check_program, run_program
+    from ptospec.program.syntax import parse_program
+
+    text = (REPO / "tests" / "programs" / "memref_add.pto").read_text(encoding="utf-8")
+    text = text.replace("offset: [%c0]", "offset: [%c1]").replace("%c1 = arith.constant 1 : index",
+                                                                    "%c1 = arith.constant -7 : index")
+    program = parse_program(text, "neg.pto")
+    found = {v.rule for v in check_program(db, program).violations}
+    assert {"memref.cast-offset", "memref.cast-extent"} <= found
+    with pytest.raises(PtospecError) as caught:
+        run_program(db, program, {n: np.ones(512, np.float32) for n in "xyz"})
+    assert caught.value.rule in ("memref.cast-offset", "memref.cast-extent")
+    assert "-7" in str(caught.value) and "neg.pto:" in caught.value.one_line()

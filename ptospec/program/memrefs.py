@@ -202,8 +202,10 @@ def _reinterpret_cast(w: Walker, op: Operation) -> None:
     mt = memref(w, op, c.type())
     sizes, strides = lists["sizes"], lists["strides"]
     glob = int(isinstance(source, PartitionView) and is_global(w.spec, mt))
+    offset = lists["offset"][0] if len(lists["offset"]) == 1 else UNKNOWN
     w.program_rules(op, "memref.reinterpret_cast", {"rank": len(sizes), "strides_count": len(strides),
-                                                    "global": glob}, table="memrefs")
+                                                    "global": glob, "offset": offset},
+                    [{"size": n, "stride": s} for n, s in zip(sizes, strides, strict=False)], table="memrefs")
     if not glob or len(lists["offset"]) != 1:
         w.bind(op, [UNKNOWN])
         return
