@@ -99,8 +99,12 @@ def _parse(text: str, display: str) -> Located:
         line = mark.line + 1 if mark else 1
         problem = exc.problem or exc.context or "malformed YAML"
         raise SpecError(f"YAML syntax error: {problem}", where=f"{display}:{line}", rule="yaml.syntax") from exc
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses: its line, and one line of message
+        line = text.count("\n", 0, exc.position) + 1
+        problem = str(exc).splitlines()[0]
+        raise SpecError(f"YAML syntax error: {problem}", where=f"{display}:{line}", rule="yaml.syntax") from exc
     except yaml.YAMLError as exc:
-        raise SpecError(f"YAML error: {exc}", where=display, rule="yaml.syntax") from exc
+        raise SpecError(f"YAML error: {' '.join(str(exc).split())}", where=display, rule="yaml.syntax") from exc
     except (RecursionError, MemoryError):
         raise SpecError("YAML document is nested too deeply", where=display, rule="yaml.too-deep") from None
     finally:

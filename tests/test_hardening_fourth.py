@@ -268,3 +268,18 @@ def test_a_negative_offset_or_stride_of_a_reinterpret_cast_is_named_where_it_is_
         run_program(db, program, {n: np.ones(512, np.float32) for n in "xyz"})
     assert caught.value.rule in ("memref.cast-offset", "memref.cast-extent")
     assert "-7" in str(caught.value) and "neg.pto:" in caught.value.one_line()
+
+
+# ------------------------------------------------------------------ spec files
+
+
+def test_a_character_yaml_refuses_is_one_line_with_its_line(tmp_path, capsys):
+    from ptospec.cli import main
+
+    path = tmp_path / "tadd.yaml"
+    path.write_bytes(b"name: tadd\nsummary: {en: \"a\x1fb\"}\n")
+    assert main(["lint", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:2: [yaml.syntax] YAML syntax error: unacceptable character #x001f" in err
+    assert "position" not in err and "<unicode string>" not in err
+
