@@ -283,3 +283,34 @@ def test_a_character_yaml_refuses_is_one_line_with_its_line(tmp_path, capsys):
     assert f"{path}:2: [yaml.syntax] YAML syntax error: unacceptable character #x001f" in err
     assert "position" not in err and "<unicode string>" not in err
 
+
+
+def test_merge_reports_reads_only_a_regular_report_of_sane_depth(tmp_path, capsys):
+    """A pipe made merge-reports wait forever, /dev/zero read until memory ran out, a deeply nested report was
+    an internal error."""
+    import os
+
+    from ptospec.cli import main
+
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    for name in ("pipe.json", "zero.json", "deep.json"):
+        assert main(["merge-reports", "--out", str(tmp_path / "out"), str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "[merge.read]" in err, err
+
+
+def test_an_input_that_is_a_pipe_is_named_as_one(tmp_path):
+    import os
+
+    import pytest
+
+    from ptospec.commands._arrays import load_arrays
+    from ptospec.errors import InvocationError
+
+    os.mkfifo(tmp_path / "x.npy")
+    with pytest.raises(InvocationError, match="not a regular file"):
+        load_arrays(str(tmp_path / "x.npy"), "--input")
+    with pytest.raises(InvocationError, match="no such file"):
+        load_arrays(str(tmp_path / "missing.npy"), "--input")

@@ -23,7 +23,8 @@ def load_arrays(path: str, where: str, limit: int = MAX_INPUT_BYTES) -> dict[str
 
     p = Path(path)
     if not p.is_file():
-        raise InvocationError(f"no such file: {path}", rule="run.input", where=where)
+        what = "not a regular file (a pipe, a device or a folder)" if p.exists() else "no such file"
+        raise InvocationError(f"{what}: {path}", rule="run.input", where=where)
     try:
         if zipfile.is_zipfile(p):
             with zipfile.ZipFile(p) as archive:

@@ -11,18 +11,22 @@ import os
 from pathlib import Path
 
 from ..errors import InvocationError
+from ..inputs import read_regular
 from ..outputs import replace_in
 
 _NOT_SUMMED = {"derived_per_fixed_case"}  # the same in every shard
 
 
+MAX_REPORT = 1 << 30  # a report.json of every divergence of every op is tens of megabytes
+
+
 def read_report(path: Path) -> dict:
     file = path / "report.json" if path.is_dir() else path
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(file, MAX_REPORT).decode("utf-8"))
     except OSError as exc:
         raise InvocationError(f"cannot read {file}: {exc.strerror}", rule="merge.read") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise InvocationError(f"{file} is not JSON: {exc}", rule="merge.read") from None
     if not isinstance(data, dict) or "divergences" not in data or "totals" not in data:
         raise InvocationError(f"{file} is not a report.json of `ptospec conformance`", rule="merge.read")
