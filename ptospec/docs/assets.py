@@ -35,6 +35,10 @@ mtd {{ text-align: left; }}
   .md-typeset table:has(.ptospec-msg) td {{ border-top: none; padding-top: 0.3em; padding-bottom: 0.3em; }}
   .md-typeset table:has(.ptospec-msg) tr {{ border-top: 1px solid var(--md-typeset-table-color); padding: 0.4em 0; }}
   .md-typeset .ptospec-msg {{ min-width: 0; }}
+  /* the stacked rule table as wide as the screen: its messages wrap in view, a long formula scrolls in its cell */
+  .md-typeset .md-typeset__table:has(.ptospec-msg) {{ display: block; }}
+  .md-typeset table:has(.ptospec-msg) {{ width: 100%; }}
+  .md-typeset table:has(.ptospec-msg) td {{ overflow-x: auto; }}
   /* formulas a little smaller, flush left: more of each line in view */
   .ptospec-math {{ padding-left: 0; }}
   .ptospec-math math {{ font-size: 1em; }}
