@@ -151,9 +151,10 @@ class Screen:
         return any(self.admits(op, mode, {var: t, **dict(zip(others, c, strict=False))}) for c in combos)
 
 
-def omitted(op: OpSpec, profile: str, var: str) -> set[str]:
-    """The dtypes the op's differences record as left out of ``profile``'s table for ``var``."""
-    return {t for d in op.differences for o in d.omits if o.profile == profile and o.var == var for t in o.dtypes}
+def omitted(op: OpSpec, profile: str, var: str, mode: str) -> set[str]:
+    """The dtypes the op's differences record as left out of ``profile``'s table for ``var`` in ``mode``."""
+    return {t for d in op.differences for o in d.omits
+            if o.profile == profile and o.var == var and (not o.modes or mode in o.modes) for t in o.dtypes}
 
 
 def main() -> int:
@@ -183,7 +184,7 @@ def main() -> int:
                     continue
                 for cls, var, types in screen.screen(op, mode):
                     if cls == "stricter":
-                        recorded = omitted(op, profile, var)
+                        recorded = omitted(op, profile, var, mode.name)
                         done = [t for t in types if t in recorded]
                         counts["recorded"] += len(done)
                         if args.verbose and done:

@@ -498,6 +498,7 @@ class Omission:
     profile: str
     var: str
     dtypes: tuple[str, ...]
+    modes: tuple[str, ...] = ()  # the modes whose rows leave them out (empty: every mode of the table)
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,25 @@ def test_a_recorded_omission_must_be_absent_from_the_table(tmp_path):
     assert any("omits: a5 T lists i8" in str(e) for e in raised.value.errors)
 
 
+def test_an_omission_of_some_modes_is_checked_against_their_rows_only(tmp_path):
+    import shutil
+
+    db_dir = tmp_path / "specs"
+    shutil.copytree(ROOT / "specs", db_dir)
+    path = db_dir / "ops" / "tmov.yaml"
+    text = path.read_text()
+    # f16 is in the default row: an omission of mat_to_scale may name it, one of default may not
+    assert "dtypes: [f16, bf16, f32, i8, f8e4m3, f8e5m2, f4e2m1x2], modes: [mat_to_scale]" in text
+    path.write_text(text.replace("f4e2m1x2], modes: [mat_to_scale]}", "f4e2m1x2], modes: [default]}"))
+    with pytest.raises(DatabaseErrors) as raised:
+        load_database(str(db_dir), reuse=False)
+    assert any("omits: a5 T lists bf16, f16, f32, f4e2m1x2, f8e4m3, f8e5m2, i8" in str(e) for e in raised.value.errors)
+    path.write_text(text.replace("f4e2m1x2], modes: [mat_to_scale]}", "f4e2m1x2], modes: [no_such_mode]}"))
+    with pytest.raises(DatabaseErrors) as raised:
+        load_database(str(db_dir), reuse=False)
+    assert any("omits: unknown mode(s) no_such_mode" in str(e) for e in raised.value.errors)
+
+
 needs_upstream = pytest.mark.skipif(not (PTO_ISA / "include/pto/npu/a5").is_dir(),
                                     reason=f"needs a pto-isa checkout at {PTO_ISA} (PTO_ISA_ROOT)")
 

@@ -16,7 +16,7 @@ def build_differences(ctx: OpContext, modes: tuple[Mode, ...], rules: tuple[Rule
         ctx.check_sources(dp, [c["source"] for c in diff["claims"]])
         observed = tuple(_observation(ctx, (*dp, "observed", j), obs, modes, rule_ids)
                          for j, obs in enumerate(diff.get("observed", [])))
-        omits = tuple(_omission(ctx, dp, o, tables) for o in diff.get("omits", ()))
+        omits = tuple(_omission(ctx, dp, o, tables, modes) for o in diff.get("omits", ()))
         differences.append(
             Difference(diff["id"], diff["topic"], tuple((c["source"], dict(c["says"])) for c in diff["claims"]),
                        diff["resolution"], diff["kind"], ctx.src.line(dp), observed, omits)
@@ -24,18 +24,27 @@ def build_differences(ctx: OpContext, modes: tuple[Mode, ...], rules: tuple[Rule
     return tuple(differences)
 
 
-def _omission(ctx: OpContext, dp: tuple, o: dict, tables: dict[str, DTypeTable]) -> Omission:
-    """Types a header admits that the table leaves out: they must be known dtypes absent from that table."""
+def _omission(ctx: OpContext, dp: tuple, o: dict, tables: dict[str, DTypeTable],
+              modes: tuple[Mode, ...]) -> Omission:
+    """Types a header admits that the table leaves out: they must be known dtypes absent from that table (from
+    the rows of ``modes``, when the omission names some)."""
     table = tables.get(o["profile"])
-    if table is None or not any(o["var"] in r.types for r in table.rows):
-        ctx.add(dp, f"omits: no {o['profile']} table with type variable {o['var']}", "op.omits")
+    only = tuple(o.get("modes", ()))
+    unknown_modes = sorted(set(only) - {m.name for m in modes})
+    if unknown_modes:
+        ctx.add(dp, f"omits: unknown mode(s) {', '.join(unknown_modes)}", "op.omits")
+    rows = () if table is None else tuple(r for r in table.rows
+                                          if not only or not r.modes or set(r.modes) & set(only))
+    if table is None or not any(o["var"] in r.types for r in rows):
+        where = f" (modes {', '.join(only)})" if only else ""
+        ctx.add(dp, f"omits: no {o['profile']} table with type variable {o['var']}{where}", "op.omits")
     else:
-        listed = {t for r in table.rows for t in r.types.get(o["var"], ())} & set(o["dtypes"])
+        listed = {t for r in rows for t in r.types.get(o["var"], ())} & set(o["dtypes"])
         unknown = set(o["dtypes"]) - set(ctx.isa.dtypes)
         if listed or unknown:
             ctx.add(dp, f"omits: {o['profile']} {o['var']} lists {', '.join(sorted(listed | unknown))}: a recorded "
                     "omission must be a known dtype absent from the table", "op.omits")
-    return Omission(o["profile"], o["var"], tuple(o["dtypes"]))
+    return Omission(o["profile"], o["var"], tuple(o["dtypes"]), only)
 
 
 def _observation(ctx: OpContext, op_path: tuple, obs: dict, modes: tuple[Mode, ...], rule_ids: set[str]) -> Observation:
