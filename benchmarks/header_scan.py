@@ -528,6 +528,9 @@ class Evaluator:
         missing = [p for p in plain[len(targs):] if not p.default and p.name not in inner.names]
         if missing and any(p.kind != "type" for p in missing):
             return None
+        given = " ".join(ptype for ptype, _, _ in fn.params[:len(args)])
+        if any(not re.search(rf"\b{re.escape(p.name)}\b", given) for p in missing):
+            return None  # a type parameter neither given nor deducible from an argument: not viable
         return inner
 
     def argument(self, text: str, scope: Scope) -> object:

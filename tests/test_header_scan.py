@@ -223,3 +223,10 @@ def test_a_call_under_a_run_time_if_is_instantiated(a2a3_screen):
     # TCI with a scratch tile calls TMULS under a plain if: its assertion rejects unsigned types
     op, mode = _mode("tci", "tmp")
     assert a2a3_screen.admits(op, mode, {"T": "i16"}) and not a2a3_screen.admits(op, mode, {"T": "u16"})
+
+
+@needs_upstream
+def test_an_overload_whose_type_parameter_cannot_be_deduced_is_not_viable(a5_screen):
+    # a5 TCI calls CheckValid<TileData, T>(); TGATHER's CheckValid<Dst, Src0, Src1>() cannot take that call
+    op, mode = _mode("tci", "default")
+    assert a5_screen.admits(op, mode, {"T": "i16"}) and not a5_screen.admits(op, mode, {"T": "f32"})
