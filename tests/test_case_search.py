@@ -59,7 +59,7 @@ def _run(*args: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         code = pytest.main([str(ROOT / "generated_tests" / "test_tabs.py"), "--pto-profile=a5", "-p",
-                            "no:cacheprovider", "--capture=sys", "-q", "-o", "addopts=", *args])
+                            "no:cacheprovider", "--capture=sys", "-q", "-o", "addopts=", "-p", "no:benchmark", *args])
     return int(code), out.getvalue()
 
 

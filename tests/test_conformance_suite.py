@@ -26,7 +26,7 @@ def run_suite(tmp_path: Path, backend: str, module: str, profile: str, *extra: s
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         code = pytest.main([str(SUITE / module), f"--pto-backend={backend}", f"--pto-profile={profile}",
                             f"--pto-report={report}", "-p", "no:cacheprovider", "--capture=sys", "-q", "-o", "addopts=",
-                            *extra])
+                            "-p", "no:benchmark", *extra])
     data = json.loads(report.read_text()) if report.exists() else {}
     return int(code), data, out.getvalue()
 
@@ -128,7 +128,7 @@ def test_auto_workers_leave_other_backends_in_one_process(backend, spread, monke
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         pytest.main([str(SUITE / "test_tmax.py"), f"--pto-backend={backend}", "-n", "auto", "--collect-only",
-                     "-p", "no:cacheprovider", "-q", "-o", "addopts="], plugins=[Seen()])
+                     "-p", "no:cacheprovider", "-q", "-o", "addopts=", "-p", "no:benchmark"], plugins=[Seen()])
     assert Seen.numprocesses == (2 if spread else 0)
 
 
