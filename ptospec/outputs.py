@@ -94,14 +94,7 @@ def replace_in(folder: str | os.PathLike, rel: str, data: str | bytes) -> Path:
     one by one: a symbolic link found there (or between ``folder`` and it) is refused, never written through,
     so a link planted in a shared report folder cannot point the write elsewhere.  ``folder`` itself may be a
     link (the user named it).  Missing folders below ``folder`` are created."""
-    root = Path(os.path.realpath(folder))
-    path = target(root, rel)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}", where=str(path),
-                          rule="output.write") from None
-    return replace_file(path, data)
+    return _replace_below(Path(os.path.realpath(folder)), rel, data)
 
 
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
@@ -131,13 +124,18 @@ def _umask() -> int:
 
 def write_atomic(root: Path, rel: str, text: str) -> Path:
     """Write ``text`` to ``root/rel`` via a temporary file in the same folder and a rename."""
+    return _replace_below(root, rel, text, 0o644)
+
+
+def _replace_below(root: Path, rel: str, data: str | bytes, mode: int | None = None) -> Path:
+    """``replace_file`` of ``root/rel`` (checked by ``target``), creating the folders between."""
     path = target(root, rel)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}", where=str(path),
                           rule="output.write") from None
-    return replace_file(path, text, 0o644)
+    return replace_file(path, data, mode)
 
 
 def remove(root: Path, rel: str) -> None:
