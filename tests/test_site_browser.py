@@ -341,7 +341,9 @@ def test_search_from_disk(browser: Browser, site: Path) -> None:
     """Opened from ``file://``: no Web Worker, no fetch; the search still answers (see WORKER_SHIM)."""
     tab = browser.page((site / "en" / "ops" / "tload.html").as_uri() + "?q=tmatmul_acc")
     try:
-        tab.wait_for("document.querySelector('.md-search-result__item > a')", timeout=20)
+        # a DOM node does not come back through the protocol (it reads as nothing): wait on a boolean
+        assert tab.wait_for("!!document.querySelector('.md-search-result__item > a')", timeout=20), \
+            "no search result from disk within 20 s"
         href = tab.evaluate("document.querySelector('.md-search-result__item > a').getAttribute('href')")
     finally:
         tab.close()
