@@ -9,95 +9,81 @@ name matching; a directory without an entry is matched by name. Loaded and check
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SpecError
+from .errors import ExprError, SpecError
+from .expr.ast import Binary, Call, Name, Node, Num, Unary
+from .expr.parser import parse_expr
 from .loader import DatabaseErrors, Issues, check_schema
 from .model import Database
 from .yamlsource import read_yaml
 
 FILE = "goldens.yaml"
 PLATFORMS = ("a2a3", "a5", "cpu")
-_TOKEN = re.compile(r"\s*(?:(\d+)|([a-z_][a-z0-9_]*)|(//|[-+*%(),]))")
 FUNCTIONS = {"roundup": lambda x, n: -(-x // n) * n, "max": max, "min": min}  # name -> function of two integers
+_OPS = {"+": int.__add__, "-": int.__sub__, "*": int.__mul__, "//": int.__floordiv__, "%": int.__mod__}
 
 
 @dataclass(frozen=True)
 class Extent:
     """An integer expression over case parameters: integers, names, ``+ - * // %``, parentheses and the
     functions ``roundup(x, n)``, ``max(a, b)``, ``min(a, b)`` (``valid_col0 + valid_col1``, ``roundup(k, 64) // 32``);
-    parsed by hand, never evaluated as Python."""
+    read by the spec's expression parser, never evaluated as Python."""
 
     text: str
-    tree: tuple
+    tree: Node
 
     def value(self, params: dict[str, object]) -> int | None:
         return _value(self.tree, params)
 
 
-def _value(node: tuple, params: dict[str, object]) -> int | None:
-    if node[0] == "int":
-        return node[1]
-    if node[0] == "name":
-        v = params.get(node[1])
+def _value(node: Node, params: dict[str, object]) -> int | None:
+    if isinstance(node, Num):
+        return int(node.value)
+    if isinstance(node, Name):
+        v = params.get(node.id)
         return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
-    a, b = _value(node[1], params), _value(node[2], params)
-    if a is None or b is None or (node[0] in ("//", "%", "roundup") and b == 0):
+    if isinstance(node, Unary):
+        v = _value(node.operand, params)
+        return None if v is None else -v
+    op, (a, b) = (node.op, (node.left, node.right)) if isinstance(node, Binary) else (node.func, node.args)
+    a, b = _value(a, params), _value(b, params)
+    if a is None or b is None or (op in ("//", "%", "roundup") and b == 0):
         return None
-    return FUNCTIONS[node[0]](a, b) if node[0] in FUNCTIONS else _OPS[node[0]](a, b)
+    return FUNCTIONS[op](a, b) if op in FUNCTIONS else _OPS[op](a, b)
 
 
-_OPS = {"+": int.__add__, "-": int.__sub__, "*": int.__mul__, "//": int.__floordiv__, "%": int.__mod__}
+def _integer_expression(node: Node, text: str) -> None:
+    """ValueError unless ``node`` is made of what ``Extent`` computes."""
+    if isinstance(node, Num):
+        if not isinstance(node.value, int):
+            raise ValueError(f"{text!r}: {node.value} is not an integer")
+    elif isinstance(node, Unary) and node.op == "-":
+        _integer_expression(node.operand, text)
+    elif isinstance(node, Binary) and node.op in _OPS:
+        _integer_expression(node.left, text)
+        _integer_expression(node.right, text)
+    elif isinstance(node, Call):
+        if node.func not in FUNCTIONS:
+            raise ValueError(f"{text!r}: no function {node.func!r} (known: {', '.join(FUNCTIONS)})")
+        if len(node.args) != 2:
+            raise ValueError(f"{text!r}: {node.func} takes two arguments")
+        for arg in node.args:
+            _integer_expression(arg, text)
+    elif not isinstance(node, Name):
+        what = node.op if isinstance(node, Binary | Unary) else type(node).__name__
+        raise ValueError(f"{text!r}: {what!r} is not part of a size expression")
 
 
 def parse_extent(text: str | int) -> Extent:
     """``text`` as an ``Extent``; ValueError names what is wrong."""
     source = str(text).lower()
-    tokens, pos = [], 0
-    while pos < len(source.rstrip()):
-        m = _TOKEN.match(source, pos)
-        if not m:
-            raise ValueError(f"{text!r}: unexpected {source[pos:].strip()[:10]!r}")
-        tokens.append(("int", int(m[1])) if m[1] else ("name", m[2]) if m[2] else ("op", m[3]))
-        pos = m.end()
-
-    def expr(i: int, ops: tuple[str, ...], inner) -> tuple[tuple, int]:
-        left, i = inner(i)
-        while i < len(tokens) and tokens[i] in [("op", o) for o in ops]:
-            right, j = inner(i + 1)
-            left, i = (tokens[i][1], left, right), j
-        return left, i
-
-    def atom(i: int) -> tuple[tuple, int]:
-        if i >= len(tokens):
-            raise ValueError(f"{text!r}: ends early")
-        if tokens[i] == ("op", "("):
-            node, i = expr(i + 1, ("+", "-"), term)
-            if i >= len(tokens) or tokens[i] != ("op", ")"):
-                raise ValueError(f"{text!r}: missing ')'")
-            return node, i + 1
-        if tokens[i][0] == "op":
-            raise ValueError(f"{text!r}: unexpected {tokens[i][1]!r}")
-        if i + 1 < len(tokens) and tokens[i + 1] == ("op", "(") and tokens[i][0] == "name":
-            if tokens[i][1] not in FUNCTIONS:
-                raise ValueError(f"{text!r}: no function {tokens[i][1]!r} (known: {', '.join(FUNCTIONS)})")
-            first, j = expr(i + 2, ("+", "-"), term)
-            if j >= len(tokens) or tokens[j] != ("op", ","):
-                raise ValueError(f"{text!r}: {tokens[i][1]} takes two arguments")
-            second, j = expr(j + 1, ("+", "-"), term)
-            if j >= len(tokens) or tokens[j] != ("op", ")"):
-                raise ValueError(f"{text!r}: missing ')'")
-            return (tokens[i][1], first, second), j + 1
-        return tokens[i], i + 1
-
-    def term(i: int) -> tuple[tuple, int]:
-        return expr(i, ("*", "//", "%"), atom)
-
-    tree, end = expr(0, ("+", "-"), term)
-    if end != len(tokens):
-        raise ValueError(f"{text!r}: unexpected {tokens[end][1]!r}")
+    try:
+        tree = parse_expr(source)
+    except ExprError as exc:
+        raise ValueError(f"{text!r}: {exc.message}") from None
+    _integer_expression(tree, str(text))
     return Extent(str(text), tree)
 
 
