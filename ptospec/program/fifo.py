@@ -321,7 +321,8 @@ def _lowered(w: Walker, op) -> None:
                            "the direction is not known", "program.pipe-direction", op.pos)
     else:
         pushes = "c2v" if kind == "cube" else "v2c"
-        direction = pushes if name == "tpush" else ("v2c" if pushes == "c2v" else "c2v")
+        pusher = _action(w, name, w.db.op(name).modes[0].name)[0] == "push"  # the producer's side, from the spec
+        direction = pushes if pusher else ("v2c" if pushes == "c2v" else "c2v")
     mode = direction if any(m.name == direction for m in w.db.op(name).modes) else None
     action, _operand = _action(w, name, mode or w.db.op(name).modes[0].name)
     attrs = _fifo_attrs(split, pipe.dir_mask, direction, pipe.slot_size, pipe.slot_num, pipe.flag_id)
