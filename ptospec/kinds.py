@@ -29,6 +29,7 @@ from .errors import ExprError, SpecError
 from .expr.parser import parse_expr
 from .located import Located, PathKey
 from .model import Text
+from .textsplit import split_top_level
 
 SIMPLE_ARG = re.compile(r"[A-Za-z_][\w.]*(\[[^\[\]]*\])?|\d+(\.\d*)?")  # needs no parentheses
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^{}]*?)\))?\s*\}\}")  # [^{}]: linear time
@@ -119,7 +120,7 @@ def _substitute(src: Located, path: PathKey, value: Any, values: dict[str, Any],
                             rule="kind.placeholder")
         if call is None:
             return values[name]
-        args = _split_args(call)
+        args = [a for a in split_top_level(call, "([") if a]
         if len(args) != len(params):
             raise SpecError(f"{m.group(0)} passes {len(args)} argument(s), {name} takes {len(params)}",
                             where=src.where(path), rule="kind.placeholder")
@@ -129,21 +130,6 @@ def _substitute(src: Located, path: PathKey, value: Any, values: dict[str, Any],
     if whole:
         return lookup(whole)
     return PLACEHOLDER.sub(lambda m: str(lookup(m)), value)
-
-
-def _split_args(text: str) -> list[str]:
-    """Split at the commas that are not inside brackets."""
-    args, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            args.append(text[start:i].strip())
-            start = i + 1
-    args.append(text[start:].strip())
-    return [a for a in args if a]
 
 
 def _apply(expression: str, bindings: dict[str, str]) -> str:

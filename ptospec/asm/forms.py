@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..attrs import asm_choices, read_asm, spell_asm
 from ..errors import AsmError, PtospecError
 from ..model import AttrValue, Database, Mode, Operand, OpSpec
+from ..textsplit import split_top_level
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from .types import format_type, parse_type
 
@@ -151,22 +152,9 @@ def _attr_value(db: Database, o: Operand, spelled: str, line: str) -> AttrValue:
 
 
 def _split_top(text: str) -> list[str]:
-    """Split on commas outside <...> and (...)."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    tail = "".join(cur).strip()
-    if tail or parts:
-        parts.append(tail)
-    return parts
+    """Split on commas outside <...> and (...); no parts for blank text."""
+    parts = split_top_level(text, "<(")
+    return [] if parts == [""] else parts
 
 
 def _values(text: str, line: str) -> list[str]:

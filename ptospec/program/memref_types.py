@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..textsplit import split_top_level
 from ..tile import GlobalDesc, TileDesc
 from .spec import ProgramSpec
 
@@ -40,21 +41,6 @@ class MemrefType:
         return self.strides if self.strides is not None else self.packed_strides()
 
 
-def _split(body: str) -> list[str]:
-    """The top-level comma-separated parts of a type body (commas inside <>, [] and () stay)."""
-    parts, depth, start = [], 0, 0
-    for k, c in enumerate(body):
-        if c in "<[(":
-            depth += 1
-        elif c in ">])":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(body[start:k].strip())
-            start = k + 1
-    parts.append(body[start:].strip())
-    return parts
-
-
 def _number(word: str) -> int | None:
     word = word.strip()
     return None if word == "?" else int(word)
@@ -66,7 +52,7 @@ def parse_memref(text: str, spec: ProgramSpec) -> MemrefType | None:
     m = _MEMREF.match(text.strip())
     if m is None:
         return None
-    parts = _split(m.group(1))
+    parts = split_top_level(m.group(1), "<[(")
     shape_m = _SHAPE.match(parts[0].replace(" ", ""))
     if shape_m is None:
         raise MemrefError(f"expected a shape and element type like 16x16xf32 in {text!r}")
