@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 # one line too, not a traceback.
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or when ``command`` names one in ``commands.MODULES`` only of the commands its
+    module defines (the others' modules are not imported): it parses that command's arguments as the whole
+    parser does."""
     import argparse
     import importlib
-    import pkgutil
 
     from . import commands
 
@@ -44,12 +46,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    if command in commands.MODULES:
+        importlib.import_module(f"{commands.__name__}.{commands.MODULES[command]}").register(sub)
+        if command in sub.choices:
+            return parser
+        return build_parser()  # the table is out of date: every module, as without it
+    import pkgutil
+
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         module.register(sub)
     return parser
+
+
+def command_named(argv: list[str]) -> str | None:
+    """The command ``argv`` names (its first word that is neither an option nor ``--specs``'s value), or None
+    when it asks for help or the version first (those list every command)."""
+    words = iter(argv)
+    for word in words:
+        long = len(word) > 2  # argparse takes any prefix of a long option's name
+        if word == "-h" or (long and ("--help".startswith(word) or "--version".startswith(word))):
+            return None
+        if long and "--specs".startswith(word):
+            next(words, None)
+        elif word == "-" or not word.startswith("-"):
+            return word
+    return None
 
 
 def main(argv: list[str] | None = None, database: Database | None = None) -> int:
@@ -93,7 +117,7 @@ def _main(argv: list[str] | None, database: Database | None = None) -> int:
     from .errors import PtospecError
     from .load.problems import DatabaseErrors
 
-    parser = build_parser()
+    parser = build_parser(command_named(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     args.loaded_database = database
     try:

@@ -104,6 +104,22 @@ def test_broken_spec_dir_reports_file_line(capsys, tmp_path):
     assert code == 1 and "tmax.yaml:" in err and "[schema.enum]" in err
 
 
+def test_each_command_is_parsed_by_its_module_alone():
+    """``commands.MODULES`` names the module of every command (a run registers only that one) and its parser
+    reads the command's arguments as the whole parser does."""
+    from ptospec import cli, commands
+
+    whole = cli.build_parser()
+    (choices,) = [a.choices for a in whole._subparsers._group_actions]
+    assert sorted(choices) == sorted(commands.MODULES)
+    for command in choices:
+        (alone,) = [a.choices for a in cli.build_parser(command)._subparsers._group_actions]
+        assert command in alone and alone[command].format_help() == choices[command].format_help()
+    for argv, command in ((["--specs", "list", "show", "x"], "show"), (["--spec=d", "list"], "list"),
+                          (["--he", "list"], None), (["--ver"], None), (["-h", "list"], None)):
+        assert cli.command_named(argv) == command
+
+
 def test_console_script_help():
     out = subprocess.run([sys.executable, "-m", "ptospec.cli", "check", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "--asm" in out.stdout

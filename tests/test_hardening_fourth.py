@@ -58,7 +58,7 @@ def test_a_ctrl_c_while_the_command_modules_load_is_one_line():
             import sys
             class Interrupt:
                 def find_spec(self, name, path=None, target=None):
-                    if name == "ptospec.commands.check":
+                    if name == "ptospec.commands.listing":
                         raise {raised}
             sys.meta_path.insert(0, Interrupt())
             from ptospec.cli import main
@@ -74,7 +74,7 @@ def test_an_internal_error_is_one_line(monkeypatch, capsys):
         raise ValueError("a message\nof several\nlines")
 
     parser = cli.build_parser
-    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), broken))
+    monkeypatch.setattr(cli, "build_parser", lambda *command: _with_func(parser(*command), broken))
     assert cli.main(["list"]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "ValueError: a message of several lines (at" in err

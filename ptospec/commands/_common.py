@@ -1,21 +1,32 @@
-"""Helpers shared by subcommands: loading the database, parsing ``name=descriptor``."""
+"""Helpers shared by subcommands: loading the database, parsing ``name=descriptor``.
+
+Every command module is imported to build the parser, so this one imports nothing heavy at its top: a command
+pays for the model, the database cache and the descriptor parser when it runs."""
 
 from __future__ import annotations
 
-from ..asm.types import parse_descriptor
-from ..dbcache import load_database_cached
+from typing import TYPE_CHECKING
+
 from ..errors import InvocationError, PtospecError
-from ..model import Database
+
+if TYPE_CHECKING:
+    from ..model import Database
 
 
 def database(args) -> Database:
     """The database of ``--specs``: the one ``cli.main`` was handed, else read through the cache."""
     loaded = getattr(args, "loaded_database", None)
-    return loaded if loaded is not None else load_database_cached(getattr(args, "specs", None))
+    if loaded is not None:
+        return loaded
+    from ..dbcache import load_database_cached
+
+    return load_database_cached(getattr(args, "specs", None))
 
 
 def parse_tiles(db: Database, items: list[str] | None) -> dict:
     """``["src=vec,16x16xf32", ...]`` -> {operand: descriptor}."""
+    from ..asm.types import parse_descriptor
+
     tiles = {}
     for item in items or []:
         name, sep, desc = item.partition("=")

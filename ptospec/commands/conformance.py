@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from ..dbcache import load_database_cached
 from ..errors import InvocationError
 
 # backends shipped with ptospec, usable by name even when the package's entry points are not installed
@@ -103,6 +102,7 @@ def _prepare_ptoas(args) -> None:
     """Find the assembler up front (one line when it is missing or too old) and hand it to the backend."""
     from ..backends.ptoas.discover import ENV, find_ptoas
     from ..backends.ptoas.spec import load_ptoas_spec
+    from ..dbcache import load_database_cached
 
     found = find_ptoas(load_ptoas_spec(load_database_cached(getattr(args, "specs", None))), args.ptoas)
     os.environ[ENV] = found.path
@@ -274,6 +274,7 @@ def run(args) -> int:
     import pytest
 
     from ..conformance.divergence import KNOWN_BUG, RECORDED, ConformanceReport
+    from ..dbcache import load_database_cached
 
     if args.derived < 0:
         raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")

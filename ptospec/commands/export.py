@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 
-from ..outputs import replace_file
 from ._common import database
 
 
@@ -25,6 +24,8 @@ def register(sub) -> None:
 def _write(doc, output: str | None) -> None:
     text = json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     if output:
+        from ..outputs import replace_file
+
         replace_file(output, text, rule="export.output", where="--output")
     else:
         sys.stdout.write(text)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvocationError
-from ..outputs import replace_file, write_npz
 from ..program.errors import RuleViolation
 from ..program.limits import MAX_SECONDS, MAX_STEPS
 from ._common import database
@@ -224,6 +223,8 @@ def _arguments(items: list[str] | None) -> dict[str, object]:
 
 
 def _write(path: Path, outputs: dict[str, np.ndarray], option: str = "--output") -> None:
+    from ..outputs import write_npz
+
     write_npz(path, outputs, rule="run.output", where=option)
 
 
@@ -272,6 +273,8 @@ def _simulate(db, program, args, detector=None):
                          max_seconds=getattr(args, "max_seconds", MAX_SECONDS))
     sim = build_and_run(db, recorder.trace, args.pto_isa_root, args.cache_dir)
     if args.source:
+        from ..outputs import replace_file
+
         replace_file(args.source, sim.source, rule="run.output", where="--source")
     built = "taken from the cache" if sim.built_cached else f"built in {sim.compile_seconds:.1f} s"
     print(_summary(result))

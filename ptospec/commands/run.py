@@ -5,11 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..asm.types import parse_descriptor
 from ..errors import InvocationError, TileError
-from ..outputs import write_npz
-from ..tile import GlobalDesc, TileDesc
-from ._arrays import FLOAT_TEXT, INT_TEXT, load_arrays
 from ._common import database, parse_tiles
 
 if TYPE_CHECKING:
@@ -51,6 +47,8 @@ def register(sub) -> None:
 
 
 def _number(item: str, option: str = "--scalar") -> tuple[str, int | float]:
+    from ._arrays import FLOAT_TEXT, INT_TEXT
+
     name, sep, value = item.partition("=")
     value = value.strip()
     if not sep or not name.strip():
@@ -99,7 +97,10 @@ def _dtype_of(db, name: str, arr: np.ndarray) -> str:
 def run(args) -> int:
     import numpy as np
 
+    from ..asm.types import parse_descriptor
     from ..executor import configure, execute, view_elements
+    from ..outputs import write_npz
+    from ..tile import GlobalDesc, TileDesc
     from ..validator import resolve
 
     db = database(args)
@@ -164,6 +165,8 @@ def run(args) -> int:
 
 def _given_data(args) -> dict[str, object]:
     """The arrays, scalars and register fields of --inputs, --input, --scalar and --state, each name once."""
+    from ._arrays import load_arrays
+
     data: dict[str, object] = {}
     if args.inputs:
         archive = load_arrays(args.inputs, "--inputs")
