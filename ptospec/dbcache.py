@@ -11,6 +11,7 @@ file (missing, truncated, another version) is a plain load, which then rewrites 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import pickle
@@ -45,8 +46,8 @@ def default_dir() -> Path | None:
     return Path(base) / "ptospec" / "database"
 
 
-def _status(path: Path) -> bytes:
-    info = path.stat()
+def _status(path: str | os.PathLike) -> bytes:
+    info = os.stat(path)
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}".encode()
 
 
@@ -55,13 +56,15 @@ def spec_files(root_path: Path) -> list[Path]:
     return [root_path / "isa.yaml", *kind_files(root_path), *op_files(root_path)]
 
 
-def _key(what: str, root_path: Path, files: list[Path]) -> str:
-    """What a build from ``files`` depends on: their status, their place, the working directory (message paths)
-    and the code (``_code_fingerprint``)."""
+def _key(what: str, root_path: Path, files: list[Path], base: str = "") -> str:
+    """What a build from ``files`` depends on: their status, their place, the working directory (message paths),
+    the code (``_code_fingerprint``) and ``base`` (the key of what it is built from)."""
+    root = str(root_path)
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{what}\0{root_path.resolve()}\0{os.getcwd()}\0{_code_fingerprint()}\0".encode())
-    for path in files:
-        digest.update(str(path.relative_to(root_path)).encode() + b"\0" + _status(path) + b"\0")
+    digest.update(f"{what}\0{root_path.resolve()}\0{os.getcwd()}\0{_code_fingerprint()}\0{base}\0".encode())
+    for path in map(str, files):
+        name = path[len(root) + 1:] if path.startswith(root + os.sep) else os.path.relpath(path, root)
+        digest.update(name.encode() + b"\0" + _status(path) + b"\0")
     return digest.hexdigest()
 
 
@@ -69,8 +72,13 @@ def _key(what: str, root_path: Path, files: list[Path]) -> str:
 def _code_fingerprint() -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(sys.version.encode())
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + _status(path) + b"\0")
+    package = str(PACKAGE)
+    found = []
+    for folder, subfolders, names in os.walk(package):
+        subfolders[:] = [s for s in subfolders if s != "__pycache__"]
+        found += [os.path.join(folder, n) for n in names if n.endswith(".py")]
+    for path in sorted(found, key=lambda p: Path(p).relative_to(package).parts):
+        digest.update(os.path.relpath(path, package).encode() + b"\0" + _status(path) + b"\0")
     return digest.hexdigest()
 
 
@@ -88,15 +96,31 @@ def load_database_cached(root: str | os.PathLike | None = None, directory: Path 
     return cached("database", root_path, spec_files(root_path), lambda: _load(root_path), Database, directory)
 
 
+def database_key(db: Database) -> str:
+    """The key ``db`` was read or built under when it is the last database this process went through the cache
+    for, else the key of its specs as they are now: what is built from ``db`` is kept under it (``base``)."""
+    if _LAST and _LAST[0][0] is db:
+        return _LAST[0][1]
+    root_path = Path(db.root)
+    try:
+        return _key("database", root_path, spec_files(root_path))
+    except OSError:
+        return ""
+
+
+_LAST: list[tuple[object, str]] = []  # the last database through ``cached``, with its key (one slot)
+
+
 def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T], kind: type[T],
-           directory: Path | None = None) -> T:
+           directory: Path | None = None, base: str = "") -> T:
     """``build()``, read from ``directory`` (default ``default_dir()``) when a process with the same ``files``
-    (under ``root_path``) and code has built it before; the result must be a ``kind``."""
+    (under ``root_path``), ``base`` (the key of what it is built from, if anything) and code has built it before;
+    the result must be a ``kind``."""
     directory = directory or default_dir()
     if directory is None:
         return build()
     try:
-        key = _key(what, root_path, files)
+        key = _key(what, root_path, files, base)
     except OSError:  # an unreadable spec file: the loader says what is wrong with it
         return build()
     path = directory / f"{what}-{key}.pickle"
@@ -106,13 +130,17 @@ def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T]
     if trusted:
         try:
             data = read_private(path)
-            with collector_paused():
-                found = pickle.loads(data) if data is not None else None
+            found = None
+            if data is not None:
+                with collector_paused():
+                    found = pickle.loads(data)
+                    # what was read lives as long as the process: the cyclic collector never walks it again
+                    gc.freeze()
             if isinstance(found, kind):
-                return found
+                return _remember(found, key)
         except Exception:  # any unreadable file is a cache miss
             pass
-    built = build()
+    built = _remember(build(), key)
     if not trusted:
         return built
     try:
@@ -122,3 +150,9 @@ def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T]
     except OSError:  # a read-only cache only costs the next process a load
         pass
     return built
+
+
+def _remember(found: T, key: str) -> T:
+    if isinstance(found, Database):
+        _LAST[:] = [(found, key)]
+    return found

@@ -57,3 +57,27 @@ def test_an_edited_spec_is_loaded_again(tmp_path, db):
     assert second is not first and len(list(cache.glob("database-*.pickle"))) == 2
     assert dbcache.load_database_cached(specs, cache).ops.keys() == second.ops.keys()
     assert len(list(cache.glob("database-*.pickle"))) == 2  # unchanged since: read, not built again
+
+
+def test_the_program_layer_is_kept_under_its_database_and_its_own_file(tmp_path, db, monkeypatch):
+    """The program layer's key is the database's (remembered from its read: no second status of every spec file)
+    and the status of program.yaml: an edit of either is read again, nothing else is."""
+    import shutil
+
+    from ptospec.program.spec import FILE, program_spec
+
+    specs = tmp_path / "specs"
+    shutil.copytree(db.root, specs)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(dbcache.ENV_DIR, str(cache))
+
+    def programs() -> int:
+        program_spec(dbcache.load_database_cached(specs))
+        return len(list(cache.glob("program-*.pickle")))
+
+    assert programs() == 1 and programs() == 1
+    (specs / FILE).write_text((specs / FILE).read_text() + "\n# an edit\n")
+    assert programs() == 2
+    op_file = specs / "ops" / "tadd.yaml"
+    op_file.write_text(op_file.read_text() + "\n# an edit\n")
+    assert programs() == 3 and programs() == 3

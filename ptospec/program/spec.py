@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..dbcache import cached, spec_files
+from ..dbcache import cached, database_key
 from ..errors import PtospecError, SpecError
 from ..expr.ast import Name, Node, walk
 from ..expr.parser import parse_expr
@@ -474,9 +474,9 @@ _LOADED: list[tuple[Database, ProgramSpec]] = []  # the last database's program 
 def program_spec(db: Database) -> ProgramSpec:
     """The program layer of ``db``'s database (loaded once per database, kept on disk between processes)."""
     if not _LOADED or _LOADED[0][0] is not db:
-        root = Path(db.root)
-        files = [*spec_files(root), root / FILE]
-        _LOADED[:] = [(db, cached("program", root, files, lambda: load_program_spec(root, db), ProgramSpec))]
+        root = Path(db.root)  # kept on disk under the database's key and the status of its own file
+        _LOADED[:] = [(db, cached("program", root, [root / FILE], lambda: load_program_spec(root, db), ProgramSpec,
+                                  base=database_key(db)))]
     return _LOADED[0][1]
 
 
