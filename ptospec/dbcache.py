@@ -15,12 +15,12 @@ import gc
 import hashlib
 import os
 import pickle
-import sys
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
+from .cachedir import ENV_DIR as ENV_DIR  # the names users of the cache know it by
+from .cachedir import code_fingerprint, default_dir, status
 from .collector import collector_paused
 from .load.files import find_specs_root, kind_files, op_files
 from .model import Database
@@ -28,27 +28,6 @@ from .private import private_dir, read_private, write_private
 
 KEEP = 12  # files of each kind kept (the most recent): a few checkouts, each with its own key, share one directory
 T = TypeVar("T")
-PACKAGE = Path(__file__).resolve().parent
-
-
-ENV_DIR = "PTOSPEC_DATABASE_CACHE"  # the directory, or "off" to load the specs every time
-
-
-def default_dir() -> Path | None:
-    """``$PTOSPEC_DATABASE_CACHE``, else ``$XDG_CACHE_HOME/ptospec/database`` or ``~/.cache/ptospec/database``;
-    None when the variable says ``off``."""
-    given = os.environ.get(ENV_DIR, "")
-    if given.lower() in ("off", "0", "no"):
-        return None
-    if given:
-        return Path(given).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ptospec" / "database"
-
-
-def _status(path: str | os.PathLike) -> bytes:
-    info = os.stat(path)
-    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}".encode()
 
 
 def spec_files(root_path: Path) -> list[Path]:
@@ -58,27 +37,13 @@ def spec_files(root_path: Path) -> list[Path]:
 
 def _key(what: str, root_path: Path, files: list[Path], base: str = "") -> str:
     """What a build from ``files`` depends on: their status, their place, the working directory (message paths),
-    the code (``_code_fingerprint``) and ``base`` (the key of what it is built from)."""
+    the code (``cachedir.code_fingerprint``) and ``base`` (the key of what it is built from)."""
     root = str(root_path)
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{what}\0{root_path.resolve()}\0{os.getcwd()}\0{_code_fingerprint()}\0{base}\0".encode())
+    digest.update(f"{what}\0{root_path.resolve()}\0{os.getcwd()}\0{code_fingerprint()}\0{base}\0".encode())
     for path in map(str, files):
         name = path[len(root) + 1:] if path.startswith(root + os.sep) else os.path.relpath(path, root)
-        digest.update(name.encode() + b"\0" + _status(path) + b"\0")
-    return digest.hexdigest()
-
-
-@cache
-def _code_fingerprint() -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(sys.version.encode())
-    package = str(PACKAGE)
-    found = []
-    for folder, subfolders, names in os.walk(package):
-        subfolders[:] = [s for s in subfolders if s != "__pycache__"]
-        found += [os.path.join(folder, n) for n in names if n.endswith(".py")]
-    for path in sorted(found, key=lambda p: Path(p).relative_to(package).parts):
-        digest.update(os.path.relpath(path, package).encode() + b"\0" + _status(path) + b"\0")
+        digest.update(name.encode() + b"\0" + status(path) + b"\0")
     return digest.hexdigest()
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
@@ -86,6 +85,8 @@ def read_private(path: Path) -> bytes | None:
 def write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``data`` to ``path`` via a new file of unpredictable name in the same folder (``O_EXCL |
     O_NOFOLLOW``, so no planted link is followed) and a rename; raises OSError."""
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
