@@ -200,3 +200,18 @@ def test_the_dialects_own_mnemonic_of_a_mode_reads_as_that_mode(db, tmp_path):
     bad = tmp_path / "bad.pto"
     bad.write_text(text.replace("dtype=ui64", "dtype=f32"))
     assert "dtype.q" in _rules(check_program(db, read_program(bad)))
+
+
+def test_async_transfers_are_checked_and_copy_on_one_rank(db):
+    """TPUT_ASYNC / TGET_ASYNC as the assembler writes them: a put into a flat partition and a get back copy the
+    elements; a 2 x 32 view, a workspace of i32 and a sync_id of 9 are the assembler's own refusals."""
+    program = read_program(PROGRAMS / "async_copy.pto")
+    result = check_program(db, program)
+    assert sorted((f.rule, f.pos.line) for f in result.violations) == [
+        ("async.flat", 25), ("async.sync-id", 24), ("async.workspace", 24)]
+    src = np.arange(64, dtype=np.float32).reshape(1, 64)
+    out = run_program(db, program, {"src": src, "dst": np.zeros(128, np.float32), "out": np.zeros((1, 64), np.float32),
+                                    "ws": np.zeros(1024, np.int8)}, func="copy")
+    np.testing.assert_array_equal(out.outputs["dst"][16:80], src[0])
+    assert not out.outputs["dst"][:16].any() and not out.outputs["dst"][80:].any()
+    np.testing.assert_array_equal(out.outputs["out"], src)

@@ -1,10 +1,10 @@
 """Which function handles which operation of the dialect (the database's instructions and arith are
-dispatched by the walker itself): the tables of ``structure``, ``layer``, ``sync``, ``fifo``,
+dispatched by the walker itself): the tables of ``structure``, ``layer``, ``comm``, ``sync``, ``fifo``,
 ``lowering`` and ``memrefs``, registered with the walker when this module is imported (``api`` imports it)."""
 
 from __future__ import annotations
 
-from . import fifo, layer, lowering, memrefs, structure
+from . import comm, fifo, layer, lowering, memrefs, structure
 from .errors import ProgramError
 from .spec import ProgramSpec
 from .sync import synchronise
@@ -15,7 +15,7 @@ def dialect_handlers(db, spec: ProgramSpec) -> dict:
     """Every operation handled outside the walker, with its handler."""
     sync = {f"pto.{name}": (lambda w, op, name=name: synchronise(w, op, name)) for name in spec.sync}
     sections = {name: _section for name in spec.sections}
-    return {**structure.HANDLERS, **layer.HANDLERS, **sync, **sections, **fifo.handlers(spec),
+    return {**structure.HANDLERS, **layer.HANDLERS, **comm.HANDLERS, **sync, **sections, **fifo.handlers(spec),
             **lowering.handlers(db, spec), **memrefs.handlers(spec)}
 
 
