@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ptospec.cli import main
+from ptospec.errors import PtospecError
 from ptospec.program.api import check_program, read_program, run_program
 from ptospec.program.errors import RuleViolation
 from ptospec.program.layouts import infer
@@ -215,3 +216,22 @@ def test_async_transfers_are_checked_and_copy_on_one_rank(db):
     np.testing.assert_array_equal(out.outputs["dst"][16:80], src[0])
     assert not out.outputs["dst"][:16].any() and not out.outputs["dst"][80:].any()
     np.testing.assert_array_equal(out.outputs["out"], src)
+
+
+def test_generic_form_acc_to_vec_mode_and_store_phase_are_read_checked_and_run(db):
+    """The generic MLIR form of TMOV, its accToVecMode, TSTORE's stPhase, and TGATHER's scalar-threshold form (no
+    overload of pto-isa takes it): each planted break is reported with its rule, as the assembler reports the first
+    three; C = relu(A x B) runs through the generic-form move."""
+    program = read_program(PROGRAMS / "dialect_forms.pto")
+    result = check_program(db, program)
+    assert sorted((f.rule, f.pos.line) for f in result.violations) == [
+        ("program.line-attribute", 62), ("tgather.scalar-threshold", 67), ("tmov.acc-to-vec-locations", 61),
+        ("tmov.acc-to-vec-quant", 60)]
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(2))
+    out = run_program(db, program, {"a": a, "b": b, "c": np.zeros((16, 16), np.float32)}, func="relu_matmul")
+    expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0)
+    np.testing.assert_allclose(out.outputs["c"], expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(PtospecError) as err:
+        run_program(db, program, {}, func="split")
+    assert err.value.rule == "program.unsupported" and "dual_mode_split_n" in err.value.message

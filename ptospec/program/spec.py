@@ -85,6 +85,37 @@ class LoweredPipes:
 
 
 @dataclass(frozen=True)
+class AccToVec:
+    """TMOV's accToVecMode attribute (``line_attributes.acc_to_vec``)."""
+
+    attribute: str
+    ops: frozenset[str]
+    modes: dict[str, tuple[int, int]]  # spelling -> (vector sub-block written, splits the tile between two)
+    default: str  # the first spelling: what a line without the attribute does
+
+
+@dataclass(frozen=True)
+class GenericForm:
+    """The generic MLIR form of one operation (``generic_forms``): its operand segments and its custom form's."""
+
+    segments: tuple[str, ...]
+    ins: tuple[str, ...]
+    outs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class UnmatchedForm:
+    """A form of a database instruction no overload of pto-isa's headers takes (``unmatched_forms``)."""
+
+    id: str
+    op: str
+    ins: tuple[str, ...]  # tile | view | scalar per ins operand
+    outs: tuple[str, ...]
+    message: Text
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LayoutInference:
     """``layout_inference``: how the assembler gives a tensor view without a layout attribute its layout."""
 
@@ -144,6 +175,11 @@ class ProgramSpec:
     informational_attributes: frozenset[str] = frozenset()  # line attributes that mean nothing to the instruction
     mnemonics: dict[str, tuple[str, str]] = field(default_factory=dict)  # dialect operation -> (op, mode)
     lowered_pipes: LoweredPipes | None = None
+    ordering: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)  # attr -> (ops, values)
+    acc_to_vec: AccToVec | None = None
+    segment_sizes: str = ""  # the generic form's property giving the operand segment sizes
+    generic_forms: dict[str, GenericForm] = field(default_factory=dict)  # operation -> its generic form
+    unmatched_forms: tuple[UnmatchedForm, ...] = ()
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -209,6 +245,9 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     line = data.get("line_attributes", {})
     if line and line["source"] not in data["sources"]:
         issues.add(src, ("line_attributes", "source"), f"unknown source {line['source']!r}", "program.source")
+    ordering, acc_to_vec = _line_attribute_tables(src, line, db, instructions, issues)
+    generic = _generic_forms(src, data, issues)
+    unmatched = _unmatched_forms(src, data, db, issues)
     for name in sync:
         if name in instructions:
             _check_orders(src, instructions[name], classes, enumerators, issues)
@@ -220,7 +259,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        enums, frontend, inference, lowerings, module_checks,
                        dict(data.get("sections", {}).get("operations", {})), classes, memrefs,
                        line.get("layout", ""), frozenset(line.get("informational", ())), mnemonics,
-                       _lowered_pipes(src, data, db, issues))
+                       _lowered_pipes(src, data, db, issues), ordering, acc_to_vec,
+                       data.get("generic_forms", {}).get("segment_sizes", ""), generic, unmatched)
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
@@ -360,6 +400,61 @@ def _lowered_pipes(src: Located, data: dict[str, Any], db: Database, issues: Iss
             issues.add(src, ("lowered_pipes", "operations", name), f"{op} is no cross-core instruction of the "
                        "database", "program.pipe-op")
     return LoweredPipes(dict(d["initialize"]), dict(d["operations"]), d["declare_tile"], dict(d["kernel_kinds"]))
+
+
+def _known_ops(src: Located, where: tuple, ops, db: Database, issues: Issues) -> frozenset[str]:
+    for op in ops:
+        if op not in db.ops:
+            issues.add(src, where, f"{op} is not an instruction of the database", "program.op")
+    return frozenset(ops)
+
+
+def _line_attribute_tables(src: Located, line: dict[str, Any], db: Database, instructions: dict,
+                           issues: Issues) -> tuple[dict, AccToVec | None]:
+    """``line_attributes.ordering`` and ``line_attributes.acc_to_vec``."""
+    ordering = {name: (_known_ops(src, ("line_attributes", "ordering", name), e["ops"], db, issues),
+                       frozenset(e["values"])) for name, e in line.get("ordering", {}).items()}
+    d = line.get("acc_to_vec")
+    if d is None:
+        return ordering, None
+    if "acc_to_vec_mode" not in instructions:
+        issues.add(src, ("line_attributes", "acc_to_vec"), "its rules (instruction acc_to_vec_mode) are missing",
+                   "program.op")
+    modes = {k: (int(v["sub_block"]), int(v["dual"])) for k, v in d["modes"].items()}
+    return ordering, AccToVec(d["attribute"], _known_ops(src, ("line_attributes", "acc_to_vec"), d["ops"], db, issues),
+                              modes, next(iter(modes)))
+
+
+def _generic_forms(src: Located, data: dict[str, Any], issues: Issues) -> dict[str, GenericForm]:
+    d = data.get("generic_forms")
+    if d is None:
+        return {}
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("generic_forms", "source"), f"unknown source {d['source']!r}", "program.source")
+    out = {}
+    for name, e in d["operations"].items():
+        if sorted([*e["ins"], *e["outs"]]) != sorted(e["segments"]):
+            issues.add(src, ("generic_forms", "operations", name), "ins and outs must name each segment once",
+                       "program.generic")
+        out[name] = GenericForm(tuple(e["segments"]), tuple(e["ins"]), tuple(e["outs"]))
+    return out
+
+
+def _unmatched_forms(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> tuple[UnmatchedForm, ...]:
+    d = data.get("unmatched_forms")
+    if d is None:
+        return ()
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("unmatched_forms", "source"), f"unknown source {d['source']!r}", "program.source")
+    out = []
+    for k, e in enumerate(d["forms"]):
+        _known_ops(src, ("unmatched_forms", "forms", k, "op"), [e["op"]], db, issues)
+        for ev in e["evidence"]:
+            if ev not in data["sources"]:
+                issues.add(src, ("unmatched_forms", "forms", k, "evidence"), f"unknown source {ev!r}", "program.source")
+        out.append(UnmatchedForm(e["id"], e["op"], tuple(e["ins"]), tuple(e["outs"]), e["message"],
+                                 tuple(e["evidence"])))
+    return tuple(out)
 
 
 def _mnemonics(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> dict[str, tuple[str, str]]:

@@ -259,6 +259,8 @@ class Memo:
     types: dict[str, TileDesc] = field(default_factory=dict)
     rules: dict[tuple, tuple] = field(default_factory=dict)  # (instruction, values) -> (broken, deferred)
     line_layouts: dict[int, str] = field(default_factory=dict)  # statement -> its layout attribute (as written)
+    line_attributes: dict[int, dict[str, str]] = field(default_factory=dict)  # statement -> dialect attributes given
+    custom: dict[int, Operation] = field(default_factory=dict)  # a statement in the generic form -> its custom form
 
 
 class Walker:
@@ -427,6 +429,8 @@ class Walker:
     def step(self, op: Operation) -> None:
         self.tick(op)
         name = op.name
+        if name in self.spec.generic_forms and op.tail and op.tail[0].text == "(":
+            op = self.custom_form(op)
         handler = self.handlers.get(name)
         if handler is not None:
             handler(self, op)
@@ -445,8 +449,54 @@ class Walker:
             return
         self.unknown(op)
 
+    def custom_form(self, op: Operation) -> Operation:
+        """A statement in the generic MLIR form, as its custom form (``generic_forms``)."""
+        from .forms import custom_form
+
+        if id(op) not in self.memo.custom:
+            self.memo.custom[id(op)] = custom_form(op, self.spec.generic_forms[op.name], self.spec.segment_sizes)
+        return self.memo.custom[id(op)]
+
+    def unmatched_form(self, op: Operation, name: str) -> bool:
+        """Whether the line is a form no overload of pto-isa's headers takes (``unmatched_forms``): if so it is
+        refused with that form's rule, and nothing else of it is checked or run."""
+        from .forms import operand_kinds
+
+        forms = [f for f in self.spec.unmatched_forms if f.op == name]
+        if not forms:
+            return False
+        ins, outs = operand_kinds(op, "ins", self.operand_kind), operand_kinds(op, "outs", self.operand_kind)
+        form = next((f for f in forms if list(f.ins) == ins and list(f.outs) == outs), None)
+        if form is None:
+            return False
+        self.stats.instructions += 1
+        self.violation(op.pos, form.id,
+                       f"{name}: {form.message['en']} (ins: {', '.join(ins)}; outs: {', '.join(outs)})")
+        for result in op.results:
+            self.env[result] = UNKNOWN
+        return True
+
+    def operand_kind(self, text: str) -> str:
+        """tile, view or scalar: what an operand of this type is."""
+        from .memref_types import MemrefError, is_global, parse_memref
+
+        text = self.resolve_type(text)
+        if text.startswith(("!pto.tile_buf", "!pto.tile<")):
+            return "tile"
+        if text.startswith(("!pto.partition_tensor_view", "!pto.tensor_view")):
+            return "view"
+        if text.startswith("memref<"):
+            try:
+                mt = parse_memref(text, self.spec)
+            except MemrefError:
+                return "scalar"
+            return "view" if mt is None or is_global(self.spec, mt) else "tile"
+        return "scalar"
+
     def database_instruction(self, op: Operation, spec_op) -> None:
         """A statement of a database instruction (``spec_op``), as it is written."""
+        if self.unmatched_form(op, spec_op.name):
+            return
         if all(m.cross_core for m in spec_op.modes) and not self._parses(op):
             # the dialect's lowered FIFO forms pass a !pto.pipe handle (made by initialize_l2g2l_pipe, which
             # the database does not have); the database spells the pipe's parameters as attributes
@@ -479,10 +529,13 @@ class Walker:
     def line_text(self, op: Operation) -> str:
         parts, prev = [f"{', '.join(op.results)} = {op.name}" if op.results else op.name], None
         typed = _typed_values(op) if any(t.text.startswith("memref<") for t in op.tail) else {}
-        dialect = {self.spec.layout_attribute, *self.spec.informational_attributes} - {""}
+        dialect = {self.spec.layout_attribute, *self.spec.informational_attributes, *self.spec.ordering,
+                   self.spec.acc_to_vec.attribute if self.spec.acc_to_vec else ""} - {""}
         dropped, given = _line_attributes(op, dialect) if any(t.text == "{" for t in op.tail) else (set(), {})
         if self.spec.layout_attribute in given:
             self.memo.line_layouts[id(op)] = given[self.spec.layout_attribute]
+        if given:
+            self.memo.line_attributes[id(op)] = given
         for k, t in enumerate(op.tail):
             if k in dropped:
                 continue
@@ -553,7 +606,7 @@ class Walker:
         report = validate(self.db, line.op, line.mode, self.profile, bound.operands, line.implied, self.state)
         self.violations(op.pos, [(v.rule, f"{label or name} {line.mode}: "
                                  + (f"({', '.join(v.operands)}) " if v.operands else "") + v.message)
-                                 for v in report.violations])
+                                 for v in report.violations] + self.dialect_attributes(op, line, bound.operands))
         if report.deferred:
             self.findings.append(Finding(op.pos, f"{name}.deferred", f"{name} {line.mode}: checked at run time: "
                                          f"{', '.join(report.deferred)}", "deferred"))
@@ -571,6 +624,45 @@ class Walker:
             self.run_instruction(op, name, line, mode_spec, bound, report, label)
         elif self.tracer is not None:  # the static hazard check: what the line touches, as far as known
             self.tracer.checked(op, line, bound.operands, bound.tiles, bound.buffers)
+
+    def dialect_attributes(self, op: Operation, line: ParsedLine, operands: dict) -> list[tuple[str, str]]:
+        """The rules the line's dialect attributes break (``line_attributes``: ordering ones, TMOV's
+        accToVecMode); a run stops at an accToVecMode other than the default, which writes a vector buffer the
+        interpreter does not model."""
+        given = self.memo.line_attributes.get(id(op), {})
+        broken = []
+        for attr, spelled in given.items():
+            if attr in self.spec.ordering:
+                ops, values = self.spec.ordering[attr]
+                if line.op not in ops or spelled not in values:
+                    broken.append(("program.line-attribute", f"{line.op}: {attr} = {spelled} is not read on this "
+                                   f"instruction (it takes {attr} on {', '.join(sorted(ops))}: "
+                                   f"{', '.join(sorted(values))})"))
+        atv = self.spec.acc_to_vec
+        spelled = given.get(atv.attribute) if atv else None
+        if spelled is None:
+            return broken
+        if line.op not in atv.ops or spelled not in atv.modes:
+            return [*broken, ("program.line-attribute", f"{line.op}: {atv.attribute} = {spelled} is not read on this "
+                              f"instruction (it takes {', '.join(atv.modes)} on {', '.join(sorted(atv.ops))})")]
+        mode = self.db.op(line.op).mode(line.mode)
+        tiles = {o.name: operands[o.name] for o in mode.operands if isinstance(operands.get(o.name), TileDesc)}
+        ins = [o.name for o in mode.operands if o.role not in ("out", "attr", "tmp") and o.name in operands]
+        outs = [o.name for o in mode.operands if o.role == "out" and o.name in tiles]
+        _sub, dual = atv.modes[spelled]
+        values = {"src_acc": int(any(tiles[o].loc == "Acc" for o in ins if o in tiles)),
+                  "dst_vec": int(bool(outs) and all(tiles[o].loc == "Vec" for o in outs)),
+                  "quantised": int(len(ins) > 1), "dual": dual}
+        instr = self.spec.instructions["acc_to_vec_mode"]
+        found, _deferred = broken_rules(self.db, instr, values, None, self.profile, self.spec.enumerators)
+        broken += [(rule.id, f"{line.op} {line.mode}: {atv.attribute} = {spelled}: {rule.message['en']} ({seen})")
+                   for rule, seen in found]
+        if not found and not self.checking and spelled != atv.default:
+            where = "splits the tile between the buffers of vector sub-blocks 0 and 1" if dual else \
+                f"writes vector sub-block {atv.modes[spelled][0]}'s buffer"
+            raise ProgramError(f"{line.op}: {atv.attribute} = {spelled} {where}; the interpreter models sub-block "
+                               "0's buffer only", "program.unsupported", op.pos)
+        return broken
 
     def bind_operands(self, op: Operation, line: ParsedLine) -> Bound:
         """The line's operands as the validator and the executor take them, from the values they name."""
@@ -865,10 +957,9 @@ def _line_attributes(op: Operation, keys: set[str]) -> tuple[set[int], dict[str,
             if len(kept) == len([it for it in items if it]):
                 continue
             drop.update(range(k, end + 1))  # rewrite the dictionary with the kept items only
-            if kept:
-                drop.difference_update({k, end} | {j for it in kept for j in it})
-                commas = [j for j in range(k + 1, end) if toks[j].text == ","]
-                drop.difference_update(commas[:len(kept) - 1])
+            if kept:  # the kept items, each but the last with the comma after it
+                drop.difference_update({k, end} | {j for it in kept for j in it}
+                                       | {it[-1] + 1 for it in kept[:-1]})
     return drop, given
 
 
