@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -305,3 +306,47 @@ def test_live_lowering_backend_runs_tadd(tmp_path):
     assert code in (0, 1)
     data = json.loads((out / "report.json").read_text())
     assert data["totals"]["passed"] > 0
+
+
+class _LinkingBuilder:
+    """A stand-in for the cpusim builder: a unit holding the kernel ``bad`` fails to link (every variant left
+    after the static_asserts gets the one linker message), ``rejected`` fails a static_assert."""
+
+    def __init__(self):
+        self.units: list[tuple[str, ...]] = []
+
+    def pch(self):
+        return None
+
+    def build(self, names, render):
+        from ptospec.backends.cpusim.build import Built, VariantStatus
+
+        self.units.append(tuple(names))
+        statuses = {n: VariantStatus("rejected", "static_assert failed") for n in names if n == "rejected"}
+        rest = [n for n in names if n not in statuses]
+        links = "bad" not in rest
+        kind, msg = ("ok", "") if links else ("error", "clang++-19: error: linker command failed with exit code 1")
+        statuses.update({n: VariantStatus(kind, msg) for n in rest})
+        return Built("key", Path("+".join(rest)) if links else None, statuses, cached=False)
+
+
+def test_a_link_error_is_blamed_on_its_own_kernel_only(db):
+    """A unit with a static_assert and one kernel that does not link: the kernels that link are built again
+    apart and run; only the kernel calling what is never defined is blamed (the TCVT tmp forms once blamed
+    26 innocent round_sat kernels of their unit)."""
+    from types import SimpleNamespace
+
+    from ptospec.backends.ptoas.backend import PtoasBackend, _Kernel
+
+    backend = object.__new__(PtoasBackend)
+    backend.db, backend.jobs, backend._klock, backend._preamble = db, 1, threading.Lock(), {}
+    backend.builder = _LinkingBuilder()
+    names = ["good1", "rejected", "good2", "bad", "good3", "good4", "good5"]
+    backend._kernels = {(n,): _Kernel(SimpleNamespace(name=n), "a3", "a2a3") for n in names}
+    backend._build(list(backend._kernels), None)
+    status = {k[0]: (v.status.kind, v.binary) for k, v in backend._kernels.items()}
+    assert status["rejected"][0] == "rejected"
+    assert status["bad"] == ("error", None)
+    for n in names:
+        if n.startswith("good"):
+            assert status[n][0] == "ok" and n in str(status[n][1]), (n, status[n])

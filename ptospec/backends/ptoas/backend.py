@@ -30,7 +30,7 @@ from ...model import Database
 from ...program.spec import program_spec
 from ..cpusim import outcome
 from ..cpusim.backend import CpuSimBackend, case_key, static_key
-from ..cpusim.build import Built
+from ..cpusim.build import Built, VariantStatus
 from ..cpusim.cppgen import HEADER_NAME, UnitSource
 from ..cpusim.execute import BatchCase, run_batch
 from .discover import find_ptoas
@@ -171,16 +171,18 @@ class PtoasBackend(CpuSimBackend):
                              sim_arch[profile])
 
             built: Built = self.builder.build(list(names), render)
-            statuses = [built.variants.get(n) for n in names]
-            if len(ks) > 1 and all(st is not None and st.kind == "error" for st in statuses):
-                # every variant failed alike (a link error: one kernel calls what the simulator declares but
-                # never defines): build the halves apart, so the others are not blamed for it
-                one(arch, profile, ks[:len(ks) // 2], count=False)
-                one(arch, profile, ks[len(ks) // 2:], count=count)
-                return
+            again = [names[n] for n in failing_alike({n: built.variants.get(n) for n in names})]
             for n, k in names.items():
-                self._kernels[k].binary = built.binary
-                self._kernels[k].status = built.variants.get(n)
+                if k not in again:
+                    self._kernels[k].binary = built.binary
+                    self._kernels[k].status = built.variants.get(n)
+            # the variants that failed alike (a link error: one kernel calls what the simulator declares but
+            # never defines) are built again apart from the others, in halves when they are the whole unit,
+            # so that only the kernel that fails is blamed for it
+            parts = [again[:len(again) // 2], again[len(again) // 2:]] if len(again) == len(ks) else [again]
+            for part in parts:
+                if part:
+                    one(arch, profile, part, count=False)
             if not count:
                 return
             with self._klock:
@@ -329,6 +331,18 @@ T buffer(ptocs::Case& c, const char* key)
 }
 }  // namespace ptoas_driver
 """
+
+
+def failing_alike(statuses: dict[str, VariantStatus | None]) -> list[str]:
+    """The variants of a unit that failed with one and the same error (more than one): the failure is not
+    attributed to a kernel (a link error names a symbol, not a line), so they are to be built again apart."""
+    errors = [(n, st.message) for n, st in statuses.items() if st is not None and st.kind == "error"]
+    if not errors:
+        return []
+    messages = [m for _n, m in errors]
+    common = max(set(messages), key=messages.count)
+    alike = [n for n, m in errors if m == common]
+    return alike if len(alike) > 1 else []
 
 
 def _unit(preamble: str, kernels: list[_Kernel], sim_arch: str) -> UnitSource:
