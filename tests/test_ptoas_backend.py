@@ -330,14 +330,22 @@ class _LinkingBuilder:
         return Built("key", Path("+".join(rest)) if links else None, statuses, cached=False)
 
 
-def test_a_link_error_is_blamed_on_its_own_kernel_only(db):
+@pytest.mark.parametrize("followed", [False, True], ids=["halves", "relocations"])
+def test_a_link_error_is_blamed_on_its_own_kernel_only(db, monkeypatch, followed):
     """A unit with a static_assert and one kernel that does not link: the kernels that link are built again
     apart and run; only the kernel calling what is never defined is blamed (the TCVT tmp forms once blamed
-    26 innocent round_sat kernels of their unit)."""
+    26 innocent round_sat kernels of their unit).  The failure is followed through the object's relocations
+    (``linkblame``), or, where that gives no answer, the kernels are built again in halves."""
     from types import SimpleNamespace
 
+    import ptospec.backends.ptoas.backend as ptoas_backend
     from ptospec.backends.ptoas.backend import PtoasBackend, _Kernel
 
+    def callers(builder, source, functions):
+        return {"bad": "_Z5neverv"} if followed and "bad" in functions else None
+
+    monkeypatch.setattr(ptoas_backend, "undefined_callers", callers)
+    monkeypatch.setattr(ptoas_backend, "_unit", lambda *a: SimpleNamespace(text=""))
     backend = object.__new__(PtoasBackend)
     backend.db, backend.jobs, backend._klock, backend._preamble = db, 1, threading.Lock(), {}
     backend.builder = _LinkingBuilder()
@@ -350,3 +358,27 @@ def test_a_link_error_is_blamed_on_its_own_kernel_only(db):
     for n in names:
         if n.startswith("good"):
             assert status[n][0] == "ok" and n in str(status[n][1]), (n, status[n])
+    if followed:  # the unit, then the five that link, together
+        assert backend.builder.units[1] == ("good1", "good2", "good3", "good4", "good5")
+        assert len(backend.builder.units) == 2
+
+
+def test_link_blame_follows_calls_to_the_undefined_symbol():
+    from ptospec.backends.cpusim.linkblame import reaching
+
+    calls = {"_Z5case1Pf": {"_ZN3pto4TCVTIiEEvv", "memcpy"}, "_ZN3pto4TCVTIiEEvv": {"_ZN3pto9TCVT_IMPLIiEEvv"},
+             "_Z5case2Pf": {"_ZN3pto4TADDEv", "memcpy"}, "_ZN3pto4TADDEv": set(),
+             "_ZL9run_case1RN5ptocs4CaseE": {"_Z5case1Pf"}, "_Z6case10v": {"_Z5case2Pf"}}
+    got = reaching(calls, {"_ZN3pto9TCVT_IMPLIiEEvv"}, {"case1", "case2", "case10"})
+    assert got == {"case1": "_ZN3pto9TCVT_IMPLIiEEvv"}
+
+
+@pytest.mark.skipif(not PTO_ISA, reason="set PTOSPEC_PTO_ISA to a pto-isa checkout (and have clang++)")
+def test_live_link_blame_names_the_kernel_that_does_not_link():
+    from ptospec.backends.cpusim.backend import CpuSimBackend
+    from ptospec.backends.cpusim.linkblame import undefined_callers
+
+    builder = CpuSimBackend(root=PTO_ISA).builder
+    source = ("void never_defined(int);\nvoid helper(int x) { never_defined(x); }\n"
+              "void case1(int x) { helper(x); }\nvoid case2(int x) { (void)x; }\nint main() { case1(1); case2(2); }\n")
+    assert undefined_callers(builder, source, ["case1", "case2"]) == {"case1": "_Z13never_definedi"}

@@ -33,6 +33,7 @@ from ..cpusim.backend import CpuSimBackend, case_key, static_key
 from ..cpusim.build import Built, VariantStatus
 from ..cpusim.cppgen import HEADER_NAME, UnitSource
 from ..cpusim.execute import BatchCase, run_batch
+from ..cpusim.linkblame import undefined_callers
 from .discover import find_ptoas
 from .exchange import outputs_from, program_args
 from .module import Function, NotExpressible, case_function, module_text
@@ -171,14 +172,16 @@ class PtoasBackend(CpuSimBackend):
                              sim_arch[profile])
 
             built: Built = self.builder.build(list(names), render)
-            again = [names[n] for n in failing_alike({n: built.variants.get(n) for n in names})]
+            alike = failing_alike({n: built.variants.get(n) for n in names})
+            # the variants that failed alike (a link error: a kernel calls what the simulator declares but never
+            # defines) are followed to the undefined references; those that reach none are built again apart
+            # (in halves when the failure cannot be followed), so that only the kernels that fail are blamed
+            blamed = undefined_callers(self.builder, render(alike).text, alike) if alike else None
+            again = [names[n] for n in alike if not blamed or n not in blamed]
             for n, k in names.items():
                 if k not in again:
                     self._kernels[k].binary = built.binary
                     self._kernels[k].status = built.variants.get(n)
-            # the variants that failed alike (a link error: one kernel calls what the simulator declares but
-            # never defines) are built again apart from the others, in halves when they are the whole unit,
-            # so that only the kernel that fails is blamed for it
             parts = [again[:len(again) // 2], again[len(again) // 2:]] if len(again) == len(ks) else [again]
             for part in parts:
                 if part:
