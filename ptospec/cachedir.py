@@ -44,7 +44,7 @@ def code_fingerprint() -> str:
     found = []
     for folder, subfolders, names in os.walk(package):
         subfolders[:] = [s for s in subfolders if s != "__pycache__"]
-        found += [os.path.join(folder, n) for n in names if n.endswith(".py")]
-    for path in sorted(found, key=lambda p: Path(p).relative_to(package).parts):
-        digest.update(os.path.relpath(path, package).encode() + b"\0" + status(path) + b"\0")
+        found += [os.path.relpath(os.path.join(folder, n), package) for n in names if n.endswith(".py")]
+    for name in sorted(found, key=lambda n: n.split(os.sep)):
+        digest.update(name.encode() + b"\0" + status(os.path.join(package, name)) + b"\0")
     return digest.hexdigest()
