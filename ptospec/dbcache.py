@@ -28,6 +28,7 @@ from .private import private_dir, read_private, write_private
 
 KEEP = 12  # files of each kind kept (the most recent): a few checkouts, each with its own key, share one directory
 T = TypeVar("T")
+PACKAGE = __name__.rpartition(".")[0] + "."
 
 
 def spec_files(root_path: Path) -> list[Path]:
@@ -109,7 +110,7 @@ def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T]
     if not trusted:
         return built
     try:
-        write_private(path, pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
+        write_private(path, pickle.dumps(share_equal(built), protocol=pickle.HIGHEST_PROTOCOL))
         for old in sorted(directory.glob(f"{what}-*.pickle"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
             old.unlink(missing_ok=True)
     except OSError:  # a read-only cache only costs the next process a load
@@ -121,3 +122,47 @@ def _remember(found: T, key: str) -> T:
     if isinstance(found, Database):
         _LAST[:] = [(found, key)]
     return found
+
+
+def share_equal(root: T) -> T:
+    """``root`` with equal strings, and equal tuples of strings, made one object each (in place): the loader
+    makes a new string for every occurrence of a YAML scalar, and a pickle keeps every object it is given, so
+    reading the file would make them all again (a quarter of its time).  Only the package's own objects and
+    the lists, dicts, sets and tuples between them are walked; values stay equal and of the same type."""
+    strings: dict[str, str] = {}
+    tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
+    done: dict[int, object] = {}
+    kept: list[object] = []  # every object walked stays alive while ``done`` knows it by its id
+
+    def same(obj):
+        kind = type(obj)
+        if kind is str:
+            return strings.setdefault(obj, obj)
+        if kind not in (tuple, list, dict, set) and not kind.__module__.startswith(PACKAGE):
+            return obj
+        if id(obj) in done:
+            return done[id(obj)]
+        done[id(obj)] = obj  # a cycle back to it meets it unchanged
+        kept.append(obj)
+        if kind is tuple:
+            new = tuple(same(x) for x in obj)
+            if all(type(x) is str for x in new):
+                new = tuples.setdefault(new, new)
+            done[id(obj)] = new
+            return new
+        if kind is list:
+            obj[:] = [same(x) for x in obj]
+        elif kind is dict:
+            items = [(same(k), same(v)) for k, v in obj.items()]
+            obj.clear()
+            obj.update(items)
+        elif kind is set:
+            items = [same(x) for x in obj]
+            obj.clear()
+            obj.update(items)
+        elif hasattr(obj, "__dict__"):
+            for name, value in list(vars(obj).items()):
+                object.__setattr__(obj, name, same(value))
+        return obj
+
+    return same(root)

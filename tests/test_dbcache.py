@@ -81,3 +81,18 @@ def test_the_program_layer_is_kept_under_its_database_and_its_own_file(tmp_path,
     op_file = specs / "ops" / "tadd.yaml"
     op_file.write_text(op_file.read_text() + "\n# an edit\n")
     assert programs() == 3 and programs() == 3
+
+
+def test_equal_strings_and_tuples_of_strings_are_written_once():
+    """What the file keeps: equal strings (and tuples of strings) as one object each, values and types as they
+    were."""
+    from ptospec.model import Family
+
+    a, b = "".join(["f", "32"]), "".join(["f3", "2"])
+    assert a is not b
+    value = {"x": [a, (a, b)], "y": (b, a), "flags": (True, 1, 1.0), "family": Family(b, {"en": a}, {"en": b})}
+    out = dbcache.share_equal(value)
+    assert out is value and out == {"x": ["f32", ("f32", "f32")], "y": ("f32", "f32"), "flags": (True, 1, 1.0),
+                                    "family": Family("f32", {"en": "f32"}, {"en": "f32"})}
+    assert out["x"][0] is out["y"][0] is out["family"].name is out["family"].title["en"]
+    assert out["x"][1] is out["y"] and [type(v) for v in out["flags"]] == [bool, int, float]
