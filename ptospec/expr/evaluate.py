@@ -9,17 +9,20 @@ Python is reachable.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..errors import ExprError, UnknownValue
+from ..lazymodule import LazyModule
 from ..tile import GlobalDesc, TileDesc
 from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Unary
 from .functions import FUNCTIONS, c_div, c_mod
 
+# NumPy at the first call of a function on other values than integers (``ptospec check`` never needs it);
+# a NumPy value exists only once something imported it (``_numpy_value``)
+np = LazyModule("numpy", globals(), "np")
 TILE_FIELDS = (*TileDesc.FIELDS, "layout")
 MAX_INT = 1 << 64  # integers beyond this are no size, index or value any tile has: refuse, never compute them
 _ARITHMETIC = (ArithmeticError, TypeError, ValueError, KeyError, IndexError)
@@ -384,15 +387,13 @@ def _check_value(value: Any, what: str) -> Any:
         return value
     if kind is int and -MAX_INT <= value <= MAX_INT:
         return value
-    if isinstance(value, bool | str | TileDesc | np.bool_) or value is None:
+    if isinstance(value, bool | str | TileDesc) or value is None:
         return value
-    if isinstance(value, int | np.integer):
+    if isinstance(value, int) or _numpy_value(value, "integer"):
         if abs(int(value)) > MAX_INT:
             raise ExprError(f"{what}: integer result beyond 2**64", rule="expr.overflow")
         return value
-    if isinstance(value, float | np.floating):
-        return value
-    if isinstance(value, complex):
+    if isinstance(value, complex):  # a NumPy complex too (a float, NumPy's or not, is a value)
         raise ExprError(f"{what} gives a complex number", rule="expr.type")
     return value
 
@@ -400,9 +401,16 @@ def _check_value(value: Any, what: str) -> Any:
 def _truth(value: Any) -> bool:
     if value is True or value is False:
         return value
-    if isinstance(value, bool | np.bool_):
+    if isinstance(value, bool) or _numpy_value(value, "bool_"):
         return bool(value)
     raise ExprError(f"expected a true/false condition, got {value!r}", rule="expr.type")
+
+
+def _numpy_value(value: Any, kind: str) -> bool:
+    """Whether ``value`` is a NumPy scalar of ``kind`` (``integer``, ``bool_``): never, while nothing has imported
+    NumPy."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, getattr(numpy, kind))
 
 
 def _binary(op: str, a: Any, b: Any) -> Any:

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
-import numpy as np
+from ..lazymodule import LazyModule
+
+# NumPy at the first call that needs it: checks that evaluate integers and dtypes (``ptospec check``) never do
+np = LazyModule("numpy", globals(), "np")
 
 
 def c_div(a, b):
@@ -108,23 +112,33 @@ def _pow(a, b):
         return np.power(a, b)
 
 
-def _shift(op):
+def _numpy(name: str) -> Callable:
+    """NumPy's function ``name``, looked up when called."""
+
+    def call(*args, **kwargs):
+        return getattr(np, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _shift(op: str):
     """Shift whose count is taken as a plain integer; counts outside [0, bits) give 0 (NumPy's rule)."""
 
     def shift(a, b):
         a_arr = np.asarray(a)
-        return op(a_arr, np.asarray(b).astype(a_arr.dtype, copy=False))
+        return getattr(np, op)(a_arr, np.asarray(b).astype(a_arr.dtype, copy=False))
 
     return shift
 
 
-_RELATIONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
-              "GE": np.greater_equal}
+_RELATIONS = {"EQ": "equal", "NE": "not_equal", "LT": "less", "LE": "less_equal", "GT": "greater",
+              "GE": "greater_equal"}  # NumPy's functions
 
 
 def compare(a, b, relation):
     """IEEE comparison under a CmpMode value (any comparison with NaN is false, except NE)."""
-    return _RELATIONS[str(relation)](a, b)
+    return getattr(np, _RELATIONS[str(relation)])(a, b)
 
 
 def _round_integral(x: np.ndarray, mode: str) -> np.ndarray:
@@ -177,14 +191,16 @@ def convert(x, dtype, mode, saturate):
         return w.astype(np.uint64).astype(target)
 
 
-_WORD = np.uint64(0xFFFFFFFF)
-_PHILOX_MUL = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))
-_PHILOX_KEY_STEP = (np.uint64(0x9E3779B9), np.uint64(0xBB67AE85))
+@cache
+def _philox_constants():
+    """The 32-bit word mask, the round multipliers and the key steps, as uint64."""
+    return (np.uint64(0xFFFFFFFF), (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)),
+            (np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)))
 
 
 def _word(x) -> np.ndarray:
     """The low 32 bits of an integer value of any width or signedness, as uint64."""
-    return np.asarray(x).astype(np.int64).astype(np.uint64) & _WORD
+    return np.asarray(x).astype(np.int64).astype(np.uint64) & _philox_constants()[0]
 
 
 MAX_PHILOX_ROUNDS = 64  # rounds philox() runs at most (Philox-4x32 uses 7 or 10)
@@ -194,6 +210,7 @@ def philox(rounds, key0, key1, c0, c1, c2, c3, offset, word):
     """Word ``word`` (0..3) of the Philox-4x32 block for the 128-bit counter (c3:c2:c1:c0) + ``offset``
     under the 64-bit key (key1:key0), after ``rounds`` rounds; every argument an integer or integer array.
     Counter words and key are taken modulo 2^32; the result is uint32."""
+    _WORD, _PHILOX_MUL, _PHILOX_KEY_STEP = _philox_constants()
     counter = [_word(c) for c in (c0, c1, c2, c3)]
     carry = np.asarray(offset).astype(np.uint64)
     for k in range(4):  # 128-bit addition, least significant word first
@@ -311,9 +328,9 @@ class Reduction:
 FUNCTIONS: dict[str, Function] = {
     f.name: f
     for f in [
-        Function("min", 2, np.minimum, r"\min({0}, {1})", "smaller of two values (NaN propagates)", on_ints=min),
-        Function("max", 2, np.maximum, r"\max({0}, {1})", "larger of two values (NaN propagates)", on_ints=max),
-        Function("abs", 1, np.abs, r"\lvert {0} \rvert", "absolute value"),
+        Function("min", 2, _numpy("minimum"), r"\min({0}, {1})", "smaller of two values (NaN propagates)", on_ints=min),
+        Function("max", 2, _numpy("maximum"), r"\max({0}, {1})", "larger of two values (NaN propagates)", on_ints=max),
+        Function("abs", 1, _numpy("abs"), r"\lvert {0} \rvert", "absolute value"),
         Function("exp", 1, _exp, r"e^{{{0}}}", "natural exponential"),
         Function("log", 1, _log, r"\ln {0}", "natural logarithm"),
         Function("sqrt", 1, _sqrt, r"\sqrt{{{0}}}", "square root"),
@@ -325,12 +342,12 @@ FUNCTIONS: dict[str, Function] = {
         Function("floor_mod", 2, floor_mod, r"{0} \bmod {1}",
                  "remainder with the sign of the divisor (floor division)"),
         Function("pow", 2, _pow, r"{{{0}}}^{{{1}}}", "power"),
-        Function("band", 2, np.bitwise_and, r"{0} \mathbin{{\&}} {1}", "bitwise and"),
-        Function("bor", 2, np.bitwise_or, r"{0} \mathbin{{|}} {1}", "bitwise or"),
-        Function("bxor", 2, np.bitwise_xor, r"{0} \oplus {1}", "bitwise exclusive or"),
-        Function("bnot", 1, np.invert, r"\lnot {0}", "bitwise complement"),
-        Function("shl", 2, _shift(np.left_shift), r"{0} \ll {1}", "shift left, filling with zeros"),
-        Function("shr", 2, _shift(np.right_shift), r"{0} \gg {1}",
+        Function("band", 2, _numpy("bitwise_and"), r"{0} \mathbin{{\&}} {1}", "bitwise and"),
+        Function("bor", 2, _numpy("bitwise_or"), r"{0} \mathbin{{|}} {1}", "bitwise or"),
+        Function("bxor", 2, _numpy("bitwise_xor"), r"{0} \oplus {1}", "bitwise exclusive or"),
+        Function("bnot", 1, _numpy("invert"), r"\lnot {0}", "bitwise complement"),
+        Function("shl", 2, _shift("left_shift"), r"{0} \ll {1}", "shift left, filling with zeros"),
+        Function("shr", 2, _shift("right_shift"), r"{0} \gg {1}",
                  "shift right: arithmetic for signed types, logical for unsigned"),
         Function("compare", 3, compare, r"{0} \mathrel{{\mathrm{{cmp}}_{{{2}}}}} {1}",
                  "compare(a, b, mode): a EQ|NE|LT|LE|GT|GE b for a CmpMode value"),
@@ -417,14 +434,7 @@ REDUCTIONS: dict[str, Reduction] = {
     ]
 }
 
-_REDUCE_IMPL = {
-    "sum": np.sum,
-    "prod": np.prod,
-    "min": np.min,
-    "max": np.max,
-    "argmin": np.argmin,
-    "argmax": np.argmax,
-}
+_REDUCE_IMPL = {name: _numpy(name) for name in ("sum", "prod", "min", "max", "argmin", "argmax")}
 
 
 def _ordered_type(a, b) -> np.dtype:
