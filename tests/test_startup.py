@@ -32,4 +32,4 @@ def test_reading_commands_import_only_what_they_use(tmp_path):
     assert built["code"] == 0 and "yaml" in built["modules"]
     assert _run(tmp_path, *check) == {"code": 0, "modules": []}
     assert _run(tmp_path, "show", "tcolmax") == {"code": 0, "modules": []}
-    assert _run(tmp_path, "list", "--family", "reduce") == {"code": 0, "modules": []}
+    assert _run(tmp_path, "list", "--family", "reduce-and-expand") == {"code": 0, "modules": []}
