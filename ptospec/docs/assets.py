@@ -27,8 +27,12 @@ mtd {{ text-align: left; }}
 .md-typeset .ptospec-scope {{ font-size: 0.6rem; color: var(--md-default-fg-color--light); }}
 .md-typeset .ptospec-msg {{ display: inline-block; margin-top: 0.3em; color: var(--md-default-fg-color--light);
   min-width: 16em; }}
+/* a long formula comes laid out twice, for the column and for a phone's (ptospec.docs.mathml): one is shown */
+.md-typeset math.pm-narrow {{ display: none; }}
 /* narrow screens: a rule table's cells stack, one rule after another */
 @media screen and (max-width: 44.9375em) {{
+  .md-typeset math.pm-wide {{ display: none; }}
+  .md-typeset math.pm-narrow {{ display: inline math; }}
   .md-typeset table:has(.ptospec-msg) thead {{ display: none; }}
   .md-typeset table:has(.ptospec-msg), .md-typeset table:has(.ptospec-msg) tbody,
   .md-typeset table:has(.ptospec-msg) tr, .md-typeset table:has(.ptospec-msg) td {{ display: block; }}
@@ -39,6 +43,17 @@ mtd {{ text-align: left; }}
   .md-typeset .md-typeset__table:has(.ptospec-msg) {{ display: block; }}
   .md-typeset table:has(.ptospec-msg) {{ width: 100%; }}
   .md-typeset table:has(.ptospec-msg) td {{ overflow-x: auto; }}
+  /* a table of three or more columns: each row a card, each value after its column's name (ptospec.docs.hooks) */
+  .md-typeset .md-typeset__table:has(table[data-cards]) {{ display: block; }}
+  .md-typeset table[data-cards] {{ display: block; width: 100%; }}
+  .md-typeset table[data-cards] thead {{ display: none; }}
+  .md-typeset table[data-cards] tbody, .md-typeset table[data-cards] tr {{ display: block; }}
+  .md-typeset table[data-cards] tr {{ border-top: 1px solid var(--md-typeset-table-color); padding: 0.5em 0; }}
+  .md-typeset table[data-cards] tr:first-child {{ border-top: none; }}
+  .md-typeset table[data-cards] td {{ display: block; border-top: none; padding: 0.15em 0.8em; overflow-x: auto; }}
+  .md-typeset table[data-cards] td::before {{ content: attr(data-label) ": "; font-weight: 600;
+    color: var(--md-default-fg-color--light); }}
+  .md-typeset table[data-cards] td:first-child {{ font-weight: 600; }}
   /* formulas a little smaller, flush left: more of each line in view */
   .ptospec-math {{ padding-left: 0; }}
   .ptospec-math math {{ font-size: 1em; }}

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .. import attrs
 from ..asm.forms import FORMS, print_template
 from ..expr.ast import Attr, walk
-from ..expr.latex import LINE_EM, binding_latex, condition_latex, expression_latex, statement_latex, to_latex
+from ..expr.latex import (
+    LINE_EM,
+    PHONE_CELL_EM,
+    PHONE_LINE_EM,
+    binding_latex,
+    condition_latex,
+    expression_latex,
+    statement_latex,
+    to_latex,
+)
 from ..expr.latex_width import latex_width
 from ..expr.parser import parse_expr
 from ..model import Database, DTypeTable, Mode, OpSpec, Rule
@@ -61,6 +71,18 @@ def _math(latex: str) -> str:
 
 
 NARROW_EM = 20.0  # formulas inside prose or a table's text column
+PHONE_NARROW_EM = 14.0  # the same on a phone
+
+
+def _display(render: Callable[[float], str]) -> str:
+    """A display formula laid out for the page's column and again for a phone's (``render(line width in em)``);
+    the stylesheet shows one of the two."""
+    return math_block(render(LINE_EM), render(PHONE_LINE_EM))
+
+
+def _inline(render: Callable[[float], str], wide: float = LINE_EM, narrow: float = PHONE_CELL_EM) -> str:
+    """An inline formula (in a table cell or prose) laid out for ``wide`` em and again for a phone's ``narrow``."""
+    return math_inline(render(wide), render(narrow))
 
 
 def _definitions(lets, separator: str) -> str:
@@ -68,10 +90,11 @@ def _definitions(lets, separator: str) -> str:
     or ``separator`` between them where blocks cannot go, as in a table cell)."""
     rendered = [binding_latex(n, node) for n, node, _ in lets]
     if sum(latex_width(r) for r in rendered) + 0.5 * len(rendered) <= LINE_EM:
-        return ", ".join(_math(r) for r in rendered)
+        return ", ".join(_inline(lambda line, n=n, node=node: binding_latex(n, node, line)) for n, node, _ in lets)
     if separator:
-        return separator.join(_math(r) for r in rendered)
-    return "\n\n" + "\n".join(math_block(r) for r in rendered)
+        return separator.join(_inline(lambda line, n=n, node=node: binding_latex(n, node, line)) for n, node, _ in lets)
+    return "\n\n" + "\n".join(_display(lambda line, n=n, node=node: binding_latex(n, node, line))
+                               for n, node, _ in lets)
 
 
 def _operand_users(op: OpSpec, var: str) -> list[str]:
@@ -138,11 +161,12 @@ def _scope(rule: Rule, db: Database, op: OpSpec) -> tuple[str, str]:
 
 def _check_cell(rule: Rule, lang: str) -> str:
     """The check, its definitions and its guard, each on a line of its own (long conditions broken too)."""
-    parts = [_math(condition_latex(rule.check))] if rule.check is not None else []
+    check, when = rule.check, rule.when
+    parts = [_inline(lambda line: condition_latex(check, line))] if check is not None else []
     if rule.let:
         parts.append(f"{label('where', lang)} {_definitions(rule.let, '<br>')}")
-    if rule.when is not None:
-        parts.append(f"{label('when', lang)} {_math(condition_latex(rule.when, LINE_EM - 5))}")
+    if when is not None:
+        parts.append(f"{label('when', lang)} {_inline(lambda line: condition_latex(when, line - 5))}")
     return "<br>".join(parts)
 
 
@@ -210,9 +234,9 @@ def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
             scope = f" ({profiles})" if profiles else ""
             out.append(f"{code(r.id)}{scope}: {prose(text(r.message, lang))}\n")
             for n, node, _ in r.let:
-                out.append(math_block(binding_latex(n, node)) + "\n")
+                out.append(_display(lambda line, n=n, node=node: binding_latex(n, node, line)) + "\n")
             if r.check is not None:
-                out.append(math_block(condition_latex(r.check)) + "\n")
+                out.append(_display(lambda line, check=r.check: condition_latex(check, line)) + "\n")
     return out
 
 
@@ -231,7 +255,8 @@ def _operand_text(db: Database, operand, lang: str) -> str:
         values = ", ".join(f"{code(v)} ({prose(text(enum.value_text[v], lang))})" for v in enum.values)
         meaning += f" — {code(enum.cpp)}: {values}"
     if operand.domain is not None:
-        meaning += f" — {label('domain', lang)} {_math(condition_latex(operand.domain, NARROW_EM))}"
+        meaning += (f" — {label('domain', lang)} "
+                    f"{_inline(lambda line: condition_latex(operand.domain, line), NARROW_EM, PHONE_NARROW_EM)}")
     if operand.alias_of:
         what = "alias_in_place" if operand.alias_in_place else "alias_view"
         meaning += f" — {label(what, lang)} {code(operand.alias_of)}, {label('alias_at', lang)} " \
@@ -253,7 +278,8 @@ def _as_written(stmt) -> str:
 def _state_table(db: Database, mode: Mode, lang: str) -> list[str]:
     """The configuration registers a mode writes (each field with its value) or reads (each field)."""
     if mode.effect is not None and mode.effect.sets:
-        rows = [[code(f"{reg}.{name}"), _math(expression_latex(node, NARROW_EM)),
+        rows = [[code(f"{reg}.{name}"),
+                 _inline(lambda line, node=node: expression_latex(node, line), NARROW_EM, PHONE_NARROW_EM),
                  prose(text(db.isa.state[reg].fields[name], lang))]
                 for reg, fields in mode.effect.sets.items() for name, (node, _text) in fields.items()]
         return [label("state_sets", lang) + "\n",
@@ -309,7 +335,7 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     else:
         out.append(label("semantics_intro", lang) + "\n")
         for stmt in mode.semantics:
-            out.append(math_block(statement_latex(stmt)) + "\n")
+            out.append(_display(lambda line, stmt=stmt: statement_latex(stmt, line)) + "\n")
             if stmt.lets:
                 out.append(f"{label('where', lang)} {_definitions(stmt.lets, '')}\n")
         out.append(f'<details class="ptospec-source" markdown="1">\n<summary>{label("as_written", lang)}</summary>\n')
@@ -359,7 +385,8 @@ def differences_block(db: Database, op: OpSpec, lang: str) -> list[str]:
             if obs.rules:
                 parts.append(f"{label('observed_rules', lang)} {', '.join(code(r) for r in obs.rules)}")
             if obs.when is not None:
-                parts.append(f"{label('observed_when', lang)} {_math(condition_latex(obs.when, NARROW_EM))}")
+                when = _inline(lambda line, obs=obs: condition_latex(obs.when, line), NARROW_EM, PHONE_NARROW_EM)
+                parts.append(f"{label('observed_when', lang)} {when}")
             out.append(f"- {'; '.join(parts)}")
         if d.observed:
             out.append("")
@@ -445,7 +472,7 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
            *_usage_section(op, lang), *_worked_section(db, op, lang)]
     if op.let:
         out.append(f"## {label('definitions', lang)}\n")
-        out += [math_block(binding_latex(n, node)) + "\n" for n, node, _ in op.let]
+        out += [_display(lambda line, n=n, node=node: binding_latex(n, node, line)) + "\n" for n, node, _ in op.let]
     multi = len(op.modes) > 1
     if multi:
         out.append(f"## {label('modes', lang)}\n")

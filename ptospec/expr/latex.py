@@ -7,6 +7,7 @@ templates in ``functions.py`` so a new function needs no change here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import fields, replace
 
@@ -171,11 +172,12 @@ def _hoisted_indices(stmt: Statement) -> tuple[Index, list[tuple[str, Node]]]:
 
 # Names for the parts of a wide value given lines of their own (after the index names above).
 _PART_NAMES = ("p", "q", "r", "s", "u", "v", "w", "k", "l", "m", "n", "t")
-_WIDE_INDEX_EM = 10.0  # an index expression wider than this gets a name and a line of its own
+_WIDE_INDEX = 1 / 3  # an index expression wider than this share of a line gets a name and a line of its own
+_MIN_PART_EM = 3.0  # a part narrower than this is not worth a name of its own
 
 
 def _hoisted_parts(node: Node, free: Iterator[str], named: list[tuple[str, Node]], top: bool = True,
-                   bound: frozenset[str] = frozenset()) -> Node:
+                   bound: frozenset[str] = frozenset(), wide: float = 10.0) -> Node:
     """``node`` with each choice (``select``) inside it and each wide index expression replaced by a fresh
     name, those names and parts appended to ``named``: a long value reads better as a short formula and
     its parts on lines below. A part that uses a reduction's variable stays where it is (it is bound there)."""
@@ -187,25 +189,77 @@ def _hoisted_parts(node: Node, free: Iterator[str], named: list[tuple[str, Node]
         named.append((name, node))
         return Name(name)
     if isinstance(node, Reduce):
-        return replace(node, body=_hoisted_parts(node.body, free, named, False, bound | {node.var}))
+        return replace(node, body=_hoisted_parts(node.body, free, named, False, bound | {node.var}, wide))
     if isinstance(node, Index):
         indices = []
         for index in node.indices:
-            if not isinstance(index, Name | Num) and latex_width(to_latex(index)) > _WIDE_INDEX_EM and movable(
+            if not isinstance(index, Name | Num) and latex_width(to_latex(index)) > wide and movable(
                     index) and (name := next(free, None)):
                 named.append((name, index))
                 indices.append(Name(name))
             else:
-                indices.append(_hoisted_parts(index, free, named, False, bound))
+                indices.append(_hoisted_parts(index, free, named, False, bound, wide))
         return replace(node, indices=tuple(indices))
     changes = {}
     for f in fields(node):  # type: ignore[arg-type]
         value = getattr(node, f.name)
         if isinstance(value, tuple) and value and all(hasattr(v, "__dataclass_fields__") for v in value):
-            changes[f.name] = tuple(_hoisted_parts(v, free, named, False, bound) for v in value)
+            changes[f.name] = tuple(_hoisted_parts(v, free, named, False, bound, wide) for v in value)
         elif hasattr(value, "__dataclass_fields__"):
-            changes[f.name] = _hoisted_parts(value, free, named, False, bound)
+            changes[f.name] = _hoisted_parts(value, free, named, False, bound, wide)
     return replace(node, **changes) if changes else node
+
+
+def _children(node: Node) -> Iterator[tuple[Node, frozenset[str]]]:
+    """A node's direct sub-expressions, each with the reduction variables the node binds over it."""
+    for f in fields(node):  # type: ignore[arg-type]
+        value = getattr(node, f.name)
+        bound = frozenset({node.var}) if isinstance(node, Reduce) and f.name == "body" else frozenset()
+        for child in value if isinstance(value, tuple) else (value,):
+            if hasattr(child, "__dataclass_fields__"):
+                yield child, bound
+
+
+def _nameable(node: Node, bound: frozenset[str] = frozenset(), top: bool = True) -> Iterator[Node]:
+    """The proper sub-expressions of ``node`` that could be given a name of their own: not a bare name or number,
+    and using no reduction variable bound above them."""
+    if not top and not isinstance(node, Name | Num | Attr) and not (_names(node) & bound):
+        yield node
+    for child, binds in _children(node):
+        yield from _nameable(child, bound | binds, False)
+
+
+def _replaced(node: Node, part: Node, by: Node) -> Node:
+    """``node`` with the sub-expression ``part`` (that very object) replaced by ``by``."""
+    if node is part:
+        return by
+    changes = {}
+    for f in fields(node):  # type: ignore[arg-type]
+        value = getattr(node, f.name)
+        if isinstance(value, tuple):
+            new = tuple(_replaced(v, part, by) if hasattr(v, "__dataclass_fields__") else v for v in value)
+            if any(a is not b for a, b in zip(new, value, strict=True)):
+                changes[f.name] = new
+        elif hasattr(value, "__dataclass_fields__") and (new_value := _replaced(value, part, by)) is not value:
+            changes[f.name] = new_value
+    return replace(node, **changes) if changes else node
+
+
+def _fitted(node: Node, budget: float, free: Iterator[str], named: list[tuple[str, Node]]) -> list[str]:
+    """``node`` laid out within ``budget`` em; while a line stays too wide (a deep nest of calls cannot be broken
+    at its structure), its widest part that fits a line of its own gets a name, appended to ``named``."""
+    while True:
+        lines = layout(node, budget)
+        if all(_fits(x, budget * 1.05) for x in lines):
+            return lines
+        parts = [(w, part) for part in _nameable(node) if (w := latex_width(to_latex(part))) >= _MIN_PART_EM]
+        fitting = [(w, part) for w, part in parts if w <= budget - 2.0]
+        name = next(free, None) if parts else None
+        if name is None:
+            return lines
+        _, part = max(fitting or parts, key=lambda wp: wp[0])
+        named.append((name, part))
+        node = _replaced(node, part, Name(name))
 
 
 def _disjuncts(node: Node) -> list[Node]:
@@ -220,6 +274,10 @@ def _disjuncts(node: Node) -> list[Node]:
 # The site's column holds about 37 em of display maths at 1280 px, and a rule table's check column about as
 # much of its smaller maths; LINE_EM leaves room for indentation and for the label in front of a guard.
 LINE_EM = 30.0
+# The same at a phone's width (375 px): a display formula's box holds about 20 em there (the site sets maths a
+# little smaller on narrow screens), a stacked rule table's cell about 24 em of its smaller maths.
+PHONE_LINE_EM = 16.0
+PHONE_CELL_EM = 19.0
 _INDENT_EM = 1.0  # one \quad
 
 
@@ -283,6 +341,38 @@ def _wrapped_lines(node: Node, min_prec: int, budget: float) -> list[str]:
     return ["(" + inner[0], *inner[1:-1], inner[-1] + ")"]
 
 
+_ARGUMENTS = re.compile(r"\((\{\d+\}[^()]*)\)")  # a function template's bracketed arguments: ({1}, {2};\ {3} + {4})
+_SEPARATOR = re.compile(r"(,\s*|;\\ )")
+
+
+def _argument_list(template: str, args: tuple[Node, ...], budget: float) -> list[list[str]] | None:
+    """The items of a function template's bracketed argument list (``name(a, b; c + d)_w``), each laid out as lines
+    with its separator, the name and the bracket on the first, the closing bracket and what follows on the last;
+    None when the template has no such list of two or more items."""
+    found = _ARGUMENTS.search(template)
+    if found is None:
+        return None
+    pieces = _SEPARATOR.split(found.group(1))
+    items_text, separators = pieces[0::2], [*pieces[1::2], ""]
+    if len(items_text) < 2:
+        return None
+    rendered = [to_latex(a) for a in args]
+    items = []
+    for text, separator in zip(items_text, separators, strict=True):
+        last = list(re.finditer(r"\{(\d+)\}", text))[-1]  # its last argument laid out, what precedes it kept
+        before, after = text[: last.start()].format(*rendered), text[last.end():].format(*rendered)
+        lines = _wrapped_lines(args[int(last.group(1))], 0,
+                               budget - latex_width(before))
+        mark = separator.strip().removesuffix("\\")
+        items.append([before + lines[0], *lines[1:-1], *([lines[-1]] if len(lines) > 1 else [])])
+        items[-1][-1] += after + mark
+    head = template[: found.start()].format(*rendered)
+    tail = template[found.end():].format(*rendered)
+    items[0] = [f"{head}({items[0][0]}", *items[0][1:]]
+    items[-1] = [*items[-1][:-1], f"{items[-1][-1]}){tail}"]
+    return items
+
+
 def layout(node: Node, budget: float = LINE_EM) -> list[str]:
     """``node`` as lines of LaTeX, broken at its structure where one line would be wider than ``budget`` em
     (lines after the first indented)."""
@@ -304,7 +394,11 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
                 terms.append(lines if k == 0 else [f"{_SYMBOL[sign]} {lines[0]}", *lines[1:]])
             return _pack(terms, budget)
         case Binary(op=op, left=left, right=right) if _PREC[op] == 4:  # a relation: break after it
-            return _join(layout(left, budget), f" {_SYMBOL[op]} ", _wrapped_lines(right, _PREC[op] + 1, inner))
+            lhs, symbol = layout(left, budget), f" {_SYMBOL[op]}"
+            rhs = _wrapped_lines(right, _PREC[op] + 1, inner)
+            if _fits(f"{lhs[-1]}{symbol} {rhs[0]}", budget - (_INDENT_EM if len(lhs) > 1 else 0.0)):
+                return _join(lhs, f"{symbol} ", rhs)
+            return [*lhs[:-1], lhs[-1] + symbol, *_indent(rhs)]
         case In(value=value, items=items) if len(items) > 1:
             last = len(items) - 1
             rendered = [to_latex(item) + ("," if k < last else r"\}") for k, item in enumerate(items)]
@@ -318,28 +412,34 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             room = max(inner - max(latex_width(v) for v in values), inner / 2)
             cells = [f"{v} & {_block(condition_lines(c, room))}" for v, (_, c) in zip(values, rows, strict=True)]
             cells.append(f"{_block(layout(node, inner / 2))} & {word('otherwise')}")
-            return [r"\begin{cases}" + r" \\ ".join(cells) + r"\end{cases}"]
+            side_by_side = r"\begin{cases}" + r" \\ ".join(cells) + r"\end{cases}"
+            if _fits(side_by_side, budget):
+                return [side_by_side]
+            # too wide for values and conditions side by side: each value, then its condition under it
+            lead = rf"\quad {word('if')}\ "
+            stacked = []
+            for value, cond in [*rows, (node, None)]:
+                shown = _block(layout(value, inner))
+                said = rf"\quad {word('otherwise')}" if cond is None else lead + _block(
+                    condition_lines(cond, inner - _INDENT_EM - latex_width(lead)))
+                stacked += [f"{shown} {said}"] if _fits(f"{shown} {said}", inner) else [shown, said]
+            return [r"\begin{cases}" + r" \\ ".join(stacked) + r"\end{cases}"]
         case Call(func=func, args=args) if (fn := FUNCTIONS.get(func)) is not None and len(args) == fn.arity:
+            listed = _argument_list(fn.latex, args, inner)
+            if listed is not None:  # name(a, b; c, ...): the arguments set onto lines like a list
+                return _pack(listed, budget)
             # an argument too wide for its share of the line becomes a block of lines inside the call
-            tail = "(" + ", ".join(f"{{{k}}}" for k in range(len(args))) + ")"
-            if fn.latex.endswith(tail):  # name(a, b, ...): the arguments set onto lines like a list
-                head = fn.latex[: -len(tail)].format()
-                items = [_wrapped_lines(a, 0, inner) for a in args]
-                items = [item if k == len(items) - 1 else [*item[:-1], item[-1] + ","] for k, item in enumerate(items)]
-                items[0] = [f"{head}({items[0][0]}", *items[0][1:]]
-                items[-1] = [*items[-1][:-1], items[-1][-1] + ")"]
-                return _pack(items, budget)
-            share = max(inner / len(args), 12.0)
+            share = max(inner / len(args), min(12.0, 0.6 * inner))
             whole = latex_width(latex)
             rendered = []
             for arg in args:
                 text = to_latex(arg)
-                room = max(inner - (whole - latex_width(text)), 10.0)
+                room = max(inner - (whole - latex_width(text)), min(10.0, inner / 2))
                 rendered.append(text if _fits(text, share) else _block(layout(arg, room)))
             return [fn.latex.format(*rendered)]
         case Reduce(body=body):
             head = latex[: len(latex) - len(_wrap(body, 6))]  # the operator and its range
-            lines = _wrapped_lines(body, 6, max(budget - latex_width(head), LINE_EM / 2))
+            lines = _wrapped_lines(body, 6, max(budget - latex_width(head), budget / 2))
             return [head + _block(lines)] if lines[0].startswith(r"\begin{cases}") else [head + lines[0], *lines[1:]]
         case Unary(op="not", operand=operand):
             lines = _wrapped_lines(operand, _UNARY_PREC["not"], budget - 0.8)
@@ -375,10 +475,10 @@ def condition_latex(node: Node, budget: float = LINE_EM) -> str:
     return _block(condition_lines(node, budget))
 
 
-def _guard_lines(key: str, node: Node) -> list[str]:
+def _guard_lines(key: str, node: Node, line: float = LINE_EM) -> list[str]:
     """``if c1 and c2 and c3`` under a statement: one conjunct per line when there are several."""
     lead = rf"\quad {word(key)}\ "
-    budget = LINE_EM - 1.0 - latex_width(word(key)) - 0.3
+    budget = line - 1.0 - latex_width(word(key)) - 0.3
     parts = _conjuncts(node)
     if len(parts) < _CONJUNCTS_PER_LINE:
         body = layout(node, budget)
@@ -391,50 +491,66 @@ def _guard_lines(key: str, node: Node) -> list[str]:
     return lines
 
 
-def _defined(name: str, node: Node, indent: int = 0) -> list[str]:
-    """``name = node``, the value broken into lines if it is too wide."""
+def _defined(name: str, node: Node, indent: int, line: float, free: Iterator[str],
+             named: list[tuple[str, Node]]) -> list[str]:
+    """``name = node``, the value broken into lines if it is too wide (parts named if need be, see ``_fitted``)."""
     head = identifier(name)
-    budget = LINE_EM - indent * _INDENT_EM - latex_width(head) - 1.3
-    return _join([head], " = ", layout(node, max(budget, LINE_EM / 2)))
+    budget = max(line - indent * _INDENT_EM - latex_width(head) - 1.3, line / 2)
+    if not _fits(to_latex(node), budget):
+        node = _hoisted_parts(node, free, named, wide=line * _WIDE_INDEX)
+    return _join([head], " = ", _fitted(node, budget, free, named))
 
 
-def statement_latex(stmt: Statement) -> str:
+def _definitions(named: list[tuple[str, Node]], line: float, free: Iterator[str]) -> list[str]:
+    """The named parts, each on lines of its own under what uses them (naming parts of their own if need be)."""
+    lines: list[str] = []
+    k = 0
+    while k < len(named):
+        lines += _indent(_defined(*named[k], 1, line, free, named))
+        k += 1
+    return lines
+
+
+def statement_latex(stmt: Statement, line: float = LINE_EM) -> str:
     """``target = value``, then on lines of their own the index ranges, the merge of repeated targets, the
     guard (``if``) and the element filter (``where``), so that a long statement keeps its conditions in view;
     a value or condition still too wide is broken at its structure."""
     target, named = _hoisted_indices(stmt)
     head = to_latex(target)
-    budget = max(LINE_EM - latex_width(head) - 1.3, LINE_EM / 2)
+    budget = max(line - latex_width(head) - 1.3, line / 2)
     shown = stmt.value
+    used = _names((stmt.target, stmt.value, stmt.domain, stmt.when, stmt.where)) | {n for n, _ in named}
+    free = (n for n in _PART_NAMES if n not in used)
     if not _fits(to_latex(shown), budget):
-        used = _names((stmt.target, stmt.value, stmt.domain, stmt.when, stmt.where)) | {n for n, _ in named}
-        free = (n for n in _PART_NAMES if n not in used)
-        shown = _hoisted_parts(shown, free, named)
-    value = layout(shown, budget)
-    lines = _join([head], " = ", value)
-    for name, node in named:
-        lines += _indent(_defined(name, node, 1))
+        shown = _hoisted_parts(shown, free, named, wide=line * _WIDE_INDEX)
+    lines = _join([head], " = ", _fitted(shown, budget, free, named))
+    lines += _definitions(named, line, free)
     if stmt.domain:
-        ranges = [_join([f"0 \\le {identifier(v)}"], " < ", layout(b, LINE_EM / 2)) for v, b in stmt.domain]
+        ranges = [_join([f"0 \\le {identifier(v)}"], " < ",
+                        layout(b, max(line - _INDENT_EM - latex_width(f"0 \\le {identifier(v)} < "), line / 2)))
+                  for v, b in stmt.domain]
         one = r"\quad " + ", ".join(r[0] for r in ranges)
-        if all(len(r) == 1 for r in ranges) and _fits(one, LINE_EM):
+        if all(len(r) == 1 for r in ranges) and _fits(one, line):
             lines.append(one)
         else:  # one range per line
-            lines += [line for r in ranges for line in _indent(r)]
+            lines += [x for r in ranges for x in _indent(r)]
     if stmt.combine in ("first", "last"):
         lines.append(rf"\quad {word(stmt.combine + '_wins')}")
     elif stmt.combine:
         lines.append(rf"\quad {word('combined', stmt.combine)}")
     if stmt.when is not None:
-        lines += _guard_lines("if", stmt.when)
+        lines += _guard_lines("if", stmt.when, line)
     if stmt.where is not None:  # element-wise filter: only these points are written
-        lines += _guard_lines("where", stmt.where)
+        lines += _guard_lines("where", stmt.where, line)
     return _block(lines)
 
 
-def binding_latex(name: str, node: Node) -> str:
-    """A ``let`` binding: ``R = src.valid_row`` (a long value broken into lines)."""
-    return _block(_defined(name, node))
+def binding_latex(name: str, node: Node, line: float = LINE_EM, taken: frozenset[str] = frozenset()) -> str:
+    """A ``let`` binding: ``R = src.valid_row`` (a long value broken into lines, its choices and parts too wide for a
+    line named on lines below; ``taken``: names the surroundings use, not to be given to a part)."""
+    free = (n for n in _PART_NAMES if n not in _names(node) | {name} | taken)
+    named: list[tuple[str, Node]] = []
+    return _block(_defined(name, node, 0, line, free, named) + _definitions(named, line, free))
 
 
 def expression_latex(node: Node, budget: float = LINE_EM) -> str:

@@ -93,4 +93,5 @@ class _Widths:
                 cell[-1] += 0.4
             else:
                 cell[-1] += self.symbol(token)
-        return max(sum(r) + 1.0 * (len(r) - 1) for r in rows)
+        columns = max(len(r) for r in rows)  # an array's columns are as wide as their widest cell
+        return sum(max(r[c] if c < len(r) else 0.0 for r in rows) for c in range(columns)) + 1.0 * (columns - 1)
