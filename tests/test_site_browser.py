@@ -85,6 +85,24 @@ PROBES = {
       wrap.scrollTop = 0; wrap.scrollLeft = 0;
       return out;
     }""",
+    "narrow": """function (w, d) {
+      function wide(el) { return el.scrollWidth > el.clientWidth + 1; }
+      function shown(el) { return w.getComputedStyle(el).display !== 'none'; }
+      var art = d.querySelector('article');
+      var cards = Array.prototype.map.call(art.querySelectorAll('table[data-cards]'), function (t) {
+        return {thead: shown(t.querySelector('thead')), labels: t.querySelectorAll('td[data-label]').length};
+      });
+      var rules = Array.prototype.filter.call(art.querySelectorAll('table'), function (t) {
+        return t.querySelector('.ptospec-msg'); }).map(function (t) { return w.getComputedStyle(t).display; });
+      return {width: w.innerWidth, pageScrolls: d.documentElement.scrollWidth > w.innerWidth + 1,
+              boxes: Array.prototype.filter.call(art.querySelectorAll('.ptospec-math'), wide).length,
+              tables: Array.prototype.filter.call(art.querySelectorAll('.md-typeset__scrollwrap'), wide).length,
+              cells: Array.prototype.filter.call(art.querySelectorAll('td'), function (c) {
+                return w.getComputedStyle(c).overflowX !== 'visible' && wide(c); }).length,
+              narrowShown: Array.prototype.filter.call(art.querySelectorAll('math.pm-narrow'), shown).length,
+              wideShown: Array.prototype.filter.call(art.querySelectorAll('math.pm-wide'), shown).length,
+              cards: cards, rules: rules};
+    }""",
     "filter": """function (w, d) {
       var form = d.getElementById('ptospec-filter'), input = form.querySelector('input');
       var all = d.querySelectorAll('details.ptospec-diff').length;
@@ -265,9 +283,10 @@ def test_english_op_page(browser: Browser, server: str, shots: Path) -> None:
     got = probed(tab, "en/ops/tcvt.html", "page")
     assert got["lang"] == "en"
     assert got["rootLinks"] == 0, "root-absolute links break under a sub-path"
-    # Wide formulas scroll inside their own box and never overflow the column.
+    # Formulas sit in boxes that would scroll a formula too wide, and never overflow the column; TCVT's widest
+    # (the tmp sizing rules) are broken into lines that fit the column.
     assert got["maths"] and all(m["overflow"] == "auto" and m["inside"] for m in got["maths"])
-    assert any(m["scroll"] > m["client"] for m in got["maths"]), "expected at least one wide TCVT formula"
+    assert not [m for m in got["maths"] if m["scroll"] > m["client"] + 1], "a TCVT formula scrolls at 1400 px"
     # A math font with stretchy delimiters: the piecewise brace is much taller than one line.
     assert "DejaVu Math TeX Gyre" in got["mathFont"]
     assert max(got["braces"]) > 2.0, got["braces"]
@@ -281,6 +300,22 @@ def test_english_op_page(browser: Browser, server: str, shots: Path) -> None:
     screenshot(tab, shots / "en-tcvt-sizing.png")  # the probed tab: scrolled to the sizing rules
     tab.close()
     shoot(browser, server, "en/ops/tcolsum.html", shots / "en-tcolsum.png", scroll="#worked-example")
+
+
+@pytest.mark.parametrize("page", ["en/ops/tload.html", "zh/ops/tcvt.html", "zh/ops/mscatter.html"])
+def test_op_page_at_phone_width(browser: Browser, server: str, shots: Path, page: str) -> None:
+    """At 375 px nothing scrolls sideways: formulas are shown in their narrow layout, tables of three or more
+    columns are cards (each value after its column's name), rule tables stack (the message under the check).
+    (``benchmarks/site_layout.py`` counts the same over every op page.)"""
+    tab = visit(browser, server, page, "narrow", width=375)
+    got = probed(tab, page, "narrow")
+    assert got["width"] == 375
+    assert not got["pageScrolls"] and got["boxes"] == 0 and got["tables"] == 0 and got["cells"] == 0, got
+    assert got["narrowShown"] > 0 and got["wideShown"] == 0, got
+    assert got["cards"] and all(not c["thead"] and c["labels"] for c in got["cards"]), got["cards"]
+    assert got["rules"] and set(got["rules"]) == {"block"}, got["rules"]
+    screenshot(tab, shots / f"{page.replace('/', '-').removesuffix('.html')}-375.png")
+    tab.close()
 
 
 def test_chinese_op_page(browser: Browser, server: str, shots: Path) -> None:

@@ -50,10 +50,12 @@ mtd {{ text-align: left; }}
   .md-typeset table[data-cards] tbody, .md-typeset table[data-cards] tr {{ display: block; }}
   .md-typeset table[data-cards] tr {{ border-top: 1px solid var(--md-typeset-table-color); padding: 0.5em 0; }}
   .md-typeset table[data-cards] tr:first-child {{ border-top: none; }}
-  .md-typeset table[data-cards] td {{ display: block; border-top: none; padding: 0.15em 0.8em; overflow-x: auto; }}
+  .md-typeset table[data-cards] td {{ display: block; border-top: none; padding: 0.15em 0.8em; }}
+  .md-typeset table[data-cards] td:has(math) {{ overflow-x: auto; }}
   .md-typeset table[data-cards] td::before {{ content: attr(data-label) ": "; font-weight: 600;
     color: var(--md-default-fg-color--light); }}
   .md-typeset table[data-cards] td:first-child {{ font-weight: 600; }}
+  .md-typeset table[data-cards] td code {{ overflow-wrap: anywhere; }}
   /* formulas a little smaller, flush left: more of each line in view */
   .ptospec-math {{ padding-left: 0; }}
   .ptospec-math math {{ font-size: 1em; }}

@@ -12,7 +12,7 @@ from ..expr.latex import (
     LINE_EM,
     PHONE_CELL_EM,
     PHONE_LINE_EM,
-    binding_latex,
+    bindings_latex,
     condition_latex,
     expression_latex,
     statement_latex,
@@ -85,16 +85,18 @@ def _inline(render: Callable[[float], str], wide: float = LINE_EM, narrow: float
     return math_inline(render(wide), render(narrow))
 
 
-def _definitions(lets, separator: str) -> str:
+def _definitions(lets, separator: str, context: tuple) -> str:
     """``k = ..., l = ...``: inline when they fit one line, else each on a line of its own (a display block,
-    or ``separator`` between them where blocks cannot go, as in a table cell)."""
-    rendered = [binding_latex(n, node) for n, node, _ in lets]
-    if sum(latex_width(r) for r in rendered) + 0.5 * len(rendered) <= LINE_EM:
-        return ", ".join(_inline(lambda line, n=n, node=node: binding_latex(n, node, line)) for n, node, _ in lets)
+    or ``separator`` between them where blocks cannot go, as in a table cell). ``context``: the syntax trees of
+    the statement or rule they belong to (names given to long parts differ from theirs)."""
+    bindings = [(n, node) for n, node, _ in lets]
+    wide, narrow = bindings_latex(bindings, LINE_EM, context), bindings_latex(bindings, PHONE_CELL_EM, context)
+    if sum(latex_width(r) for r in wide) + 0.5 * len(wide) <= LINE_EM:
+        return ", ".join(math_inline(w, n) for w, n in zip(wide, narrow, strict=True))
     if separator:
-        return separator.join(_inline(lambda line, n=n, node=node: binding_latex(n, node, line)) for n, node, _ in lets)
-    return "\n\n" + "\n".join(_display(lambda line, n=n, node=node: binding_latex(n, node, line))
-                               for n, node, _ in lets)
+        return separator.join(math_inline(w, n) for w, n in zip(wide, narrow, strict=True))
+    narrow = bindings_latex(bindings, PHONE_LINE_EM, context)
+    return "\n\n" + "\n".join(math_block(w, n) for w, n in zip(wide, narrow, strict=True))
 
 
 def _operand_users(op: OpSpec, var: str) -> list[str]:
@@ -164,7 +166,7 @@ def _check_cell(rule: Rule, lang: str) -> str:
     check, when = rule.check, rule.when
     parts = [_inline(lambda line: condition_latex(check, line))] if check is not None else []
     if rule.let:
-        parts.append(f"{label('where', lang)} {_definitions(rule.let, '<br>')}")
+        parts.append(f"{label('where', lang)} {_definitions(rule.let, '<br>', (check, when))}")
     if when is not None:
         parts.append(f"{label('when', lang)} {_inline(lambda line: condition_latex(when, line - 5))}")
     return "<br>".join(parts)
@@ -233,8 +235,10 @@ def _tmp_section(db: Database, op: OpSpec, lang: str) -> list[str]:
             profiles, _ = _scope(r, db, op)
             scope = f" ({profiles})" if profiles else ""
             out.append(f"{code(r.id)}{scope}: {prose(text(r.message, lang))}\n")
-            for n, node, _ in r.let:
-                out.append(_display(lambda line, n=n, node=node: binding_latex(n, node, line)) + "\n")
+            bindings = [(n, node) for n, node, _ in r.let]
+            out += [math_block(wide, narrow) + "\n" for wide, narrow in zip(
+                bindings_latex(bindings, LINE_EM, (r.check,)), bindings_latex(bindings, PHONE_LINE_EM, (r.check,)),
+                strict=True)]
             if r.check is not None:
                 out.append(_display(lambda line, check=r.check: condition_latex(check, line)) + "\n")
     return out
@@ -337,7 +341,8 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
         for stmt in mode.semantics:
             out.append(_display(lambda line, stmt=stmt: statement_latex(stmt, line)) + "\n")
             if stmt.lets:
-                out.append(f"{label('where', lang)} {_definitions(stmt.lets, '')}\n")
+                context = (stmt.target, stmt.value, stmt.domain, stmt.when, stmt.where)
+                out.append(f"{label('where', lang)} {_definitions(stmt.lets, '', context)}\n")
         out.append(f'<details class="ptospec-source" markdown="1">\n<summary>{label("as_written", lang)}</summary>\n')
         out.append(fence(written, "text"))
         out.append("</details>\n")
@@ -472,7 +477,9 @@ def op_page(db: Database, op: OpSpec, lang: str) -> str:
            *_usage_section(op, lang), *_worked_section(db, op, lang)]
     if op.let:
         out.append(f"## {label('definitions', lang)}\n")
-        out += [_display(lambda line, n=n, node=node: binding_latex(n, node, line)) + "\n" for n, node, _ in op.let]
+        bindings = [(n, node) for n, node, _ in op.let]
+        out += [math_block(wide, narrow) + "\n" for wide, narrow in zip(
+            bindings_latex(bindings, LINE_EM), bindings_latex(bindings, PHONE_LINE_EM), strict=True)]
     multi = len(op.modes) > 1
     if multi:
         out.append(f"## {label('modes', lang)}\n")

@@ -277,7 +277,7 @@ LINE_EM = 30.0
 # The same at a phone's width (375 px): a display formula's box holds about 20 em there (the site sets maths a
 # little smaller on narrow screens), a stacked rule table's cell about 24 em of its smaller maths.
 PHONE_LINE_EM = 16.0
-PHONE_CELL_EM = 19.0
+PHONE_CELL_EM = 18.0
 _INDENT_EM = 1.0  # one \quad
 
 
@@ -396,9 +396,15 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
         case Binary(op=op, left=left, right=right) if _PREC[op] == 4:  # a relation: break after it
             lhs, symbol = layout(left, budget), f" {_SYMBOL[op]}"
             rhs = _wrapped_lines(right, _PREC[op] + 1, inner)
-            if _fits(f"{lhs[-1]}{symbol} {rhs[0]}", budget - (_INDENT_EM if len(lhs) > 1 else 0.0)):
+            glued = f"{lhs[-1]}{symbol} {rhs[0]}"
+            if _fits(glued, budget - (_INDENT_EM if len(lhs) > 1 else 0.0)) or (
+                    len(rhs) == 1 and latex_width(rhs[0]) < _MIN_PART_EM):  # a short right side stays on the line
                 return _join(lhs, f"{symbol} ", rhs)
             return [*lhs[:-1], lhs[-1] + symbol, *_indent(rhs)]
+        case Binary(op="%", left=left, right=right):  # a wide divisor (a brace of cases) laid out on its own
+            lhs = _wrapped_lines(left, _PREC["%"], inner)
+            rhs = _wrapped_lines(right, _PREC["%"] + 1, max(inner - latex_width(lhs[-1]) - 2.3, inner / 2))
+            return [*lhs[:-1], rf"{lhs[-1]} \bmod {_block(rhs)}"]
         case In(value=value, items=items) if len(items) > 1:
             last = len(items) - 1
             rendered = [to_latex(item) + ("," if k < last else r"\}") for k, item in enumerate(items)]
@@ -439,7 +445,10 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             return [fn.latex.format(*rendered)]
         case Reduce(body=body):
             head = latex[: len(latex) - len(_wrap(body, 6))]  # the operator and its range
-            lines = _wrapped_lines(body, 6, max(budget - latex_width(head), budget / 2))
+            beside = budget - latex_width(head)
+            if beside < 0.6 * budget:  # a wide range: the body under the operator, as wide as the line allows
+                return [head, *_indent(_wrapped_lines(body, 6, inner))]
+            lines = _wrapped_lines(body, 6, beside)
             return [head + _block(lines)] if lines[0].startswith(r"\begin{cases}") else [head + lines[0], *lines[1:]]
         case Unary(op="not", operand=operand):
             lines = _wrapped_lines(operand, _UNARY_PREC["not"], budget - 0.8)
@@ -545,12 +554,23 @@ def statement_latex(stmt: Statement, line: float = LINE_EM) -> str:
     return _block(lines)
 
 
-def binding_latex(name: str, node: Node, line: float = LINE_EM, taken: frozenset[str] = frozenset()) -> str:
-    """A ``let`` binding: ``R = src.valid_row`` (a long value broken into lines, its choices and parts too wide for a
-    line named on lines below; ``taken``: names the surroundings use, not to be given to a part)."""
-    free = (n for n in _PART_NAMES if n not in _names(node) | {name} | taken)
-    named: list[tuple[str, Node]] = []
-    return _block(_defined(name, node, 0, line, free, named) + _definitions(named, line, free))
+def bindings_latex(bindings: list[tuple[str, Node]], line: float = LINE_EM, context: tuple = ()) -> list[str]:
+    """``let`` bindings (``R = src.valid_row``), each as one piece of maths: a long value broken into lines, its
+    choices and parts too wide for a line named on lines below. The names given to parts are used by none of the
+    bindings, the syntax trees in ``context`` (the statement or rule they belong to) or the parts a statement
+    names itself (``statement_latex``, which takes the first of the same names)."""
+    taken = _names((tuple(node for _, node in bindings), context)) | {name for name, _ in bindings}
+    free = (n for n in _PART_NAMES[::-1] if n not in taken)
+    out = []
+    for name, node in bindings:
+        named: list[tuple[str, Node]] = []
+        out.append(_block(_defined(name, node, 0, line, free, named) + _definitions(named, line, free)))
+    return out
+
+
+def binding_latex(name: str, node: Node, line: float = LINE_EM) -> str:
+    """One ``let`` binding (see ``bindings_latex``)."""
+    return bindings_latex([(name, node)], line)[0]
 
 
 def expression_latex(node: Node, budget: float = LINE_EM) -> str:
