@@ -3,8 +3,8 @@
 Facts about pto-isa's ``gen_data.py`` scripts that their file and parameter names do not say reliably:
 which instruction and mode a directory (or some of its cases) tests, which file is which operand, which
 parameters give the element types and an operand's valid and tile shapes, which files hold a global view's
-buffer, and why a case cannot be compared at all. ``benchmarks/upstream_goldens.py`` reads them before its
-name matching; a directory without an entry is matched by name. Loaded and checked against the database here.
+buffer, and why a case cannot be compared at all. ``benchmarks/upstream_goldens.py`` configures each case as its
+entry says, with no name matching. Loaded and checked against the database here.
 """
 
 from __future__ import annotations
@@ -115,14 +115,22 @@ class GoldenDir:
     shapes: dict[str, dict[str, tuple[Extent, Extent]]] = field(default_factory=dict)  # operand -> valid|tile
     layouts: dict[str, dict[str, str]] = field(default_factory=dict)  # operand -> blayout/slayout (C++ names)
     word: tuple[str, ...] | None = None  # every one of these words is in the case's name
+    cases: tuple[str, ...] = ()  # only these cases (their names after the test class: case_float_16x16)
     when: dict[str, object] = field(default_factory=dict)
     unmapped: str | None = None
     types: dict[str, str] = field(default_factory=dict)  # type variable -> parameter naming it, or a dtype
     type_words: tuple[str, ...] = ()  # type variables the case name's type words bind, in order
     views: dict[str, View] = field(default_factory=dict)
     attrs: dict[str, object] = field(default_factory=dict)  # attribute operand -> its value for these cases
+    attr_params: dict[str, str] = field(default_factory=dict)  # attribute operand -> the parameter giving it
+    attr_words: tuple[str, ...] = ()  # attribute operands whose enumerator is a word of the case's name
+    scalars: dict[str, str] = field(default_factory=dict)  # scalar operand -> parameter or expression giving it
+    file_shapes: dict[str, tuple[Extent, Extent]] = field(default_factory=dict)  # file stem -> [rows, cols]
+    initial: tuple[str, ...] = ()  # files holding an output's contents before the instruction (not its golden)
 
-    def selects(self, words: list[str], params: dict[str, object]) -> bool:
+    def selects(self, name: str, words: list[str], params: dict[str, object]) -> bool:
+        if self.cases and name.split(".", 1)[-1] not in self.cases:
+            return False
         if self.word is not None and not {w.upper() for w in self.word} <= {w.upper() for w in words}:
             return False
         return all(_same(params.get(k.lower()), v) for k, v in self.when.items())
@@ -151,14 +159,24 @@ def _same(value: object, wanted: object) -> bool:
     return str(value).lower() == str(wanted).lower()
 
 
-def entry_for(entries: dict[tuple[str, str], list[GoldenDir]], platform: str, directory: str,
+@dataclass(frozen=True)
+class Goldens:
+    """The file: its entries per (platform, directory), and upstream's spellings of element types."""
+
+    entries: dict[tuple[str, str], list[GoldenDir]]
+    type_names: dict[str, str]  # a word of upstream's case names or parameters -> a dtype of the database
+
+
+def entry_for(entries: dict[tuple[str, str], list[GoldenDir]], platform: str, directory: str, name: str,
               words: list[str], params: dict[str, object]) -> GoldenDir | None:
-    """The first entry of the directory on the platform that selects the case (by its words and parameters)."""
-    return next((e for e in entries.get((platform, directory), ()) if e.selects(words, params)), None)
+    """The first entry of the directory on the platform that selects the case (by its name, words and
+    parameters)."""
+    return next((e for e in entries.get((platform, directory), ()) if e.selects(name, words, params)), None)
 
 
-def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str], list[GoldenDir]]:
-    """(platform, directory) -> its entries, those with a selector first; ``DatabaseErrors`` lists every problem."""
+def load_goldens(db: Database, root: Path | None = None) -> Goldens:
+    """The entries per (platform, directory), those with a selector first, and the type names;
+    ``DatabaseErrors`` lists every problem."""
     root = root or Path(db.root)
     path = root / FILE
     if not path.is_file():
@@ -172,16 +190,21 @@ def load_goldens(db: Database, root: Path | None = None) -> dict[tuple[str, str]
         if entry is None:
             continue
         for p in entry.platforms:
-            same = [e for e in out.get((p, entry.dir), ()) if (e.word, e.when) == (entry.word, entry.when)]
+            same = [e for e in out.get((p, entry.dir), ())
+                    if (e.word, e.when, e.cases) == (entry.word, entry.when, entry.cases)]
             if same:
                 issues.add(src, ("directories", i), f"directory {entry.dir!r} on {p} has two entries for the same "
                            "cases", "goldens.duplicate")
             out.setdefault((p, entry.dir), []).append(entry)
+    type_names = dict(src.data.get("type_names", {}))
+    for word, dtype in type_names.items():
+        if dtype not in db.isa.dtypes:
+            issues.add(src, ("type_names", word), f"type name {word!r}: no dtype {dtype!r}", "goldens.type")
     if issues.items:
         raise DatabaseErrors(issues.items)
     for entries in out.values():
-        entries.sort(key=lambda e: e.word is None and not e.when)
-    return out
+        entries.sort(key=lambda e: e.word is None and not e.when and not e.cases)
+    return Goldens(out, type_names)
 
 
 def _words(word: str | list[str] | None) -> tuple[str, ...] | None:
@@ -189,6 +212,8 @@ def _words(word: str | list[str] | None) -> tuple[str, ...] | None:
 
 
 def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
+    if "op" not in d:  # an unmapped directory testing no instruction of the database
+        return GoldenDir(d["dir"], "", tuple(d.get("platforms", PLATFORMS)), d["source"], unmapped=d["unmapped"])
     op = db.ops.get(d["op"])
     if op is None:
         problem(f"unknown op {d['op']!r}", "goldens.op")
@@ -231,6 +256,26 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
             problem(f"attrs: no attribute operand {name!r} in the mode(s)", "goldens.attr")
         elif o.enum and value not in db.isa.enums[o.enum].values:
             problem(f"attrs: {value!r} is no enumerator of {o.enum}", "goldens.attr")
+    for name in d.get("attr_params", {}):
+        if name not in attr_ops:
+            problem(f"attr_params: no attribute operand {name!r} in the mode(s)", "goldens.attr")
+    for name in d.get("attr_words", ()):
+        if name not in attr_ops or not attr_ops[name].enum:
+            problem(f"attr_words: no enumerated attribute operand {name!r} in the mode(s)", "goldens.attr")
+    scalar_ops = {o.name for m in named for o in m.operands if o.role == "scalar"}
+    for name, text in d.get("scalars", {}).items():
+        if name not in scalar_ops:
+            problem(f"scalars: no scalar operand {name!r} in the mode(s)", "goldens.operand")
+        extents([text], f"scalars of {name}")
+    out_ops = {o.name for m in named for o in m.operands if o.role == "out"}
+    for stem in d.get("initial", ()):
+        if d.get("files", {}).get(stem) not in out_ops:
+            problem(f"initial: file {stem!r} is no output's file", "goldens.operand")
+    file_shapes = {}
+    for stem, shape in d.get("file_shapes", {}).items():
+        if stem not in d.get("files", {}):
+            problem(f"file_shapes: no file {stem!r} in files", "goldens.operand")
+        file_shapes[stem] = extents(shape, f"file_shapes of {stem}")
     views = {}
     for operand, v in d.get("views", {}).items():
         if operand not in operands:
@@ -241,6 +286,8 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
                               extents(v.get("buffer", ()), f"views of {operand}"))
     return GoldenDir(d["dir"], op.name, tuple(d.get("platforms", PLATFORMS)), d["source"], chosen,
                      dict(d.get("files", {})), {k: v for k, v in shapes.items() if v},
-                     {k: v for k, v in layouts.items() if v}, _words(d.get("word")), dict(d.get("when", {})),
+                     {k: v for k, v in layouts.items() if v}, _words(d.get("word")), tuple(d.get("cases", ())),
+                     dict(d.get("when", {})),
                      d.get("unmapped"), dict(d.get("types", {})), tuple(d.get("type_words", ())), views,
-                     dict(d.get("attrs", {})))
+                     dict(d.get("attrs", {})), dict(d.get("attr_params", {})), tuple(d.get("attr_words", ())),
+                     {k: str(v) for k, v in d.get("scalars", {}).items()}, file_shapes, tuple(d.get("initial", ())))
