@@ -3,6 +3,7 @@ tile buffers placed in on-chip memory, valid shapes; each checks its rules throu
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -27,7 +28,9 @@ def _element_type(text: str) -> tuple[str, list]:
     if not m:
         raise ValueError(text)
     parts = [p.strip() for p in m.group(2).split(",")[0].split("x")]
-    return parts[-1], [(-1 if p == "?" else int(p)) for p in parts[:-1]]
+    dims = list(itertools.takewhile(lambda p: p == "?" or p.isdigit(), parts))
+    # the element type is the rest: a dtype may itself contain an x (f4e2m1x2)
+    return "x".join(parts[len(dims):]), [(-1 if p == "?" else int(p)) for p in dims]
 
 
 def written_layout(w: Walker, attrs: dict[str, str], op: Operation) -> str | None:
