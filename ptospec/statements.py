@@ -59,14 +59,21 @@ def _expanded(stmt: Statement) -> Statement:
     return stmt.expanded()
 
 
+@cache
+def _layout(stmt: Statement) -> tuple[tuple[str, ...], tuple[Reduce, ...]]:
+    """An expanded statement's index variables (``statement_vars``) and its reductions, in walk order (a
+    statement runs thousands of times: its trees are walked once)."""
+    parts = (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where is not None else []))
+    return tuple(statement_vars(stmt)), tuple(n for part in parts for n in walk(part) if isinstance(n, Reduce))
+
+
 def _injective(stmt: Statement, grid: StatementGrid) -> bool:
     """Whether the target's indices are distinct grid variables covering every non-reduction axis (then no
     two points of the grid write the same element)."""
     names = [i.id for i in stmt.target.indices if isinstance(i, Name)]
     if len(names) != len(stmt.target.indices) or len(set(names)) != len(names):
         return False
-    parts = (stmt.value, *stmt.target.indices, *([stmt.where] if stmt.where is not None else []))
-    reduced = {n.var for part in parts for n in walk(part) if isinstance(n, Reduce)}
+    reduced = {n.var for n in _layout(stmt)[1]}
     return set(grid.axes) - reduced <= set(names)
 
 
@@ -91,7 +98,8 @@ def execute_statement(
     """Run ``stmt`` reading ``data`` (all operand arrays) and writing into ``out``; ``written`` (optional)
     collects, per output, a mask of the elements the statement wrote."""
     stmt = _expanded(stmt)
-    variables = statement_vars(stmt)
+    names, reductions = _layout(stmt)
+    variables = list(names)
     target = stmt.target
     if target.base not in out:
         raise ExprError(f"statement writes {target.base!r}, which is not an output", rule="exec.target")
@@ -111,13 +119,11 @@ def execute_statement(
             extents[idx.id] = bounds[pos]
     for var, bound in stmt.domain:
         extents[var] = range_extent(bound, scope, var)
-    for part in (stmt.value, *target.indices, *([stmt.where] if stmt.where is not None else [])):
-        for node in walk(part):
-            if isinstance(node, Reduce):
-                extent = range_extent(node.bound, scope, node.var)
-                if extents.setdefault(node.var, extent) != extent:
-                    raise ExprError(f"{stmt.text!r}: reductions over {node.var!r} have different ranges "
-                                    f"({extents[node.var]} and {extent})", rule="exec.range")
+    for node in reductions:
+        extent = range_extent(node.bound, scope, node.var)
+        if extents.setdefault(node.var, extent) != extent:
+            raise ExprError(f"{stmt.text!r}: reductions over {node.var!r} have different ranges "
+                            f"({extents[node.var]} and {extent})", rule="exec.range")
     grid = StatementGrid(variables, extents, stmt.reads == "tile")
     cells = 1
     for var in variables:

@@ -25,7 +25,7 @@ from ..workers import fork_pool
 from .assets import ALTERNATE, COPYRIGHT, CSS, HOOK, JS, WORKER_SHIM, root_index
 from .indexes import differences_page, family_page, home_page, kind_page, matrix_page
 from .kernels_page import PATH as KERNELS_PATH
-from .kernels_page import kernels_page
+from .kernels_page import kernel_sources, kernels_page
 from .labels import LANG_NAMES, LANGS, label, text
 from .markdown import GENERATED
 from .pages import family_path, kind_path, op_page, op_path
@@ -116,8 +116,23 @@ def mkdocs_config(db: Database, lang: str) -> str:
     return f"# {GENERATED}\n" + json.dumps(config, ensure_ascii=False, indent=2) + "\n"
 
 
+# The files of the last two databases, each with the example kernels it ran: a database is immutable, so a
+# process that generates a site more than once (``docs build --check`` then a build) makes it once.
+_GENERATED: list[tuple[Database, dict[str, str], dict[str, str]]] = []
+_GENERATED_KEPT = 2
+
+
 def generate(db: Database) -> dict[str, str]:
     """Every generated file, keyed by its path relative to ``site/``."""
+    sources = kernel_sources(db)
+    made = next((files for known, ran, files in _GENERATED if known is db and ran == sources), None)
+    if made is None:
+        made = _generate(db)
+        _GENERATED[:] = [(db, sources, made), *_GENERATED[:_GENERATED_KEPT - 1]]
+    return dict(made)
+
+
+def _generate(db: Database) -> dict[str, str]:
     files: dict[str, str] = {"docs/index.html": root_index(version()),
                              "overrides/partials/alternate.html": ALTERNATE,
                              "overrides/partials/copyright.html": COPYRIGHT,

@@ -91,19 +91,24 @@ def _printed(body: str) -> str:
     return f'<div class="ptospec-output" markdown="1">\n\n{fence(body, "text")}\n</div>\n'
 
 
-def _walk(db: Database, kernel: Kernel, source: str, work: Path, lang: str) -> list[str]:
+@dataclass(frozen=True)
+class _Walked:
+    """What the commands printed for one kernel, the same in every language."""
+
+    rel: str  # the kernel's path as the commands name it
+    checked: str  # check-program's output
+    run: list[str]  # the run-program command line
+    ran: str  # its output
+    inputs: dict[str, np.ndarray]
+    name: str  # the output compared with NumPy
+    error: float  # the largest difference from NumPy's result
+
+
+def _run_kernel(db: Database, kernel: Kernel, source: str, work: Path) -> _Walked:
     rel = (EXAMPLES / kernel.file).as_posix()
     (work / EXAMPLES).mkdir(parents=True, exist_ok=True)
     (work / rel).write_text(source, encoding="utf-8")
-    out = [f"## {label(f'kernel_{kernel.key}_title', lang)}\n", label(f"kernel_{kernel.key}_intro", lang) + "\n",
-           fence(source.rstrip("\n"), "mlir")]
-    ops = sorted({m.group(1).replace(".", "_") for m in re.finditer(r"\bpto\.([a-z0-9_.]+) ins\(", source)}
-                 & set(db.ops))
-    out.append(label("kernel_ops", lang) + " " + ", ".join(f"[{op.upper()}](ops/{op}.md)" for op in ops) + ".\n")
-    check = ["check-program", rel]
-    out += [f"### {label('kernel_check', lang)}\n",
-            _printed(_command(check) + "\n" + _ptospec(db, check, work)),
-            label("kernel_check_read", lang) + "\n"]
+    checked = _ptospec(db, ["check-program", rel], work)
     inputs = kernel.inputs()
     for name, array in inputs.items():
         np.save(work / f"{name}.npy", array)
@@ -113,36 +118,74 @@ def _walk(db: Database, kernel: Kernel, source: str, work: Path, lang: str) -> l
     for n, v in kernel.scalars.items():
         run += ["--arg", f"{n}={v}"]
     run += ["-o", "out.npz"]
-    printed = _ptospec(db, run, work)
+    ran = _ptospec(db, run, work)
     name, expected = kernel.expected(inputs)
     got = np.load(work / "out.npz")[name].astype(np.float64)
-    error = float(np.max(np.abs(got - expected)))
-    described = ", ".join(f"{code(n)}: {a.shape[0]}×{a.shape[1]} {a.dtype}" for n, a in inputs.items())
+    return _Walked(rel, checked, run, ran, inputs, name, float(np.max(np.abs(got - expected))))
+
+
+def _walk(db: Database, kernel: Kernel, source: str, walked: _Walked, lang: str) -> list[str]:
+    out = [f"## {label(f'kernel_{kernel.key}_title', lang)}\n", label(f"kernel_{kernel.key}_intro", lang) + "\n",
+           fence(source.rstrip("\n"), "mlir")]
+    ops = sorted({m.group(1).replace(".", "_") for m in re.finditer(r"\bpto\.([a-z0-9_.]+) ins\(", source)}
+                 & set(db.ops))
+    out.append(label("kernel_ops", lang) + " " + ", ".join(f"[{op.upper()}](ops/{op}.md)" for op in ops) + ".\n")
+    out += [f"### {label('kernel_check', lang)}\n",
+            _printed(_command(["check-program", walked.rel]) + "\n" + walked.checked),
+            label("kernel_check_read", lang) + "\n"]
+    described = ", ".join(f"{code(n)}: {a.shape[0]}×{a.shape[1]} {a.dtype}" for n, a in walked.inputs.items())
     out += [f"### {label('kernel_run', lang)}\n", label("kernel_inputs", lang).format(inputs=described) + "\n",
-            _printed(_command(run) + "\n" + printed),
-            label("kernel_result", lang).format(name=code(name), error=f"{error:.3g}") + "\n"]
+            _printed(_command(walked.run) + "\n" + walked.ran),
+            label("kernel_result", lang).format(name=code(walked.name), error=f"{walked.error:.3g}") + "\n"]
     return out
 
 
-def kernels_page(db: Database, lang: str) -> str:
-    root = Path(db.root).resolve().parent
-    out = [HEADER, f"# {label('kernels_page', lang)}\n", language_link(lang, PATH),
-           label("kernels_intro", lang) + "\n"]
+def _finding(sources: dict[str, str]) -> tuple[str, int, str]:
+    """(the finding's kernel path as the command names it, the changed line's index, the changed source)."""
+    file, line_start, good, bad = FINDING
+    lines = sources[file].splitlines(keepends=True)
+    changed = [k for k, line in enumerate(lines) if line.startswith(line_start)]
+    lines[changed[0]] = lines[changed[0]].replace(good, bad)
+    return (EXAMPLES / f"finding_{file}").as_posix(), changed[0], "".join(lines)
+
+
+# The last database's runs, with the sources they ran (one slot): the commands' output is in English in every
+# language, so a build runs each once for both pages.
+_RUNS: list[tuple[Database, dict[str, str], dict[str, _Walked], str]] = []
+
+
+def _runs(db: Database, sources: dict[str, str]) -> tuple[dict[str, _Walked], str]:
+    """Each kernel's runs and what check-program says about the finding, run in a temporary folder."""
+    if _RUNS and _RUNS[0][0] is db and _RUNS[0][1] == sources:
+        return _RUNS[0][2], _RUNS[0][3]
     with tempfile.TemporaryDirectory(prefix="ptospec-kernels-") as tmp:
         work = Path(tmp)
-        sources = {k.file: (root / EXAMPLES / k.file).read_text(encoding="utf-8") for k in KERNELS}
-        for kernel in KERNELS:
-            out += _walk(db, kernel, sources[kernel.file], work, lang)
-        file, line_start, good, bad = FINDING
-        lines = sources[file].splitlines(keepends=True)
-        changed = [k for k, line in enumerate(lines) if line.startswith(line_start)]
-        lines[changed[0]] = lines[changed[0]].replace(good, bad)
-        rel = (EXAMPLES / f"finding_{file}").as_posix()
-        (work / rel).write_text("".join(lines), encoding="utf-8")
-        check = ["check-program", rel]
-        out += [f"## {label('kernel_finding_title', lang)}\n",
-                label("kernel_finding_intro", lang).format(file=code(file), line=changed[0] + 1, good=code(good),
-                                                           bad=code(bad)) + "\n",
-                _printed(_command(check) + "\n" + _ptospec(db, check, work)),
-                label("kernel_finding_read", lang) + "\n"]
+        walked = {k.file: _run_kernel(db, k, sources[k.file], work) for k in KERNELS}
+        rel, _line, text = _finding(sources)
+        (work / rel).write_text(text, encoding="utf-8")
+        finding = _ptospec(db, ["check-program", rel], work)
+    _RUNS[:] = [(db, dict(sources), walked, finding)]
+    return walked, finding
+
+
+def kernel_sources(db: Database) -> dict[str, str]:
+    """The example kernels the page walks through, read from ``docs/examples/`` beside the database."""
+    root = Path(db.root).resolve().parent
+    return {k.file: (root / EXAMPLES / k.file).read_text(encoding="utf-8") for k in KERNELS}
+
+
+def kernels_page(db: Database, lang: str) -> str:
+    out = [HEADER, f"# {label('kernels_page', lang)}\n", language_link(lang, PATH),
+           label("kernels_intro", lang) + "\n"]
+    sources = kernel_sources(db)
+    walked, finding = _runs(db, sources)
+    for kernel in KERNELS:
+        out += _walk(db, kernel, sources[kernel.file], walked[kernel.file], lang)
+    file, _line_start, good, bad = FINDING
+    rel, line, _text = _finding(sources)
+    out += [f"## {label('kernel_finding_title', lang)}\n",
+            label("kernel_finding_intro", lang).format(file=code(file), line=line + 1, good=code(good),
+                                                       bad=code(bad)) + "\n",
+            _printed(_command(["check-program", rel]) + "\n" + finding),
+            label("kernel_finding_read", lang) + "\n"]
     return "\n".join(out)

@@ -105,16 +105,19 @@ def _legal(db: Database, op: OpSpec, mode: Mode, profile: str, tiles) -> bool:
     return legal(validate(db, op.name, mode.name, profile, tiles))
 
 
-_COMPUTED: list[tuple[Database, dict[tuple[str, str | None], Worked]]] = []  # the last database's (one slot)
+_COMPUTED: list[tuple[Database, dict[tuple[str, str | None], Worked]]] = []  # the last two databases' (as
+_COMPUTED_KEPT = 2  # ``build.generate`` keeps their pages)
 
 
 def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
     """The first small legal case (partial valid region preferred) the executor runs without error, else
     one at the example's valid region.  Remembered for the last database (each language's page shows the
     same case): its arrays are read-only."""
-    if not _COMPUTED or _COMPUTED[0][0] is not db:
-        _COMPUTED[:] = [(db, {})]
-    memo, key = _COMPUTED[0][1], (op.name, mode.name if mode is not None else None)
+    memo = next((found for known, found in _COMPUTED if known is db), None)
+    if memo is None:
+        memo = {}
+        _COMPUTED[:] = [(db, memo), *_COMPUTED[:_COMPUTED_KEPT - 1]]
+    key = (op.name, mode.name if mode is not None else None)
     if memo.get(key) is None or db.ops.get(op.name) is not op:
         memo[key] = _frozen(_compute(db, op, mode))
     return memo[key]
