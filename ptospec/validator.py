@@ -74,7 +74,10 @@ def resolve(db: Database, op_name: str, mode: str | None, profile: str, operands
             matches = [m for m in op.modes if {o.name for o in m.operands} == set(operands)]
             if len(matches) > 1:  # modes with the same operands (TMOV's paths): the tile locations tell;
                 # where none fits, the first is taken, so that its location rules report why
-                matches = [m for m in matches if _locations_fit(op, m, profile, operands)] or matches[:1]
+                # (on another profile: that mode's location rule for this one says why not)
+                matches = ([m for m in matches if _locations_fit(op, m, profile, operands)]
+                           or [m for m in matches if any(_locations_fit(op, m, p, operands) for p in db.isa.profiles)
+                               ][:1] or matches[:1])
             if len(matches) == 1:
                 return op, matches[0]
             if not matches and operands:
@@ -385,7 +388,8 @@ def _validate(
         if verdict is None:
             deferred.append(f"{rule.id} ({name})")
         else:  # False, or why the check could not be evaluated
-            why = _describe(desc) if verdict is False else verdict
+            why = verdict if verdict is not False else (
+                tile_rule_values(db, desc, rule, profile) if isinstance(desc, TileDesc) else _describe(desc))
             out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} ({why})", "static",
                                  f"{rule.file}:{rule.line}"))
 
@@ -625,19 +629,19 @@ def _describe(t: TileDesc | GlobalDesc) -> str:
 
 def _apply_rule(db: Database, rule: Rule, scope: Scope, operands, described: bool = True) -> list[Violation]:
     spec = f"{rule.file}:{rule.line}"
-    if rule.kind == "loc":
-        bad = [n for n in rule.operands if operands[n].loc not in rule.allow]
-        return [Violation(rule.id, (n,), f"{rule.message['en']} ({n} is {operands[n].loc})", rule.phase, spec)
-                for n in bad]
+    if rule.kind == "loc":  # one violation naming every operand the rule constrains with its location
+        bad = tuple(n for n in rule.operands if operands[n].loc not in rule.allow)
+        seen = ", ".join(f"{n} is {operands[n].loc}" for n in rule.operands)
+        return [Violation(rule.id, bad, f"{rule.message['en']} ({seen})", rule.phase, spec)] if bad else []
     if rule.kind == "layout":
-        out = []
+        shown = {}
         for n in rule.operands:
             t = operands[n]
             name = t.layout if isinstance(t, GlobalDesc) else db.isa.layout_name(t.blayout, t.slayout)
-            if name not in rule.allow:
-                shown = name or f"{t.blayout}/{t.slayout}"
-                out.append(Violation(rule.id, (n,), f"{rule.message['en']} ({n} is {shown})", rule.phase, spec))
-        return out
+            shown[n] = (name in rule.allow, name or f"{t.blayout}/{t.slayout}")
+        bad = tuple(n for n, (ok, _) in shown.items() if not ok)
+        seen = ", ".join(f"{n} is {name}" for n, (_, name) in shown.items())
+        return [Violation(rule.id, bad, f"{rule.message['en']} ({seen})", rule.phase, spec)] if bad else []
     if evaluate(rule.check, scope):
         return []
     if not described:

@@ -235,3 +235,28 @@ def test_generic_form_acc_to_vec_mode_and_store_phase_are_read_checked_and_run(d
     with pytest.raises(PtospecError) as err:
         run_program(db, program, {}, func="split")
     assert err.value.rule == "program.unsupported" and "dual_mode_split_n" in err.value.message
+
+
+def test_locations_no_mode_takes_here_name_the_mode_that_takes_them_elsewhere(db, capsys):
+    """Acc -> Vec on A2/A3: the message names TMOV's acc_to_out (the mode these locations select, on A5) and the
+    rules failing there; run-program prints every one of them and exits 1 (a violation, not bad input)."""
+    path = PROGRAMS / "acc_to_vec_a2a3.pto"
+    result = check_program(db, read_program(path))
+    assert {f.rule for f in result.violations} == {"loc.acc-destination-a2a3", "dtype.d", "layout.acc-destination-a2a3"}
+    assert all("tmov acc_to_out" in f.message for f in result.violations)
+    assert main(["run-program", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(line.split("[")[1].split("]")[0] for line in lines) == sorted({f.rule for f in result.violations})
+    loc = next(line for line in lines if "loc.acc-destination-a2a3" in line)
+    assert loc.count("dst is Vec") == 1
+
+
+def test_a_location_rule_names_each_operand_once(db):
+    """Both operands of TMOV default outside its locations: one violation listing each operand's location."""
+    from ptospec.asm.forms import parse_line
+
+    line = parse_line(db, "pto.tmov ins(%s : !pto.tile_buf<left, 16x16xf16>) outs(%d : !pto.tile_buf<left, 16x16xf16>)",
+                      profile="a5")
+    report = validate(db, "tmov", line.mode, "a5", line.operands)
+    [v] = [v for v in report.violations if v.rule.startswith("loc.")]
+    assert v.operands == ("dst", "src") and v.message.endswith("(dst is Left, src is Left)")

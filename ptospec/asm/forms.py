@@ -474,7 +474,7 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
         return fitting[0], tuple(m.name for m in fitting[1:])
     profiles = [profile] if profile else list(db.isa.profiles)
 
-    def reports(m: Mode) -> list:
+    def reports(m: Mode, profiles: list[str] = profiles) -> list:
         """The validator's report of the line in mode ``m`` on each profile ([] when the line cannot be one)."""
         names = [*m.asm[form].ins, *m.asm[form].outs]
         try:
@@ -498,6 +498,9 @@ def choose_mode(db: Database, op: OpSpec, form: str, modes: list[Mode], types: l
     if not legal_modes:  # the mode the operands' locations select (its other rules fail), else the first fit
         places = {r.id for r in op.rules if r.kind == "loc"}
         located = [m for m in fitting if any(not (r.rule_ids & places) for r in found[m.name])]
+        if not located and profile:  # none here: the mode taking these locations on another profile, whose
+            others = [p for p in db.isa.profiles if p != profile]  # location rule for this one says why not
+            located = [m for m in fitting if any(not (r.rule_ids & places) for r in reports(m, others))]
         chosen = (located or fitting)[0]
         return chosen, tuple(m.name for m in fitting if m is not chosen)
     fewest = min(len(implied_by(m, form)) for m in legal_modes)
