@@ -44,8 +44,9 @@ def _inputs(db, program, profile, extents, rng):
         short = name[1:]
         found = buffer_argument(db, ty)
         dtype = found[0] if found else None
-        if dtype is None:
-            args[short] = 1
+        if dtype is None:  # a scalar (1), or a struct passed as a vector (struct_values): its fields, zeros
+            struct = probe.spec.struct_values.get(ty)
+            args[short] = np.zeros(struct[1], np.int16) if struct else 1
             continue
         if short not in extents:
             return None, f"buffer size known only at run time ({name})"

@@ -260,3 +260,34 @@ def test_a_location_rule_names_each_operand_once(db):
     report = validate(db, "tmov", line.mode, "a5", line.operands)
     [v] = [v for v in report.violations if v.rule.startswith("loc.")]
     assert v.operands == ("dst", "src") and v.message.endswith("(dst is Left, src is Left)")
+
+
+@pytest.mark.parametrize("func", ["merge", "merge_arg"])
+def test_struct_values_written_as_vectors_are_read_and_run(db, func):
+    """TMRGSORT's executed-number list as a vector<4xi16> (a dense constant, or a kernel argument given its
+    fields): the merge runs, and the stored list holds every pair, by score from largest."""
+    program = read_program(PROGRAMS / "merge_sorted.pto")
+    assert not check_program(db, program).violations
+    rng = np.random.default_rng(5)
+
+    def pairs(n: int) -> np.ndarray:  # (score, index bits) pairs, sorted by score from largest
+        scores = np.sort(rng.permutation(100)[:n].astype(np.float32))[::-1]
+        out = np.empty(2 * n, np.float32)
+        out[0::2], out[1::2] = scores, np.arange(n, dtype=np.uint32).view(np.float32)
+        return out
+
+    a, b = pairs(16), pairs(16)
+    args = {"a": a, "b": b, "out": np.zeros(64, np.float32)}
+    if func == "merge_arg":
+        args["ex"] = np.zeros(4, np.int16)
+    got = run_program(db, program, args, func=func).outputs["out"]
+    scores = got[0::2]
+    assert np.all(np.diff(scores) <= 0)
+    assert sorted(scores.tolist()) == sorted([*a[0::2].tolist(), *b[0::2].tolist()])
+
+
+def test_a_struct_constant_of_the_wrong_width_is_refused(db, tmp_path):
+    path = tmp_path / "k.pto"
+    path.write_text("func.func @k() {\n  %ex = arith.constant dense<[1, 2, 3]> : vector<4xi16>\n  return\n}\n")
+    [finding] = check_program(db, read_program(path)).violations
+    assert finding.rule == "program.type" and "4 values, got 3" in finding.message

@@ -231,6 +231,9 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
         if short not in args:
             raise PtospecError(f"missing --arg {short}=... for @{probe.symbol(entry)}'s argument {name} : {ty}",
                                rule="run.missing-input")
+        if ty in probe.spec.struct_values:  # a struct passed as a vector: its fields (struct_values)
+            values.append(_struct_argument(probe, short, ty, args[short]))
+            continue
         values.append(_argument(db, short, ty, args[short], cast, buffers))
     if tracer is not None:
         tracer.begin(buffers)
@@ -256,6 +259,16 @@ def run_program(db: Database, program: Program, args: dict[str, object], profile
     outputs = {name: buf.array.reshape(buf.shape) for name, buf in buffers.items()}
     return RunResult(program.path, prof, probe.symbol(entry), blocks, outputs, stats, seconds,
                      [f for f in findings if f.kind == "finding"], counts)
+
+
+def _struct_argument(w: Walker, name: str, ty: str, given):
+    from .structs import struct_value
+
+    count = w.spec.struct_values[ty][1]
+    if not isinstance(given, np.ndarray) or given.size != count or given.dtype.kind not in "iu":
+        raise PtospecError(f"{name} is a {ty} (a struct of {count} integer fields): give them as an integer array "
+                           f"(--arg {name}=FILE.npy)", rule="run.input")
+    return struct_value(w, ty, [int(v) for v in given.reshape(-1)], None)
 
 
 def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict):

@@ -180,6 +180,7 @@ class ProgramSpec:
     segment_sizes: str = ""  # the generic form's property giving the operand segment sizes
     generic_forms: dict[str, GenericForm] = field(default_factory=dict)  # operation -> its generic form
     unmatched_forms: tuple[UnmatchedForm, ...] = ()
+    struct_values: dict[str, tuple[str, int]] = field(default_factory=dict)  # vector type -> (tile type, fields)
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -260,7 +261,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        dict(data.get("sections", {}).get("operations", {})), classes, memrefs,
                        line.get("layout", ""), frozenset(line.get("informational", ())), mnemonics,
                        _lowered_pipes(src, data, db, issues), ordering, acc_to_vec,
-                       data.get("generic_forms", {}).get("segment_sizes", ""), generic, unmatched)
+                       data.get("generic_forms", {}).get("segment_sizes", ""), generic, unmatched,
+                       _struct_values(src, data, issues))
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
@@ -455,6 +457,15 @@ def _unmatched_forms(src: Located, data: dict[str, Any], db: Database, issues: I
         out.append(UnmatchedForm(e["id"], e["op"], tuple(e["ins"]), tuple(e["outs"]), e["message"],
                                  tuple(e["evidence"])))
     return tuple(out)
+
+
+def _struct_values(src: Located, data: dict[str, Any], issues: Issues) -> dict[str, tuple[str, int]]:
+    d = data.get("struct_values")
+    if d is None:
+        return {}
+    if d["source"] not in data["sources"]:
+        issues.add(src, ("struct_values", "source"), f"unknown source {d['source']!r}", "program.source")
+    return {ty: (e["tile"], int(e["fields"])) for ty, e in d["types"].items()}
 
 
 def _mnemonics(src: Located, data: dict[str, Any], db: Database, issues: Issues) -> dict[str, tuple[str, str]]:

@@ -541,6 +541,8 @@ class Walker:
                 continue
             gap = " " if prev is None or t.start > prev.end else ""
             text = self.resolve_type(t.text) if t.kind in ("type", "ident") else t.text
+            if t.kind == "type" and text in self.spec.struct_values:  # a struct passed as a vector (struct_values)
+                text = self.spec.struct_values[text][0]
             if k in typed and text.startswith("memref<"):
                 text = self.memref_operand_type(op, text, typed[k])
             parts.append(gap + text)
@@ -881,6 +883,16 @@ class Walker:
             t = c.next("a constant")
             if t.kind == "ident" and t.text in ("true", "false"):
                 return int(t.text == "true")
+            if t.kind == "type" and t.text.startswith("dense<") and c.accept(":"):
+                ty = c.type()
+                if ty not in self.spec.struct_values:
+                    raise c.error(f"arith.constant {t.text[:60]!r} : {ty} is not a value the interpreter reads (a "
+                                  f"dense constant of {', '.join(self.spec.struct_values)} is)", t,
+                                  "program.unsupported")
+                from .structs import dense_fields, struct_value
+
+                fields = dense_fields(t.text, ty, self.spec.struct_values[ty][1], t.pos(self.program.path))
+                return struct_value(self, ty, None if self.checking else fields, op.pos)
             if t.kind != "number":
                 raise c.error(f"arith.constant {t.text!r} is not a number the interpreter reads", t,
                               "program.unsupported")
