@@ -291,3 +291,18 @@ def test_a_struct_constant_of_the_wrong_width_is_refused(db, tmp_path):
     path.write_text("func.func @k() {\n  %ex = arith.constant dense<[1, 2, 3]> : vector<4xi16>\n  return\n}\n")
     [finding] = check_program(db, read_program(path)).violations
     assert finding.rule == "program.type" and "4 values, got 3" in finding.message
+
+
+def test_an_operation_pto_isa_does_not_declare_is_refused_with_the_record(db, tmp_path):
+    """pto.tpack: the assembler writes a TPACK call; specs/isa.yaml records that no header declares it."""
+    tile = "!pto.tile_buf<loc=vec, dtype={}, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, " \
+           "slayout=none_box, fractal=512, pad=0>"
+    src, dst = tile.format("i32"), tile.format("i16")
+    path = tmp_path / "k.pto"
+    path.write_text(f'module attributes {{pto.target_arch = "a5"}} {{\n  func.func @k() {{\n'
+                    f"    %s = pto.alloc_tile : {src}\n    %d = pto.alloc_tile : {dst}\n"
+                    f"    pto.tpack ins(%s : {src}) outs(%d : {dst})\n    return\n  }}\n}}\n")
+    [finding] = check_program(db, read_program(path)).violations
+    assert finding.rule == "program.no-intrinsic" and "TPACK" in finding.message and finding.pos.line == 5
+    with pytest.raises(RuleViolation):
+        run_program(db, read_program(path), {})

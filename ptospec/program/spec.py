@@ -181,6 +181,7 @@ class ProgramSpec:
     generic_forms: dict[str, GenericForm] = field(default_factory=dict)  # operation -> its generic form
     unmatched_forms: tuple[UnmatchedForm, ...] = ()
     struct_values: dict[str, tuple[str, int]] = field(default_factory=dict)  # vector type -> (tile type, fields)
+    unimplemented_rule: str = ""  # the rule refusing operations named after an unimplemented page
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -262,7 +263,7 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        line.get("layout", ""), frozenset(line.get("informational", ())), mnemonics,
                        _lowered_pipes(src, data, db, issues), ordering, acc_to_vec,
                        data.get("generic_forms", {}).get("segment_sizes", ""), generic, unmatched,
-                       _struct_values(src, data, issues))
+                       _struct_values(src, data, issues), data.get("unimplemented_operations", {}).get("rule", ""))
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
