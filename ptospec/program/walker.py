@@ -654,7 +654,8 @@ class Walker:
         _sub, dual = atv.modes[spelled]
         values = {"src_acc": int(any(tiles[o].loc == "Acc" for o in ins if o in tiles)),
                   "dst_vec": int(bool(outs) and all(tiles[o].loc == "Vec" for o in outs)),
-                  "quantised": int(len(ins) > 1), "dual": dual}
+                  "quantised": int(len(ins) > 1), "dual": dual,
+                  "dst_dn": int(any(tiles[o].blayout == "ColMajor" and tiles[o].slayout == "NoneBox" for o in outs))}
         instr = self.spec.instructions["acc_to_vec_mode"]
         found, _deferred = broken_rules(self.db, instr, values, None, self.profile, self.spec.enumerators)
         broken += [(rule.id, f"{line.op} {line.mode}: {atv.attribute} = {spelled}: {rule.message['en']} ({seen})")
