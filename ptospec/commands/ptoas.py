@@ -154,7 +154,7 @@ def _verify_table(args) -> int:
 
         reps = representatives(table)
         print(f"running {len(reps)} reproducers on the CPU simulator ({root})", file=sys.stderr, flush=True)
-        simulator = simulator_outcomes(db, reps, root, args.jobs)
+        simulator = simulator_outcomes(db, reps, root, args.jobs, progress)
     data = write_report(db, spec, table, Path(args.report_dir), simulator)
     totals = data["totals"]
     print(f"{data['cases']} cases of {data['ops']} ops in {data['seconds']} s ({data['runs']} ptoas runs): "

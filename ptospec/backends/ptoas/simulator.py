@@ -9,7 +9,7 @@ one API for every target), with the case's tiles and data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...conformance.backend import Invocation, Result
 from ...conformance.data import make_inputs
@@ -32,8 +32,10 @@ def verdict(result: Result) -> str:
     return "compiles and runs silently"
 
 
-def simulator_outcomes(db: Database, rows: Sequence[Row], root: str, jobs: int | None = None) -> dict[str, str]:
-    """Test id -> what the simulator does with that case."""
+def simulator_outcomes(db: Database, rows: Sequence[Row], root: str, jobs: int | None = None,
+                       progress: Callable[[str, int, int], None] | None = None) -> dict[str, str]:
+    """Test id -> what the simulator does with that case; ``progress(stage, done, total)`` as the cpusim backend
+    compiles and runs them."""
     from ..cpusim.backend import CpuSimBackend
 
     backend = CpuSimBackend(db, root=root, parallel=jobs)
@@ -47,7 +49,7 @@ def simulator_outcomes(db: Database, rows: Sequence[Row], root: str, jobs: int |
         invocations[r.test_id] = Invocation(r.case.op, r.case.mode, profile, tiles, inputs, dict(r.case.tiles))
     caps = backend.capabilities()
     runnable = {k: v for k, v in invocations.items() if not caps.unsupported(v.op, v.mode, v.profile, v.tiles)}
-    backend.prepare(list(runnable.values()))
+    backend.prepare(list(runnable.values()), progress)
     out = {}
     for k, inv in invocations.items():
         if k not in runnable:
