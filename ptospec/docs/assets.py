@@ -15,6 +15,8 @@ from .markdown import GENERATED
 
 MATH_FONTS = '"DejaVu Math TeX Gyre", "STIX Two Math", "Latin Modern Math", "Noto Sans Math", "Cambria Math", math'
 
+_MANY_COLUMNS = ", ".join(f'.md-typeset table[data-cards="{n}"] :is(td, th)' for n in range(6, 16))
+
 CSS = f"""/* {GENERATED} */
 math {{ font-family: {MATH_FONTS}; }}
 .ptospec-math {{ overflow-x: auto; overflow-y: hidden; margin: 0.8em 0; max-width: 100%; padding-left: 1em; }}
@@ -24,6 +26,8 @@ math {{ font-family: {MATH_FONTS}; }}
 .md-typeset table:not([class]) {{ font-size: 0.7rem; }}
 .md-typeset table:not([class]) td:nth-child(1) code {{ white-space: nowrap; word-break: keep-all; }}
 mtd {{ text-align: left; }}
+/* a table of many columns (a dtype table with several type variables): tighter cells, so it fits the column */
+{_MANY_COLUMNS} {{ padding: 0.7em 0.6em; min-width: 4rem; }}
 .md-typeset .ptospec-scope {{ font-size: 0.6rem; color: var(--md-default-fg-color--light); }}
 .md-typeset .ptospec-msg {{ display: inline-block; margin-top: 0.3em; color: var(--md-default-fg-color--light);
   min-width: 16em; }}

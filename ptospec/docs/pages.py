@@ -9,6 +9,7 @@ from .. import attrs
 from ..asm.forms import FORMS, print_template
 from ..expr.ast import Attr, walk
 from ..expr.latex import (
+    CELL_EM,
     LINE_EM,
     PHONE_CELL_EM,
     PHONE_LINE_EM,
@@ -85,13 +86,13 @@ def _inline(render: Callable[[float], str], wide: float = LINE_EM, narrow: float
     return math_inline(render(wide), render(narrow))
 
 
-def _definitions(lets, separator: str, context: tuple) -> str:
+def _definitions(lets, separator: str, context: tuple, line: float = LINE_EM) -> str:
     """``k = ..., l = ...``: inline when they fit one line, else each on a line of its own (a display block,
     or ``separator`` between them where blocks cannot go, as in a table cell). ``context``: the syntax trees of
     the statement or rule they belong to (names given to long parts differ from theirs)."""
     bindings = [(n, node) for n, node, _ in lets]
-    wide, narrow = bindings_latex(bindings, LINE_EM, context), bindings_latex(bindings, PHONE_CELL_EM, context)
-    if sum(latex_width(r) for r in wide) + 0.5 * len(wide) <= LINE_EM:
+    wide, narrow = bindings_latex(bindings, line, context), bindings_latex(bindings, PHONE_CELL_EM, context)
+    if sum(latex_width(r) for r in wide) + 0.5 * len(wide) <= line:
         return ", ".join(math_inline(w, n) for w, n in zip(wide, narrow, strict=True))
     if separator:
         return separator.join(math_inline(w, n) for w, n in zip(wide, narrow, strict=True))
@@ -164,11 +165,11 @@ def _scope(rule: Rule, db: Database, op: OpSpec) -> tuple[str, str]:
 def _check_cell(rule: Rule, lang: str) -> str:
     """The check, its definitions and its guard, each on a line of its own (long conditions broken too)."""
     check, when = rule.check, rule.when
-    parts = [_inline(lambda line: condition_latex(check, line))] if check is not None else []
+    parts = [_inline(lambda line: condition_latex(check, line), CELL_EM)] if check is not None else []
     if rule.let:
-        parts.append(f"{label('where', lang)} {_definitions(rule.let, '<br>', (check, when))}")
+        parts.append(f"{label('where', lang)} {_definitions(rule.let, '<br>', (check, when), CELL_EM)}")
     if when is not None:
-        parts.append(f"{label('when', lang)} {_inline(lambda line: condition_latex(when, line - 5))}")
+        parts.append(f"{label('when', lang)} {_inline(lambda line: condition_latex(when, line - 5), CELL_EM)}")
     return "<br>".join(parts)
 
 
@@ -264,7 +265,7 @@ def _operand_text(db: Database, operand, lang: str) -> str:
     if operand.alias_of:
         what = "alias_in_place" if operand.alias_in_place else "alias_view"
         meaning += f" — {label(what, lang)} {code(operand.alias_of)}, {label('alias_at', lang)} " \
-                   f"{_math(to_latex(operand.alias_at))}"
+                   f"{_inline(lambda line: expression_latex(operand.alias_at, line), NARROW_EM, PHONE_NARROW_EM)}"
     return meaning
 
 

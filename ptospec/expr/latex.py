@@ -275,8 +275,11 @@ def _disjuncts(node: Node) -> list[Node]:
 # much of its smaller maths; LINE_EM leaves room for indentation and for the label in front of a guard.
 LINE_EM = 30.0
 # The same at a phone's width (375 px): a display formula's box holds about 20 em there (the site sets maths a
-# little smaller on narrow screens), a stacked rule table's cell about 24 em of its smaller maths.
-PHONE_LINE_EM = 16.0
+# little smaller on narrow screens; 15 leaves room for the estimate's error), a stacked rule table's cell about
+# 24 em of its smaller maths.
+PHONE_LINE_EM = 15.0
+# A rule table's check column at 1280 px, beside the rule ids (its maths smaller than display maths).
+CELL_EM = 24.0
 PHONE_CELL_EM = 18.0
 _INDENT_EM = 1.0  # one \quad
 
@@ -446,9 +449,10 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
         case Reduce(body=body):
             head = latex[: len(latex) - len(_wrap(body, 6))]  # the operator and its range
             beside = budget - latex_width(head)
-            if beside < 0.6 * budget:  # a wide range: the body under the operator, as wide as the line allows
+            lines = _wrapped_lines(body, 6, beside) if beside >= budget / 3 else []
+            if not lines or max(latex_width(x) for x in lines) > beside * 1.05:
+                # the body does not fit beside the operator and its range: under them, as wide as the line allows
                 return [head, *_indent(_wrapped_lines(body, 6, inner))]
-            lines = _wrapped_lines(body, 6, beside)
             return [head + _block(lines)] if lines[0].startswith(r"\begin{cases}") else [head + lines[0], *lines[1:]]
         case Unary(op="not", operand=operand):
             lines = _wrapped_lines(operand, _UNARY_PREC["not"], budget - 0.8)
