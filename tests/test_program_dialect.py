@@ -306,3 +306,19 @@ def test_an_operation_pto_isa_does_not_declare_is_refused_with_the_record(db, tm
     assert finding.rule == "program.no-intrinsic" and "TPACK" in finding.message and finding.pos.line == 5
     with pytest.raises(RuleViolation):
         run_program(db, read_program(path), {})
+
+
+def test_the_device_spec_names_the_target_when_target_arch_is_absent(db, tmp_path):
+    """Ascend950 is an A5 device (specs/program.yaml, device_specs); --profile still wins, and a target_arch
+    naming another profile than the device spec is refused."""
+    text = (PROGRAMS / "device_spec_a5.pto").read_text()
+    assert check_program(db, read_program(PROGRAMS / "device_spec_a5.pto")).profile == "a5"
+    assert check_program(db, read_program(PROGRAMS / "device_spec_a5.pto"), "a2a3").profile == "a2a3"
+    other = tmp_path / "b1.pto"
+    other.write_text(text.replace("Ascend950", "Ascend910B1"))
+    assert check_program(db, read_program(other)).profile == program_spec(db).targets[program_spec(db).default_target]
+    conflict = tmp_path / "conflict.pto"
+    conflict.write_text(text.replace('"Ascend950"', '"Ascend950", "pto.target_arch" = "a3"'))
+    with pytest.raises(PtospecError, match=r"conflicts with pto\.device-spec 'Ascend950'"):
+        check_program(db, read_program(conflict))
+    assert check_program(db, read_program(conflict), "a5").profile == "a5"

@@ -27,6 +27,7 @@ from .walker import Finding, Stats, Tracer, Walker, call_function, func_signatur
 
 MAX_FILE = 16 << 20
 _ARCH = re.compile(r'^"?pto\.target_arch"?$')
+_DEVICE = re.compile(r'^"?pto\.device-spec"?$')
 
 
 def read_program(path: str | Path) -> Program:
@@ -44,15 +45,27 @@ def read_program(path: str | Path) -> Program:
     return parse_program(text, str(path))
 
 
-def target_arch(program: Program) -> str | None:
+def _module_attribute(program: Program, name: re.Pattern[str]) -> str | None:
     for op in program.top:
         if op.name != "module":
             continue
         toks = op.tail
         for k, t in enumerate(toks):
-            if _ARCH.match(t.text) and k + 2 < len(toks) and toks[k + 1].text == "=":
+            if name.match(t.text) and k + 2 < len(toks) and toks[k + 1].text == "=":
                 return toks[k + 2].text.strip('"')
     return None
+
+
+def target_arch(program: Program) -> str | None:
+    return _module_attribute(program, _ARCH)
+
+
+def device_target(program: Program, prefixes: dict[str, str]) -> tuple[str | None, str | None]:
+    """The module's ``pto.device-spec`` and the target its prefix names (None when no prefix matches)."""
+    device = _module_attribute(program, _DEVICE)
+    if device is None:
+        return None, None
+    return device, next((t for p, t in prefixes.items() if device.startswith(p)), None)
 
 
 def choose_profile(db: Database, program: Program, override: str | None) -> str:
@@ -62,10 +75,15 @@ def choose_profile(db: Database, program: Program, override: str | None) -> str:
                                rule="cli.profile")
         return override
     spec = program_spec(db)
-    arch = target_arch(program) or spec.default_target
+    device, by_device = device_target(program, spec.device_specs)
+    arch = target_arch(program) or by_device or spec.default_target
     if arch not in spec.targets:
         raise ProgramError(f"pto.target_arch {arch!r} is not a target the database knows "
                            f"({', '.join(spec.targets)}); give --profile", "program.target", None)
+    if by_device is not None and spec.targets[by_device] != spec.targets[arch]:
+        raise ProgramError(f"pto.target_arch {arch!r} (profile {spec.targets[arch]}) conflicts with pto.device-spec "
+                           f"{device!r} (target {by_device}, profile {spec.targets[by_device]}); give --profile",
+                           "program.target", None)
     return spec.targets[arch]
 
 

@@ -182,6 +182,7 @@ class ProgramSpec:
     unmatched_forms: tuple[UnmatchedForm, ...] = ()
     struct_values: dict[str, tuple[str, int]] = field(default_factory=dict)  # vector type -> (tile type, fields)
     unimplemented_rule: str = ""  # the rule refusing operations named after an unimplemented page
+    device_specs: dict[str, str] = field(default_factory=dict)  # pto.device-spec prefix -> target
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -236,6 +237,13 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     if data["default_target"] not in data["targets"]:
         issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
                    "program.target")
+    devices = data.get("device_specs", {})
+    if devices and devices["source"] not in data["sources"]:
+        issues.add(src, ("device_specs", "source"), f"unknown source {devices['source']!r}", "program.source")
+    for prefix, target in devices.get("prefixes", {}).items():
+        if target not in data["targets"]:
+            issues.add(src, ("device_specs", "prefixes", prefix), f"{prefix} names {target!r}, not one of targets",
+                       "program.target")
     frontend = _frontend_pipes(src, data, db, issues)
     inference = _layout_inference(src, data, db, issues)
     lowerings = _lowerings(src, data, db, issues)
@@ -263,7 +271,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        line.get("layout", ""), frozenset(line.get("informational", ())), mnemonics,
                        _lowered_pipes(src, data, db, issues), ordering, acc_to_vec,
                        data.get("generic_forms", {}).get("segment_sizes", ""), generic, unmatched,
-                       _struct_values(src, data, issues), data.get("unimplemented_operations", {}).get("rule", ""))
+                       _struct_values(src, data, issues), data.get("unimplemented_operations", {}).get("rule", ""),
+                       dict(devices.get("prefixes", {})))
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:
