@@ -113,7 +113,7 @@ class GoldenDir:
     modes: dict[str, str] = field(default_factory=dict)  # case word ("" for every case) -> mode
     files: dict[str, str | None] = field(default_factory=dict)  # file stem -> operand (None: set aside)
     shapes: dict[str, dict[str, tuple[Extent, Extent]]] = field(default_factory=dict)  # operand -> valid|tile
-    layouts: dict[str, dict[str, str]] = field(default_factory=dict)  # operand -> blayout/slayout (C++ names)
+    layouts: dict[str, dict[str, str]] = field(default_factory=dict)  # operand -> loc/blayout/slayout (C++ names)
     word: tuple[str, ...] | None = None  # every one of these words is in the case's name
     cases: tuple[str, ...] = ()  # only these cases (their names after the test class: case_float_16x16)
     when: dict[str, object] = field(default_factory=dict)
@@ -245,9 +245,10 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
         if operand not in operands:
             problem(f"shapes: no operand {operand!r} in the mode(s)", "goldens.operand")
         shapes[operand] = {k: extents(v, f"shapes of {operand}") for k, v in kinds.items() if k in ("valid", "tile")}
-        layouts[operand] = {k: v for k, v in kinds.items() if k in ("blayout", "slayout")}
+        layouts[operand] = {k: v for k, v in kinds.items() if k in ("loc", "blayout", "slayout")}
+        known = {"loc": db.isa.tile_types, "blayout": db.isa.blayouts, "slayout": db.isa.slayouts}
         for k, v in layouts[operand].items():
-            if v not in (db.isa.blayouts if k == "blayout" else db.isa.slayouts):
+            if v not in known[k]:
                 problem(f"shapes of {operand}: no {k} {v!r}", "goldens.layout")
     attr_ops = {o.name: o for m in named for o in m.operands if o.role == "attr"}
     for name, value in d.get("attrs", {}).items():
