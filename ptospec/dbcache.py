@@ -6,7 +6,8 @@ place, the working directory: message paths) and by the code that built it (ever
 package, and the Python version).  A file is known by its status, not its bytes (size, modification and
 change times, inode: an edit changes the change time, which no program sets back), so the key costs one
 ``stat`` per file and an edited spec or engine never reads a stale database.  Anything wrong with the cache
-file (missing, truncated, another version) is a plain load, which then rewrites it.
+file (missing, truncated, another version) is a plain load, which then rewrites it.  What is built from a
+database (the program layer) is keyed by the database's key, remembered from its read, and its own files.
 """
 
 from __future__ import annotations
