@@ -17,12 +17,14 @@ import hashlib
 import os
 import pickle
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
 from .cachedir import ENV_DIR as ENV_DIR  # the names users of the cache know it by
 from .cachedir import code_fingerprint, default_dir, status
 from .collector import collector_paused
+from .lazyops import OpsOnDisk
 from .load.files import find_specs_root, kind_files, op_files
 from .model import Database
 from .private import private_dir, read_private, write_private
@@ -111,7 +113,10 @@ def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T]
     if not trusted:
         return built
     try:
-        write_private(path, pickle.dumps(share_equal(built), protocol=pickle.HIGHEST_PROTOCOL))
+        kept = share_equal(built)
+        if isinstance(kept, Database):  # each op read when it is looked up
+            kept = replace(kept, ops=OpsOnDisk.of(kept.ops))
+        write_private(path, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
         for old in sorted(directory.glob(f"{what}-*.pickle"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
             old.unlink(missing_ok=True)
     except OSError:  # a read-only cache only costs the next process a load

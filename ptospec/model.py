@@ -662,7 +662,7 @@ class Isa:
 @dataclass(frozen=True)
 class Database:
     isa: Isa
-    ops: dict[str, OpSpec]
+    ops: dict[str, OpSpec]  # read from the disk cache: a read-only mapping (lazyops.OpsOnDisk)
     root: str
     kinds: dict[str, Any] = field(default_factory=dict)  # name -> kinds.Kind
 
@@ -674,4 +674,8 @@ class Database:
         found = self.ops.get(mnemonic)
         if found is not None and found.mnemonic == mnemonic:
             return found
+        mnemonics = getattr(self.ops, "mnemonics", None)  # ops read from the disk cache (lazyops): no scan
+        if mnemonics is not None:
+            name = mnemonics.get(mnemonic)
+            return None if name is None else self.ops[name]
         return next((op for op in self.ops.values() if op.mnemonic == mnemonic), None)

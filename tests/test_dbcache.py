@@ -96,3 +96,21 @@ def test_equal_strings_and_tuples_of_strings_are_written_once():
                                     "family": Family("f32", {"en": "f32"}, {"en": "f32"})}
     assert out["x"][0] is out["y"][0] is out["family"].name is out["family"].title["en"]
     assert out["x"][1] is out["y"] and [type(v) for v in out["flags"]] == [bool, int, float]
+
+
+def test_an_op_is_read_from_the_file_when_it_is_looked_up(tmp_path, db):
+    """The file keeps one pickle per op (``lazyops``): a read database reads only the ops asked for, finds an
+    op by its assembly mnemonic without reading the others, and is equal to the database it was built from."""
+    from ptospec.lazyops import OpsOnDisk
+
+    first = dbcache.load_database_cached(db.root, tmp_path)
+    second = dbcache.load_database_cached(db.root, tmp_path)
+    ops = second.ops
+    assert isinstance(ops, OpsOnDisk) and not ops._read
+    assert "tadd" in ops and "nosuch" not in ops and len(ops) == len(first.ops) and list(ops) == list(first.ops)
+    assert second.op("TADD") == first.ops["tadd"] and second.op("tadd") is ops["tadd"]
+    assert second.by_mnemonic("tgemv.acc") == first.by_mnemonic("tgemv.acc") == first.ops["tgemv_acc"]
+    assert second.by_mnemonic("tgemv_acc") is None is first.by_mnemonic("tgemv_acc")
+    assert sorted(ops._read) == ["tadd", "tgemv_acc"]
+    assert dict(ops.items()) == first.ops and second == first and len(ops._read) == len(first.ops)
+    assert pickle.loads(pickle.dumps(second)) == first
