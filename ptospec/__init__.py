@@ -6,7 +6,3 @@ and reference site are all derived from it.
 """
 
 __version__ = "0.1.0"
-
-from . import classcode  # before any class of the package is made (see classcode)
-
-classcode.install()

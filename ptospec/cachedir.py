@@ -1,6 +1,6 @@
 """Where the caches ptospec keeps between processes live, and what says the code that filled them is this one.
 
-Light on purpose: ``ptospec/__init__`` reads the class-code cache (``classcode``) through it before any model
+Light on purpose: ``ptospec/cli`` reads the class-code cache (``classcode``) through it before any model
 class is made."""
 
 from __future__ import annotations

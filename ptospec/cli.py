@@ -14,7 +14,11 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from . import __version__
+from . import __version__, classcode
+
+# The command line, and only it, is served the dataclasses code kept between its runs (see classcode): a
+# program that imports ptospec as a library keeps its dataclasses module as it found it.
+classcode.install()
 
 if TYPE_CHECKING:
     import argparse

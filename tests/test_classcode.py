@@ -13,8 +13,9 @@ from ptospec import classcode
 
 PROBE = textwrap.dedent("""
     import dataclasses, json
-    import ptospec.model as m, ptospec.program.api
     from ptospec import classcode
+    classcode.install()  # as the command line does
+    import ptospec.model as m, ptospec.program.api
     a = m.DType("f32", "float", 32, "float", "float32")
     try:
         a.bits = 8
@@ -69,3 +70,10 @@ def test_texts_of_other_modules_are_compiled_as_ever():
     namespace: dict = {}
     classcode._exec("def f():\n return 1\n", {"__name__": "elsewhere"}, namespace)
     assert namespace["f"]() == 1 and classcode._codes == before
+
+
+def test_importing_the_library_leaves_dataclasses_alone(tmp_path):
+    probe = "import dataclasses, ptospec.model, ptospec.program.api; print('exec' in dataclasses.__dict__)"
+    env = {**os.environ, "PTOSPEC_DATABASE_CACHE": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False" and list(tmp_path.glob("classcode-*")) == []
