@@ -62,7 +62,18 @@ def load_database_cached(root: str | os.PathLike | None = None, directory: Path 
     """``load_database(root)``, read from ``directory`` (default ``default_dir()``) when a process with the same
     specs and code has built it before."""
     root_path = find_specs_root(root)
-    return cached("database", root_path, spec_files(root_path), lambda: _load(root_path), Database, directory)
+    return cached("database", root_path, spec_files(root_path), lambda: _load(root_path), Database, directory,
+                  stored=_database_stored, remember=_remember_database)
+
+
+def _database_stored(db: Database) -> Database:
+    """What the file keeps of ``db``: its strings shared, each op a pickle of its own, read when looked up."""
+    kept = share_equal(db)
+    return replace(kept, ops=OpsOnDisk.of(kept.ops))
+
+
+def _remember_database(db: Database, key: str) -> None:
+    _LAST[:] = [(db, key)]
 
 
 def database_key(db: Database) -> str:
@@ -81,10 +92,12 @@ _LAST: list[tuple[object, str]] = []  # the last database through ``cached``, wi
 
 
 def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T], kind: type[T],
-           directory: Path | None = None, base: str = "") -> T:
+           directory: Path | None = None, base: str = "", stored: Callable[[T], object] | None = None,
+           remember: Callable[[T, str], None] | None = None) -> T:
     """``build()``, read from ``directory`` (default ``default_dir()``) when a process with the same ``files``
     (under ``root_path``), ``base`` (the key of what it is built from, if anything) and code has built it before;
-    the result must be a ``kind``."""
+    the result must be a ``kind``.  ``stored(result)`` is what the file keeps (default: the result with its
+    strings shared); ``remember(result, key)`` is told the key of every result, read or built."""
     directory = directory or default_dir()
     if directory is None:
         return build()
@@ -106,28 +119,24 @@ def cached(what: str, root_path: Path, files: list[Path], build: Callable[[], T]
                     # what was read lives as long as the process: the cyclic collector never walks it again
                     gc.freeze()
             if isinstance(found, kind):
-                return _remember(found, key)
+                if remember is not None:
+                    remember(found, key)
+                return found
         except Exception:  # any unreadable file is a cache miss
             pass
-    built = _remember(build(), key)
+    built = build()
+    if remember is not None:
+        remember(built, key)
     if not trusted:
         return built
     try:
-        kept = share_equal(built)
-        if isinstance(kept, Database):  # each op read when it is looked up
-            kept = replace(kept, ops=OpsOnDisk.of(kept.ops))
+        kept = (stored or share_equal)(built)
         write_private(path, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
         for old in sorted(directory.glob(f"{what}-*.pickle"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
             old.unlink(missing_ok=True)
     except OSError:  # a read-only cache only costs the next process a load
         pass
     return built
-
-
-def _remember(found: T, key: str) -> T:
-    if isinstance(found, Database):
-        _LAST[:] = [(found, key)]
-    return found
 
 
 def share_equal(root: T) -> T:
