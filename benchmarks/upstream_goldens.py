@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from ptospec.asm.views import packed_strides
-from ptospec.conformance.cases import example_tiles, roundup, with_dtypes
+from ptospec.conformance.cases import example_tiles, with_dtypes
+from ptospec.conformance.shaping import roundup
 from ptospec.errors import PtospecError
 from ptospec.executor import execute
 from ptospec.expr.evaluate import evaluate

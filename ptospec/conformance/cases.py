@@ -36,7 +36,6 @@ from ..validator import (
 )
 from . import views
 from .shaping import Tiles, example_target, shaper
-from .shaping import roundup as roundup  # re-exported: callers round as the cases do
 
 # Valid-region targets (rows, cols) besides the example's own: 1-row, 1-column,
 # non-multiples of any block size, and a few larger ones.

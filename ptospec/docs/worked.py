@@ -19,7 +19,7 @@ from .. import attrs
 from ..asm.types import parse_descriptor
 from ..conformance.cases import example_tiles, legal, reshape, with_dtypes
 from ..conformance.data import make_inputs
-from ..conformance.shaping import example_target, shaped
+from ..conformance.shaping import example_target, shaper
 from ..errors import PtospecError
 from ..executor import execute, view_elements, view_offsets
 from ..model import Database, Mode, OpSpec
@@ -89,8 +89,9 @@ def _profiles(db: Database, mode: Mode) -> list[str]:
 def _legal_tiles(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str],
                  target: tuple[int, int], partial: bool):
     base = with_dtypes(db, mode, example_tiles(db, mode), binding)
+    shape = shaper(db.isa, base, target, partial, mode.shapes)
     for kr, kc in ROUNDINGS:
-        tiles = shaped(db.isa, base, target, partial, kr, kc, mode.shapes)
+        tiles = shape(kr, kc)
         if _legal(db, op, mode, profile, tiles):
             return tiles
     return None
