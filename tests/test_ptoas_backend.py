@@ -361,6 +361,8 @@ def test_a_link_error_is_blamed_on_its_own_kernel_only(db, monkeypatch, followed
     if followed:  # the unit, then the five that link, together
         assert backend.builder.units[1] == ("good1", "good2", "good3", "good4", "good5")
         assert len(backend.builder.units) == 2
+    else:  # the unit, then at once its half holding ``bad`` (not the six that failed alike, rebuilt whole)
+        assert backend.builder.units[1] == ("good1", "good2", "bad")
 
 
 def test_link_blame_follows_calls_to_the_undefined_symbol():

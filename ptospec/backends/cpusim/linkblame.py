@@ -34,8 +34,9 @@ def undefined_callers(builder: Builder, source: str, functions: Iterable[str]) -
         data = json.loads(cached)
         return data["callers"]
     callers = _analyse(builder, source, names)
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    write_private(entry, json.dumps({"callers": callers}).encode())
+    if callers is not None:  # "cannot analyse" may pass (objdump installed, a timeout not repeated): not kept
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        write_private(entry, json.dumps({"callers": callers}).encode())
     return callers
 
 

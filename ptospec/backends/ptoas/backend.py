@@ -182,7 +182,10 @@ class PtoasBackend(CpuSimBackend):
                 if k not in again:
                     self._kernels[k].binary = built.binary
                     self._kernels[k].status = built.variants.get(n)
-            parts = [again[:len(again) // 2], again[len(again) // 2:]] if len(again) == len(ks) else [again]
+            # halved at once when the relocations named no one (rebuilding the same failing set whole would fail
+            # as before), or when the set is this very unit again
+            halve = not blamed or len(again) == len(ks)
+            parts = [again[:len(again) // 2], again[len(again) // 2:]] if halve else [again]
             for part in parts:
                 if part:
                     one(arch, profile, part, count=False)
