@@ -53,7 +53,9 @@ def handlers(db, spec) -> dict:
         table[f"pto.{db.ops[name].mnemonic}"] = handle
     for alias, (name, mode) in spec.mnemonics.items():
         def read_as(w: Walker, op: Operation, name: str = name, mode: str = mode, alias: str = alias) -> None:
-            text = w.line_text(op).replace(alias, f"pto.{w.db.ops[name].mnemonic}", 1)
+            # the respelled line is needed once: a statement run again (a loop) is parsed already
+            text = None if id(op) in w.memo.parsed else \
+                w.line_text(op).replace(alias, f"pto.{w.db.ops[name].mnemonic}", 1)
             w.instruction(op, name, text=text, mode=mode)
         table[alias] = read_as
     return table
