@@ -478,12 +478,13 @@ class Walker:
 
     def operand_kind(self, text: str) -> str:
         """tile, view or scalar: what an operand of this type is."""
+        from ..asm.views import is_view_type
         from .memref_types import MemrefError, is_global, parse_memref
 
         text = self.resolve_type(text)
         if text.startswith(("!pto.tile_buf", "!pto.tile<")):
             return "tile"
-        if text.startswith(("!pto.partition_tensor_view", "!pto.tensor_view")):
+        if is_view_type(text):  # the asm reader's view types and their aliases
             return "view"
         if text.startswith("memref<"):
             try:
