@@ -286,8 +286,15 @@ def test_goldens_yaml_is_checked_against_the_database(tmp_path, db):
     (root / "goldens.yaml").write_text(bad)
     with pytest.raises(DatabaseErrors) as raised:
         load_goldens(db, root)
-    rules = {e.rule for e in raised.value.errors}
-    assert {"goldens.mode", "goldens.operand", "goldens.extent", "goldens.attr", "goldens.type"} <= rules
+    found = {(e.rule, e.message) for e in raised.value.errors}
+    for rule, message in [("goldens.mode", "has no mode 'nosuch'"),  # each planted error, by its own message
+                          ("goldens.operand", "file 'input1': no operand 'srcX'"),
+                          ("goldens.extent", "'valid_col0 ^ 2'"),
+                          ("goldens.attr", "'BYTE_9' is no enumerator"),
+                          ("goldens.operand", "scalars: no scalar operand 'nosuch'"),
+                          ("goldens.operand", "initial: file 'src_input' is no output's file"),
+                          ("goldens.type", "no dtype 'f4nosuch'")]:
+        assert any(r == rule and message in m for r, m in found), (rule, message)
     (root / "goldens.yaml").write_text(text.replace("op: tquant", "op: tnosuch", 1))
     with pytest.raises(DatabaseErrors, match="problem"):
         load_goldens(db, root)
