@@ -253,7 +253,7 @@ def attributes(db: Database, entry: GoldenDir, mode: Mode, case: Case,
 
 
 def configure(db: Database, entry: GoldenDir, mode: Mode, bound: dict[str, str], attrs: dict[str, object],
-              params: dict[str, object]) -> tuple[dict, dict[str, GlobalDesc]] | str:
+              params: dict[str, object], block_bytes: int) -> tuple[dict, dict[str, GlobalDesc]] | str:
     """The mode's example tiles with the entry's types, attributes, shapes and layouts, and the global views
     its files hold; a message when a parameter the entry names is missing."""
     tiles = with_dtypes(db, mode, example_tiles(db, mode), bound)
@@ -265,8 +265,8 @@ def configure(db: Database, entry: GoldenDir, mode: Mode, bound: dict[str, str],
         t = tiles[name]
         vr, vc = given.get("valid", (t.valid_row, t.valid_col))
         t = t.with_(valid_row=vr, valid_col=vc, **entry.layouts.get(name, {}))
-        # a tile shape not given: the valid region, rounded up to 32 bytes along the layout
-        unit = max(1, 32 // max(1, db.isa.dtypes[t.dtype].bytes))
+        # a tile shape not given: the valid region, rounded up to a whole block along the layout
+        unit = max(1, block_bytes // max(1, db.isa.dtypes[t.dtype].bytes))
         rows, cols = given.get("tile", (roundup(vr, unit), vc) if t.blayout == "ColMajor" else (vr, roundup(vc, unit)))
         tiles[name] = t.with_(rows=rows, cols=cols)
     views = {}
@@ -367,9 +367,10 @@ def compare(db: Database, type_names: dict[str, str], entry: GoldenDir, profile:
     attrs = attributes(db, entry, mode, case, params)
     if isinstance(attrs, str):
         return "not-mapped", attrs
-    # c0_<v>: how many elements of type variable v fill 32 bytes (a C0 block: the kernels' alignment unit)
-    params = {**params, **{f"c0_{v.lower()}": max(1, 32 // db.isa.dtypes[d].bytes) for v, d in bound.items()}}
-    configured = configure(db, entry, mode, bound, attrs, params)
+    # c0_<v>: how many elements of type variable v fill a block (C0: the kernels' alignment unit)
+    block_bytes = int(db.isa.profiles[profile].constants["block_bytes"])
+    params = {**params, **{f"c0_{v.lower()}": max(1, block_bytes // db.isa.dtypes[d].bytes) for v, d in bound.items()}}
+    configured = configure(db, entry, mode, bound, attrs, params, block_bytes)
     if isinstance(configured, str):
         return "not-mapped", configured
     tiles, views = configured
