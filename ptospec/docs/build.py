@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import PtospecError
+from ..memo import PerDatabase
 from ..model import Database
 from ..outputs import output_lock, remove, remove_temporaries, target, write_atomic
 from ..workers import fork_pool
@@ -118,18 +119,13 @@ def mkdocs_config(db: Database, lang: str) -> str:
 
 # The files of the last two databases, each with the example kernels it ran: a database is immutable, so a
 # process that generates a site more than once (``docs build --check`` then a build) makes it once.
-_GENERATED: list[tuple[Database, dict[str, str], dict[str, str]]] = []
-_GENERATED_KEPT = 2
+_GENERATED: PerDatabase[dict[str, str]] = PerDatabase(2)
 
 
 def generate(db: Database) -> dict[str, str]:
     """Every generated file, keyed by its path relative to ``site/``."""
     sources = kernel_sources(db)
-    made = next((files for known, ran, files in _GENERATED if known is db and ran == sources), None)
-    if made is None:
-        made = _generate(db)
-        _GENERATED[:] = [(db, sources, made), *_GENERATED[:_GENERATED_KEPT - 1]]
-    return dict(made)
+    return dict(_GENERATED.get(db, sources, lambda: _generate(db)))
 
 
 def _generate(db: Database) -> dict[str, str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..memo import PerDatabase
 from ..model import Database
 from .labels import label
 from .markdown import HEADER, code, fence
@@ -151,20 +152,21 @@ def _finding(sources: dict[str, str]) -> tuple[str, int, str]:
 
 # The last database's runs, with the sources they ran (one slot): the commands' output is in English in every
 # language, so a build runs each once for both pages.
-_RUNS: list[tuple[Database, dict[str, str], dict[str, _Walked], str]] = []
+_RUNS: PerDatabase[tuple[dict[str, _Walked], str]] = PerDatabase(1)
 
 
 def _runs(db: Database, sources: dict[str, str]) -> tuple[dict[str, _Walked], str]:
     """Each kernel's runs and what check-program says about the finding, run in a temporary folder."""
-    if _RUNS and _RUNS[0][0] is db and _RUNS[0][1] == sources:
-        return _RUNS[0][2], _RUNS[0][3]
+    return _RUNS.get(db, dict(sources), lambda: _run_all(db, sources))
+
+
+def _run_all(db: Database, sources: dict[str, str]) -> tuple[dict[str, _Walked], str]:
     with tempfile.TemporaryDirectory(prefix="ptospec-kernels-") as tmp:
         work = Path(tmp)
         walked = {k.file: _run_kernel(db, k, sources[k.file], work) for k in KERNELS}
         rel, _line, text = _finding(sources)
         (work / rel).write_text(text, encoding="utf-8")
         finding = _ptospec(db, ["check-program", rel], work)
-    _RUNS[:] = [(db, dict(sources), walked, finding)]
     return walked, finding
 
 

@@ -22,6 +22,7 @@ from ..conformance.data import make_inputs
 from ..conformance.shaping import example_target, shaper
 from ..errors import PtospecError
 from ..executor import execute, view_elements, view_offsets
+from ..memo import PerDatabase
 from ..model import Database, Mode, OpSpec
 from ..storage import box_shape, element_offsets, storage_order_name
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
@@ -106,18 +107,15 @@ def _legal(db: Database, op: OpSpec, mode: Mode, profile: str, tiles) -> bool:
     return legal(validate(db, op.name, mode.name, profile, tiles))
 
 
-_COMPUTED: list[tuple[Database, dict[tuple[str, str | None], Worked]]] = []  # the last two databases' (as
-_COMPUTED_KEPT = 2  # ``build.generate`` keeps their pages)
+# the worked cases of the last two databases (as ``build.generate`` keeps their pages)
+_COMPUTED: PerDatabase[dict[tuple[str, str | None], Worked]] = PerDatabase(2)
 
 
 def compute(db: Database, op: OpSpec, mode: Mode | None = None) -> Worked:
     """The first small legal case (partial valid region preferred) the executor runs without error, else
     one at the example's valid region.  Remembered for the last database (each language's page shows the
     same case): its arrays are read-only."""
-    memo = next((found for known, found in _COMPUTED if known is db), None)
-    if memo is None:
-        memo = {}
-        _COMPUTED[:] = [(db, memo), *_COMPUTED[:_COMPUTED_KEPT - 1]]
+    memo = _COMPUTED.get(db, None, dict)
     key = (op.name, mode.name if mode is not None else None)
     if memo.get(key) is None or db.ops.get(op.name) is not op:
         memo[key] = _frozen(_compute(db, op, mode))
