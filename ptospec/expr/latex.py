@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import fields, replace
 
-from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary
+from .ast import Attr, Binary, Call, In, Index, Name, Node, Num, Reduce, Statement, Unary, children
 from .functions import FUNCTIONS, REDUCTIONS
 from .latex_width import latex_width
 
@@ -211,13 +211,10 @@ def _hoisted_parts(node: Node, free: Iterator[str], named: list[tuple[str, Node]
 
 
 def _children(node: Node) -> Iterator[tuple[Node, frozenset[str]]]:
-    """A node's direct sub-expressions, each with the reduction variables the node binds over it."""
-    for f in fields(node):  # type: ignore[arg-type]
-        value = getattr(node, f.name)
-        bound = frozenset({node.var}) if isinstance(node, Reduce) and f.name == "body" else frozenset()
-        for child in value if isinstance(value, tuple) else (value,):
-            if hasattr(child, "__dataclass_fields__"):
-                yield child, bound
+    """A node's direct sub-expressions (``ast.children``), each with the reduction variables the node binds
+    over it."""
+    for child in children(node):
+        yield child, frozenset({node.var}) if isinstance(node, Reduce) and child is node.body else frozenset()
 
 
 def _nameable(node: Node, bound: frozenset[str] = frozenset(), top: bool = True) -> Iterator[Node]:
