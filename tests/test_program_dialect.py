@@ -15,6 +15,7 @@ from ptospec.program.api import check_program, read_program, run_program
 from ptospec.program.errors import RuleViolation
 from ptospec.program.layouts import infer
 from ptospec.program.spec import program_spec
+from ptospec.program.syntax import parse_program
 from ptospec.validator import validate
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -210,6 +211,10 @@ def test_async_transfers_are_checked_and_copy_on_one_rank(db):
     result = check_program(db, program)
     assert sorted((f.rule, f.pos.line) for f in result.violations) == [
         ("async.flat", 25), ("async.sync-id", 24), ("async.workspace", 24)]
+    hex_id = (PROGRAMS / "async_copy.pto").read_text().replace("{sync_id = 9 : i32}", "{sync_id = 0x9 : i32}")
+    assert "0x9" in hex_id  # an integer literal as the lexer reads it: the same refusal
+    assert ("async.sync-id", 24) in {(f.rule, f.pos.line) for f in check_program(
+        db, parse_program(hex_id, "async_copy.pto")).violations}
     src = np.arange(64, dtype=np.float32).reshape(1, 64)
     out = run_program(db, program, {"src": src, "dst": np.zeros(128, np.float32), "out": np.zeros((1, 64), np.float32),
                                     "ws": np.zeros(1024, np.int8)}, func="copy")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ProgramError
+from .lexer import int_literal
 from .syntax import Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
 from .walker import Cursor, Walker
@@ -88,8 +89,9 @@ def _build_session(w: Walker, op: Operation) -> None:
 
 
 def _integer(text: str | None) -> int | None:
+    """An integer attribute as the lexer reads integer literals (0x hex too); None when absent or not one."""
     try:
-        return None if text is None else int(text)
+        return int_literal(text.strip()) if text is not None and text.isascii() else None
     except ValueError:
         return None
 
