@@ -31,15 +31,7 @@ class AsyncEvent:
 
 def _operands(c: Cursor, count: int) -> tuple[list, list[str]]:
     """``(%a, %b, ... : T1, T2, ...)``: the values named and their types."""
-    c.expect("(")
-    names = [c.value()]
-    while c.accept(","):
-        names.append(c.value())
-    c.expect(":")
-    types = [c.type()]
-    while c.accept(","):
-        types.append(c.type())
-    c.expect(")")
+    names, types = c.typed_operands()
     if len(names) != count or len(types) != count:
         raise c.error(f"{c.op.name} takes {count} operands, each with its type; got {len(names)} and {len(types)}")
     return [c.w.get(n, c.peek(-1)) for n in names], names

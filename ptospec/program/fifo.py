@@ -295,19 +295,7 @@ def _lowered(w: Walker, op) -> None:
         w.database_instruction(op, w.db.op(name))
         return
     c = Cursor(w, op)
-    c.expect("(")
-    values = []
-    while not c.at(":"):
-        values.append(c.value())
-        if not c.accept(","):
-            break
-    c.expect(":")
-    types = []
-    while not c.at(")"):
-        types.append(c.type())
-        if not c.accept(","):
-            break
-    c.expect(")")
+    values, types = c.typed_operands()
     split = _int_attr(c.skip_attr_dict(), "split", 0, op)
     pipe = w.get(values[-1], None) if values else None
     if not isinstance(pipe, PipeHandle):

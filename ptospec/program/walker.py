@@ -209,6 +209,19 @@ class Cursor:
             raise self.error(f"expected a type in {self.op.name}, got {t.text!r}", t)
         return self.w.resolve_type(t.text)
 
+    def typed_operands(self) -> tuple[list[str], list[str]]:
+        """``(%a, %b, ... : T1, T2, ...)``: the values named and their types (either list may be empty)."""
+        self.expect("(")
+        names = [] if self.at(":") else [self.value()]
+        while names and self.accept(","):
+            names.append(self.value())
+        self.expect(":")
+        types = [] if self.at(")") else [self.type()]
+        while types and self.accept(","):
+            types.append(self.type())
+        self.expect(")")
+        return names, types
+
     def bracket_list(self) -> list:
         self.expect("[")
         items = []
