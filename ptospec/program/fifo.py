@@ -232,13 +232,7 @@ def _frontend(w: Walker, op) -> None:
         ty = c.type()
         tile = op.results[0] if op.results else None
     attrs = _fifo_attrs(split, pipe["dir_mask"], direction, pipe["slot_size"], pipe["slot_num"], pipe["flag_id"])
-    if action == "push":
-        text = f"pto.{name} ins({tile} {attrs} : {w.resolve_type(ty)})"
-    elif action == "pop":
-        text = f"pto.{name} ins({attrs}) outs({tile} : {w.resolve_type(ty)})"
-    else:
-        text = f"pto.{name} ins({attrs})"
-    w.instruction(op, name, text, mode)
+    w.instruction(op, name, _fifo_line(w, name, action, attrs, tile, ty), mode)
 
 
 def _fifo_attrs(split: int, mask: int, direction: str, slot_size: int, slot_num: int, flag_id: int) -> str:
@@ -316,13 +310,8 @@ def _lowered(w: Walker, op) -> None:
     attrs = _fifo_attrs(split, pipe.dir_mask, direction, pipe.slot_size, pipe.slot_num, pipe.flag_id)
     if action in ("push", "pop") and len(values) != 2:
         raise ProgramError(f"{op.name} takes a tile and a pipe", "program.syntax", op.pos)
-    if action == "push":
-        text = f"pto.{name} ins({values[0]} {attrs} : {w.resolve_type(types[0])})"
-    elif action == "pop":
-        text = f"pto.{name} ins({attrs}) outs({values[0]} : {w.resolve_type(types[0])})"
-    else:
-        text = f"pto.{name} ins({attrs})"
-    w.instruction(op, name, text, mode)
+    tile, ty = (values[0], types[0]) if action in ("push", "pop") else (None, None)
+    w.instruction(op, name, _fifo_line(w, name, action, attrs, tile, ty), mode)
 
 
 def handlers(spec) -> dict:
@@ -338,3 +327,12 @@ def handlers(spec) -> dict:
         table.update({n: _lowered for n in lowered.operations})
         table[lowered.declare_tile] = _declare_tile
     return table
+
+
+def _fifo_line(w: Walker, name: str, action: str, attrs: str, tile: str | None, ty: str | None) -> str:
+    """The FIFO instruction's line in ptospec's spelling: a push reads its tile, a pop writes it, a free has none."""
+    if action == "push":
+        return f"pto.{name} ins({tile} {attrs} : {w.resolve_type(ty)})"
+    if action == "pop":
+        return f"pto.{name} ins({attrs}) outs({tile} : {w.resolve_type(ty)})"
+    return f"pto.{name} ins({attrs})"
