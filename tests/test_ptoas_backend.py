@@ -223,6 +223,37 @@ def test_discovery_order_and_version(spec, tmp_path, monkeypatch):
         find_ptoas(spec, str(tmp_path / "missing"))
 
 
+def test_build_shows_ninjas_steps_and_keeps_the_whole_log(spec, tmp_path, monkeypatch):
+    """A cold build takes minutes: each ninja step is echoed as one short line, its full output goes to a log."""
+    import io
+
+    from ptospec.backends.ptoas import build
+
+    source = tmp_path / "src"
+    (source / "tools" / "ptoas").mkdir(parents=True)
+    (source / "CMakeLists.txt").write_text("")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in spec.build.tools:
+        (bin_dir / tool).write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "cmake").write_text("#!/bin/sh\necho '-- Configuring done'\n")
+    (bin_dir / "ninja").write_text(
+        "#!/bin/sh\necho '[1/2] Building CXX object lib/PTO/IR/CMakeFiles/obj.PTOIR.dir/PTO.cpp.o'\n"
+        "echo 'warning: noise'\necho '[2/2] Linking CXX executable tools/ptoas/ptoas'\n"
+        f"mkdir -p \"$2/tools/ptoas\" && touch \"$2/{spec.build.binary}\"\n")
+    for exe in bin_dir.iterdir():
+        exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setattr(build, "missing_packages", lambda apt: [])
+    shown = io.StringIO()
+    binary = build.build_ptoas(spec, source, build_dir=tmp_path / "build", log=shown)
+    assert binary == tmp_path / "build" / spec.build.binary
+    steps = [line for line in shown.getvalue().splitlines() if "/2]" in line]
+    assert steps == ["ptospec ptoas build: [1/2] PTO.cpp.o", "ptospec ptoas build: [2/2] ptoas"]
+    assert "warning: noise" not in shown.getvalue()
+    assert "warning: noise" in (tmp_path / "build" / "ptospec-build.log").read_text()
+
+
 # --------------------------------------------------------------------------- the verifier's batches
 REJECTING = """
 text = sys.stdin.read()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,10 +79,10 @@ def build_ptoas(spec: PtoasSpec, source: Path, cache: Path | None = None, build_
         raise InvocationError(f"{build} is configured for another checkout ({configured})", rule="ptoas.build-dir")
     if configured is None:
         print(f"ptospec ptoas build: configuring {source} in {build}", file=log, flush=True)
-        _run(["cmake", *b.cmake, "-S", str(source), "-B", str(build)], "configure", build)
+        _run(["cmake", *b.cmake, "-S", str(source), "-B", str(build)], "configure", build, log)
     else:
         print(f"ptospec ptoas build: {build} is configured for {source}; building what changed", file=log, flush=True)
-    _run(["ninja", "-C", str(build), *([f"-j{jobs}"] if jobs else []), b.binary], "build", build)
+    _run(["ninja", "-C", str(build), *([f"-j{jobs}"] if jobs else []), b.binary], "build", build, log)
     binary = build / b.binary
     if not binary.is_file():
         raise InvocationError(f"the build finished without {binary}", rule="ptoas.build")
@@ -96,11 +97,23 @@ def _private_cache(cache: Path) -> Path:
     return cache
 
 
-def _run(cmd: list[str], what: str, build: Path) -> None:
+def _run(cmd: list[str], what: str, build: Path, log=sys.stderr) -> None:
+    """Run one build step with its whole output in a log beside the build; ninja's ``[n/m]`` steps are echoed to
+    ``log`` one short line each, so a build of several minutes shows where it is."""
     log_path = build / f"ptospec-{what}.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+    print(f"ptospec ptoas build: {what} (whole output in {log_path})", file=log, flush=True)
+    with open(log_path, "w") as out, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                      text=True, errors="replace") as proc:
+        for line in proc.stdout:
+            out.write(line)
+            step = _STEP.match(line)
+            if step:
+                print(f"ptospec ptoas build: [{step['done']}/{step['total']}] {Path(step['target']).name}",
+                      file=log, flush=True)
     if proc.returncode != 0:
         tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
         raise InvocationError(f"{what} failed (exit {proc.returncode}): {tail[0][:300]} (whole log: {log_path})",
                               rule="ptoas.build")
+
+
+_STEP = re.compile(r"\[(?P<done>\d+)/(?P<total>\d+)\] \S+(?: \S+)*? (?P<target>\S+)$")
