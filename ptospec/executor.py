@@ -16,7 +16,7 @@ import numpy as np
 from . import storage
 from .errors import InvocationError, TileError
 from .expr.ast import Index, walk
-from .expr.evaluate import evaluate
+from .expr.evaluate import Scope, evaluate
 from .expr.numpy_types import numpy_dtype_of
 from .model import Database, Operand
 from .statements import execute_statement
@@ -302,6 +302,13 @@ def execute(
     return outputs
 
 
+def compact_modelled(db: Database, desc: TileDesc) -> bool:
+    """Whether the executor runs ``desc``'s compact mode as it is (``compact_modes.modelled`` of specs/isa.yaml)."""
+    if desc.compact == db.isa.tile_defaults["compact"] or db.isa.compact_modelled is None:
+        return desc.compact == db.isa.tile_defaults["compact"]
+    return bool(evaluate(db.isa.compact_modelled, Scope(isa=db.isa, tiles={"t": desc}, profile_constants={})))
+
+
 def _require_runnable(db: Database, op, mode, profile: str, operands, data: Mapping[str, object], state: dict,
                       report: Report) -> None:
     """A legal invocation the executor still cannot run: one side of a FIFO, registers not given, valid shapes
@@ -316,6 +323,13 @@ def _require_runnable(db: Database, op, mode, profile: str, operands, data: Mapp
         raise InvocationError(f"{op.name} {mode.name} reads the configuration register(s) {', '.join(missing)} on "
                               f"{profile}: give each as an input (what an earlier instruction set)",
                               rule="exec.state-unset")
+    compact = [f"{o.name} ({operands[o.name].compact})" for o in mode.operands
+               if isinstance(operands.get(o.name), TileDesc) and not compact_modelled(db, operands[o.name])]
+    if compact:
+        raise InvocationError(
+            f"{op.name} {mode.name}: the compact mode of {', '.join(compact)} places a boxed tile's elements in a "
+            "way the executor does not model (compact_modes of specs/isa.yaml; the invocation is legal)",
+            rule="exec.compact")
     if report.deferred:
         raise InvocationError(
             f"cannot execute with unknown valid shapes; give concrete valid=RxC ({', '.join(report.deferred)})",

@@ -645,6 +645,9 @@ class Isa:
     state: dict[str, StateRegister] = field(default_factory=dict)  # configuration registers (``state``)
     separate_isas: tuple[SeparateIsa, ...] = ()
     pipes: Pipes | None = None  # the pipes of a core (``pipes``)
+    compact_modes: dict[str, str] = field(default_factory=dict)  # CompactMode -> assembly spelling
+    compact_dialect: tuple[str, ...] = ()  # the assembler's CompactMode enumeration, by number
+    compact_modelled: Node | None = None  # over a tile t: the executor runs its compact mode as it is
 
     def enum_of_value(self, value: str) -> Enum | None:
         for enum in self.enums.values():

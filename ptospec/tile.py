@@ -1,7 +1,7 @@
 """Concrete tiles: the descriptor of one operand of one invocation.
 
 Modelled on ``Tile<Loc, DType, Rows, Cols, BLayout, ValidRow, ValidCol, SLayout,
-SFractalSize, PadVal>``.  ``valid_row``/``valid_col`` of ``None`` mean "dynamic,
+SFractalSize, PadVal, Compact>``.  ``valid_row``/``valid_col`` of ``None`` mean "dynamic,
 value not known" (``valid=?x?`` in assembly).
 """
 
@@ -24,15 +24,17 @@ class TileDesc:
     slayout: str = "NoneBox"
     fractal: int = 512
     pad: str = "Null"
+    compact: str = "Null"  # CompactMode (``compact_modes`` of specs/isa.yaml)
 
-    FIELDS = ("loc", "dtype", "rows", "cols", "valid_row", "valid_col", "blayout", "slayout", "fractal", "pad")
+    FIELDS = ("loc", "dtype", "rows", "cols", "valid_row", "valid_col", "blayout", "slayout", "fractal", "pad",
+              "compact")
 
     def __hash__(self) -> int:
         """The dataclass hash of the fields, computed once: searches use descriptors as keys millions of times."""
         known = self.__dict__.get("_hash")
         if known is None:
             known = hash((self.loc, self.dtype, self.rows, self.cols, self.valid_row, self.valid_col, self.blayout,
-                          self.slayout, self.fractal, self.pad))
+                          self.slayout, self.fractal, self.pad, self.compact))
             object.__setattr__(self, "_hash", known)
         return known
 

@@ -263,11 +263,12 @@ def _ill_typed_field(desc: TileDesc | ScalarDesc | AttrDesc | GlobalDesc) -> str
     if (type(desc) is TileDesc and type(desc.rows) is int and type(desc.cols) is int  # the common case, quickly
             and type(desc.valid_row) in _OPTIONAL_INT and type(desc.valid_col) in _OPTIONAL_INT
             and type(desc.fractal) is int and type(desc.loc) is str and type(desc.dtype) is str
-            and type(desc.blayout) is str and type(desc.slayout) is str and type(desc.pad) is str):
+            and type(desc.blayout) is str and type(desc.slayout) is str and type(desc.pad) is str
+            and type(desc.compact) is str):
         return None
     if isinstance(desc, TileDesc):
         ints = [("rows", False), ("cols", False), ("valid_row", True), ("valid_col", True), ("fractal", False)]
-        texts = ("loc", "dtype", "blayout", "slayout", "pad")
+        texts = ("loc", "dtype", "blayout", "slayout", "pad", "compact")
     elif isinstance(desc, GlobalDesc):
         if not isinstance(desc.shape, tuple) or not isinstance(desc.strides, tuple) or not all(
                 _is_int(v, True) for v in (*desc.shape, *desc.strides)):

@@ -327,3 +327,33 @@ def test_the_device_spec_names_the_target_when_target_arch_is_absent(db, tmp_pat
     with pytest.raises(PtospecError, match=r"conflicts with pto\.device-spec 'Ascend950'"):
         check_program(db, read_program(conflict))
     assert check_program(db, read_program(conflict), "a5").profile == "a5"
+
+
+def test_compact_tiles_are_read_checked_and_run_where_no_header_reads_the_mode(db):
+    """compact=N in both tile spellings: a row-major Vec tile runs as without it; an Acc tile's denser placement is
+    checked and refused when run (exec.compact)."""
+    program = read_program(PROGRAMS / "compact_tiles.pto")
+    assert check_program(db, program).violations == []
+    x, y = np.arange(256, dtype=np.float32), np.full(256, 0.5, np.float32)
+    out = run_program(db, program, {"x": x, "y": y, "z": np.zeros(256, np.float32)}, func="add")
+    np.testing.assert_array_equal(out.outputs["z"].ravel(), x + y)
+    with pytest.raises(PtospecError) as err:
+        run_program(db, program, {n: np.zeros(256, t) for n, t in (("a", np.float16), ("b", np.float16),
+                                                                    ("c", np.float32))}, func="acc")
+    assert err.value.rule == "exec.compact" and "dst (Normal)" in err.value.message
+
+
+@pytest.mark.parametrize("spelled, compact", [("compact=1", "Normal"), ("compact=2", "RowPlusOne"),
+                                              ("compact=row_plus_one", "RowPlusOne"), ("pad=0", "Null")])
+def test_a_tile_types_compact_mode(db, spelled, compact):
+    from ptospec.asm.types import format_type, parse_type
+    tile = parse_type(f"!pto.tile_buf<loc=vec, dtype=f16, rows=1, cols=16, {spelled}>", db.isa)
+    assert tile.compact == compact
+    assert parse_type(format_type(tile, db.isa), db.isa) == tile
+
+
+def test_a_compact_number_the_assembler_lacks_is_refused(db):
+    from ptospec.asm.types import parse_type
+    with pytest.raises(PtospecError) as err:
+        parse_type("!pto.tile_buf<vec, 1x16xf16, compact=3>", db.isa)
+    assert err.value.rule == "tile.syntax" and "0 null, 1 normal, 2 row_plus_one" in err.value.message

@@ -5,7 +5,8 @@
 
 Every key is ``name=value``; ``loc``, ``dtype``, ``rows`` and ``cols`` are required, the others
 default as in the ``Tile`` template (``v_row``/``v_col`` to the full shape).  ``pad`` is a PadValue
-name or its number in the assembler's enumeration (0 null, 1 zero, 2 max, 3 min).
+name or its number in the assembler's enumeration (0 null, 1 zero, 2 max, 3 min); ``compact`` a CompactMode
+name or its number in the assembler's enumeration (``compact_modes`` of specs/isa.yaml).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..model import Isa
 from ..tile import TileDesc
 from .words import count, enumerator
 
-KEYS = ("loc", "dtype", "rows", "cols", "v_row", "v_col", "blayout", "slayout", "fractal", "pad")
+KEYS = ("loc", "dtype", "rows", "cols", "v_row", "v_col", "blayout", "slayout", "fractal", "pad", "compact")
 PAD_NUMBERS = ("Null", "Zero", "Max", "Min")  # the assembler's PadValue enumeration, in order
 
 
@@ -28,6 +29,18 @@ def is_keyword_form(params: list[str]) -> bool:
 def _extent(word: str, what: str, text: str) -> int | None:
     """A count, or None for ``?`` (a valid size known at run time)."""
     return None if word == "?" else count(word, what, text)
+
+
+def compact_mode(isa: Isa, word: str, text: str) -> str:
+    """The CompactMode ``compact=`` names: the assembler's number (``compact_modes.dialect``) or a name."""
+    if re.fullmatch(r"[0-9]+", word):
+        numbers = isa.compact_dialect
+        if int(word) >= len(numbers):
+            spelled = ", ".join(f"{k} {isa.compact_modes[m]}" for k, m in enumerate(numbers))
+            raise TileError(f"compact number {word} is not a CompactMode of the assembler ({spelled}) in {text!r}",
+                            rule="tile.syntax")
+        return numbers[int(word)]
+    return enumerator(isa.compact_modes, word, "compact mode", text)
 
 
 def parse_keyword_tile(params: list[str], isa: Isa, text: str) -> TileDesc:
@@ -67,4 +80,5 @@ def parse_keyword_tile(params: list[str], isa: Isa, text: str) -> TileDesc:
         slayout=enumerator(isa.slayouts, fields.get("slayout", defaults["slayout"]), "slayout", text),
         fractal=count(fields.get("fractal", str(defaults["fractal"])), "fractal", text),
         pad=enumerator(isa.pad_values, pad, "pad value", text),
+        compact=compact_mode(isa, fields.get("compact", defaults["compact"]), text),
     )

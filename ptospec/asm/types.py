@@ -30,7 +30,7 @@ from ..attrs import read_value, spell_value
 from ..errors import TileError
 from ..model import Isa
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from .keyword_tiles import is_keyword_form, parse_keyword_tile
+from .keyword_tiles import compact_mode, is_keyword_form, parse_keyword_tile
 from .views import (
     format_view_descriptor,
     format_view_type,
@@ -94,6 +94,7 @@ def _positional_tile(params: list[str], isa: Isa, raw: str) -> TileDesc:
         "slayout": defaults["slayout"],
         "fractal": defaults["fractal"],
         "pad": defaults["pad"],
+        "compact": defaults["compact"],
     }
     if "loc" in keywords:
         fields["loc"] = enumerator(isa.tile_types, keywords.pop("loc"), "tile type", raw)
@@ -134,7 +135,8 @@ def _shape(positional: list[str], fields: dict, isa: Isa, raw: str) -> None:
 
 
 def _keyword_fields(keywords: dict[str, str], fields: dict, isa: Isa, raw: str) -> None:
-    """``valid=``, ``layout=``, ``blayout=``, ``slayout=``, ``fractal=``, ``pad=``; any other key is an error."""
+    """``valid=``, ``layout=``, ``blayout=``, ``slayout=``, ``fractal=``, ``pad=``, ``compact=``; any other key is an
+    error."""
     defaults = isa.tile_defaults
     valid = keywords.pop("valid", None)
     if valid is None:
@@ -157,6 +159,8 @@ def _keyword_fields(keywords: dict[str, str], fields: dict, isa: Isa, raw: str) 
         fields["fractal"] = defaults["fractal"] if value.lower() == "none" else count(value, "fractal", raw)
     if "pad" in keywords:
         fields["pad"] = enumerator(isa.pad_values, keywords.pop("pad"), "pad value", raw)
+    if "compact" in keywords:
+        fields["compact"] = compact_mode(isa, keywords.pop("compact"), raw)
     if keywords:
         raise TileError(f"unknown parameter(s) {', '.join(sorted(keywords))} in {raw!r}", rule="tile.syntax")
 
@@ -199,10 +203,11 @@ def format_descriptor(tile: TileDesc | ScalarDesc, isa: Isa) -> str:
         return format_view_descriptor(tile, isa)
     vr = "?" if tile.valid_row is None else str(tile.valid_row)
     vc = "?" if tile.valid_col is None else str(tile.valid_col)
+    compact = "" if tile.compact == isa.tile_defaults["compact"] else f", compact={isa.compact_modes[tile.compact]}"
     return (
         f"{isa.tile_types[tile.loc]}, {tile.rows}x{tile.cols}x{tile.dtype}, valid={vr}x{vc}, "
         f"blayout={isa.blayouts[tile.blayout]}, slayout={isa.slayouts[tile.slayout]}, "
-        f"fractal={tile.fractal}, pad={isa.pad_values[tile.pad]}"
+        f"fractal={tile.fractal}, pad={isa.pad_values[tile.pad]}{compact}"
     )
 
 

@@ -48,7 +48,7 @@ class Scope:
             return cached[1]
         isa = self.isa
         table: dict[str, str] = {}
-        for group in (isa.tile_types, isa.blayouts, isa.slayouts, isa.pad_values):
+        for group in (isa.tile_types, isa.blayouts, isa.slayouts, isa.pad_values, isa.compact_modes):
             for cpp_name in group:
                 table[cpp_name] = cpp_name
         for name in (*isa.layouts, *isa.global_layouts):

@@ -54,8 +54,12 @@ def load_isa(path: Path, display: str | None = None) -> Isa:
     unimplemented = _unimplemented_pages(src, d.get("unimplemented_pages", []), issues)
     state = _state(src, d, dtypes, issues)
     pipes = load_pipes(src, d, issues)
+    compact_modelled = _compact_modes(src, d, issues)
     issues.raise_if_any()
     return Isa(
+        compact_modes=dict(d["compact_modes"]["values"]),
+        compact_dialect=tuple(d["compact_modes"]["dialect"]),
+        compact_modelled=compact_modelled,
         tile_storage=tile_storage,
         upstream=dict(d.get("upstream", {})),
         unimplemented_pages=unimplemented,
@@ -125,10 +129,26 @@ def _numpy_problem(dt: DType) -> str:
 
 
 def _check_tile_defaults(src: Located, d: dict, issues: Issues) -> None:
-    for field, group in (("blayout", "blayouts"), ("slayout", "slayouts"), ("pad", "pad_values")):
-        if d["tile_defaults"][field] not in d[group]:
+    groups = {"blayout": d["blayouts"], "slayout": d["slayouts"], "pad": d["pad_values"],
+              "compact": d["compact_modes"]["values"]}
+    for field, group in groups.items():
+        if d["tile_defaults"][field] not in group:
             issues.add(src, ("tile_defaults", field), f"default {field} {d['tile_defaults'][field]!r} is not one of "
-                       f"the {group} ({', '.join(d[group])})", "isa.tile-defaults")
+                       f"{', '.join(group)}", "isa.tile-defaults")
+
+
+def _compact_modes(src: Located, d: dict, issues: Issues):
+    """``compact_modes``: the assembler's numbering names modes of ``values``; ``modelled`` is a tile rule's
+    expression over ``t``."""
+    section = d["compact_modes"]
+    for k, mode in enumerate(section["dialect"]):
+        if mode not in section["values"]:
+            issues.add(src, ("compact_modes", "dialect", k), f"{mode!r} is not one of the compact modes "
+                       f"({', '.join(section['values'])})", "isa.compact")
+    node = parse(src, ("compact_modes", "modelled"), section["modelled"], issues)
+    if node is not None:
+        check_tile_rule_names(src, ("compact_modes", "modelled"), node, d, issues)
+    return node
 
 
 def _layouts(src: Located, d: dict, issues: Issues) -> dict[str, Layout]:

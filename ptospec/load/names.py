@@ -43,6 +43,7 @@ def check_names(src, path, node, known: set[str], isa: Isa | None, issues: Issue
     consts: set[str] = set()
     if isa is not None:
         consts = set(isa.tile_types) | set(isa.blayouts) | set(isa.slayouts) | set(isa.pad_values)
+        consts |= set(isa.compact_modes)
         consts |= set(isa.layouts) | set(isa.global_layouts) | set(isa.dtypes)
         consts |= {v for e in isa.enums.values() for v in e.values}
     for n in walk(node):
@@ -91,6 +92,7 @@ def check_tile_rule_names(src: Located, path, node, d: dict, issues: Issues, var
 
     fields = TILE_FIELDS if var == "t" else GlobalDesc.FIELDS
     consts = {*d["tile_types"], *d["blayouts"], *d["slayouts"], *d["pad_values"], *d["layouts"], *d["dtypes"]}
+    consts |= {*d["compact_modes"]["values"]}
     consts |= {*d.get("global_layouts", {})}
     consts |= {v for e in d.get("enums", {}).values() for v in e["values"]}
     profile_constants = {c for p in d["profiles"].values() for c in p["constants"]}

@@ -90,7 +90,7 @@ def location(spec: ProgramSpec, mt: MemrefType) -> str:
 def tile_of(spec: ProgramSpec, isa, mt: MemrefType, config: dict[str, str] | None = None,
             valid: tuple[int | None, int | None] | None = None) -> TileDesc:
     """The tile an on-chip memref is: rows and cols its first two extents, the default configuration
-    (or ``config``: blayout, slayout, fractal, pad), valid shape the whole tile (or ``valid``)."""
+    (or ``config``: blayout, slayout, fractal, pad, compact), valid shape the whole tile (or ``valid``)."""
     if len(mt.shape) < 2 or mt.shape[0] is None or mt.shape[1] is None:
         raise MemrefError("an on-chip memref needs two constant extents (rows, cols)")
     if mt.dtype not in isa.dtypes:
@@ -100,7 +100,7 @@ def tile_of(spec: ProgramSpec, isa, mt: MemrefType, config: dict[str, str] | Non
     vr, vc = valid if valid is not None else (rows, cols)
     return TileDesc(loc=location(spec, mt), dtype=mt.dtype, rows=rows, cols=cols, valid_row=vr, valid_col=vc,
                     blayout=fields["blayout"], slayout=fields["slayout"], fractal=int(fields["fractal"]),
-                    pad=fields["pad"])
+                    pad=fields["pad"], compact=fields["compact"])
 
 
 def view_of(mt: MemrefType, layout: str, size: int | None) -> GlobalDesc:

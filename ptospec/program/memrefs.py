@@ -21,7 +21,8 @@ from .walker import Cursor, Walker
 
 _CONFIG = re.compile(r"^#pto\.tile_buf_config<(.*)>$", re.S)
 _CONFIG_ITEM = re.compile(r"([a-z_]+)\s*=\s*([0-9]+)(?:\s*:\s*i[0-9]+)?")
-_CONFIG_KEYS = {"blayout": "blayout", "slayout": "slayout", "pad": "pad", "s_fractal_size": "fractal"}
+_CONFIG_KEYS = {"blayout": "blayout", "slayout": "slayout", "pad": "pad", "s_fractal_size": "fractal",
+                "compact": "compact"}
 
 
 def memref(w: Walker, op: Operation, text: str) -> MemrefType:
@@ -120,11 +121,12 @@ def _dealloc(w: Walker, op: Operation) -> None:
 
 def _config(w: Walker, op: Operation, text: str | None) -> dict:
     """The tile configuration ``#pto.tile_buf_config<blayout=1 : i32, slayout=1 : i32, s_fractal_size=512,
-    pad=0 : i32>`` gives (``config`` of ``memrefs``: each enumerator by its number)."""
+    pad=0 : i32[, compact=1 : i32]>`` gives (``config`` of ``memrefs``: each enumerator by its number; the compact
+    mode by the assembler's numbering, ``compact_modes`` of specs/isa.yaml)."""
     m = _CONFIG.match(text or "")
     if m is None:
         raise ProgramError(f"{op.name}: expected {{config = #pto.tile_buf_config<...>}}", "program.syntax", op.pos)
-    numbers = w.spec.memrefs.config
+    numbers = {**w.spec.memrefs.config, "compact": w.db.isa.compact_dialect}
     config: dict = {}
     for key, value in _CONFIG_ITEM.findall(m.group(1)):
         field = _CONFIG_KEYS.get(key)

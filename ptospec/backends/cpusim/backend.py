@@ -47,7 +47,7 @@ def static_key(case: Invocation) -> tuple:
     parts = []
     for name, t in case.tiles.items():
         if isinstance(t, TileDesc):
-            parts.append((name, t.loc, t.dtype, t.rows, t.cols, t.blayout, t.slayout, t.fractal, t.pad,
+            parts.append((name, t.loc, t.dtype, t.rows, t.cols, t.blayout, t.slayout, t.fractal, t.pad, t.compact,
                           t.valid_row is None or t.valid_col is None))
         elif isinstance(t, GlobalDesc):  # extents, strides and place are run-time values of the driver
             parts.append((name, "global", t.dtype, t.layout, t.known))

@@ -131,8 +131,9 @@ def cpp_identifier(name: str) -> str:
 def tile_type(db: Database, desc: TileDesc) -> str:
     """``Tile<...>`` spelling of a descriptor, with dynamic valid shape."""
     cpp = db.isa.dtypes[desc.dtype].cpp
+    compact = "" if desc.compact == db.isa.tile_defaults["compact"] else f", CompactMode::{desc.compact}"
     return (f"Tile<TileType::{desc.loc}, {cpp}, {desc.rows}, {desc.cols}, BLayout::{desc.blayout}, DYNAMIC, DYNAMIC, "
-            f"SLayout::{desc.slayout}, {desc.fractal}, PadValue::{desc.pad}>")
+            f"SLayout::{desc.slayout}, {desc.fractal}, PadValue::{desc.pad}{compact}>")
 
 
 def plan_variant(db: Database, inv: Invocation) -> VariantPlan:

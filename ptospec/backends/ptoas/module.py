@@ -67,9 +67,13 @@ def tile_type(db: Database, spec: PtoasSpec, t: TileDesc, dynamic: bool) -> str:
         raise NotExpressible(f"the assembler has no tile location {db.isa.tile_types[t.loc]}")
     vr = "?" if dynamic or t.valid_row is None else t.valid_row
     vc = "?" if dynamic or t.valid_col is None else t.valid_col
+    if t.compact not in db.isa.compact_dialect:
+        raise NotExpressible(f"the assembler has no compact mode {db.isa.compact_modes[t.compact]}")
+    number = db.isa.compact_dialect.index(t.compact)
+    compact = f", compact={number}" if number else ""
     return (f"!pto.tile_buf<loc={db.isa.tile_types[t.loc]}, dtype={dialect_dtype(db, t.dtype)}, rows={t.rows}, "
             f"cols={t.cols}, v_row={vr}, v_col={vc}, blayout={db.isa.blayouts[t.blayout]}, "
-            f"slayout={db.isa.slayouts[t.slayout]}, fractal={t.fractal}, pad={PAD_NUMBERS.index(t.pad)}>")
+            f"slayout={db.isa.slayouts[t.slayout]}, fractal={t.fractal}, pad={PAD_NUMBERS.index(t.pad)}{compact}>")
 
 
 def _attr(db: Database, o: Operand, value) -> str:
