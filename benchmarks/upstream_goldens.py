@@ -376,7 +376,8 @@ def compare(db: Database, type_names: dict[str, str], entry: GoldenDir, profile:
     tiles, views = configured
     report = validate(db, op.name, mode.name, profile, tiles)
     if not report.ok:
-        return "spec-rejects", f"{mode.name}: " + "; ".join(v.one_line() for v in report.violations)
+        return "spec-rejects", (f"{mode.name}: " + "; ".join(v.one_line() for v in report.violations)
+                                + f" {{{rejection_record(op, mode, profile, bound, report.violations)}}}")
     read = read_files(db, entry, mode, profile, case, tiles, views, params)
     if isinstance(read, str):
         return "not-mapped", read
@@ -442,6 +443,28 @@ def recorded_difference(db: Database, op: OpSpec, mode: Mode, profile: str, tile
             if evaluate(obs.when, scope):
                 return diff.id
     return None
+
+
+def rejection_record(op: OpSpec, mode: Mode, profile: str, bound: dict[str, str], violations) -> str:
+    """What stands behind a rejection, for the reader who checks it: each ``dtype.<var>`` violation's recorded
+    omission (the op's difference whose ``omits`` says the header admits the type the table leaves out), or
+    that the table and its header agree (no omission recorded); any other rule is the spec's own (its id)."""
+    out = []
+    for v in violations:
+        var = next((t for t in mode.type_vars if v.rule == f"dtype.{t.lower()}"), None)
+        if var is None:
+            out.append(f"rule {v.rule}")
+            continue
+        dtype = bound.get(var)
+        ids = [d.id for d in op.differences for o in d.omits
+               if o.profile == profile and o.var == var and dtype in o.dtypes and (not o.modes or mode.name in o.modes)]
+        table = op.dtypes.get(profile)
+        listed = table is not None and any(dtype in r.types.get(var, ()) for r in table.rows
+                                           if not r.modes or mode.name in r.modes)
+        out.append(f"{var}={dtype}: an omission the differences record ({', '.join(ids)})" if ids
+                   else f"{var}={dtype}: a combination the table does not pair (no omission can record one)" if listed
+                   else f"{var}={dtype}: outside the table, no omission recorded")
+    return "; ".join(dict.fromkeys(out))
 
 
 def scalar_value(raw: bytes, dtype: np.dtype) -> int | float:
@@ -532,11 +555,12 @@ def report(rows: list[dict]) -> None:
                        for r in rows if r["outcome"] == "recorded")
     unmapped = Counter((r["op"], r["profile"], r["detail"]) for r in rows if r["outcome"] in ("not-mapped", "no-entry"))
     not_run = Counter((r["op"] or r["dir"], r["detail"]) for r in rows if r["outcome"] == "not-run")
-    rejected = Counter((r["op"], r["profile"], " ".join(sorted(set(re.findall(r"\[([\w.-]+)\]", r["detail"])))))
+    rejected = Counter((r["op"], r["profile"], " ".join(sorted(set(re.findall(r"\[([\w.-]+)\]", r["detail"])))),
+                        re.sub(r"\w+=\w+: ", "", r["detail"].rsplit(" {", 1)[-1].rstrip("}")))
                        for r in rows if r["outcome"] == "spec-rejects")
     for title, counts in (("unclassified disagreements (neither fixed nor recorded)", disagree),
                           ("recorded as differences", recorded),
-                          ("spec-rejects, by the rules that reject", rejected),
+                          ("spec-rejects, by the rules that reject {and what stands behind them}", rejected),
                           ("not mapped, by reason", unmapped),
                           ("directories not run (each entry says why), by reason", not_run)):
         print(f"{title}: {sum(counts.values())}"
@@ -547,10 +571,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         usage="pip install -e '.[goldens]'  # en_dtypes, which some upstream scripts import\n"
-              "       python benchmarks/upstream_goldens.py --pto-isa-root PATH [--ops OP ...] [--json OUT]")
+              "       python benchmarks/upstream_goldens.py --pto-isa-root PATH [--ops OP ...] [--dirs DIR ...]\n"
+              "       [--json OUT]")
     ap.add_argument("--pto-isa-root", required=True, type=Path, help="a pto-isa checkout (its tests/ directory)")
     ap.add_argument("--specs", default=None, help="the spec database (default: the installed one)")
     ap.add_argument("--ops", nargs="*", default=None, help="only the directories whose entries name these ops")
+    ap.add_argument("--dirs", nargs="*", default=None, help="only these test directories (tcolgather, ...)")
     ap.add_argument("--json", type=Path, default=None, help="write every case's outcome here")
     args = ap.parse_args()
     if not (args.pto_isa_root / "tests").is_dir():
@@ -564,6 +590,8 @@ def main() -> int:
     dirs = test_dirs(args.pto_isa_root)
     if args.ops:
         dirs = [d for d in dirs if {e.op for e in goldens.entries.get(d[:2], ())} & set(args.ops)]
+    if args.dirs:
+        dirs = [d for d in dirs if d[1] in args.dirs]
     rows: list[dict] = []
     for i, (platform, directory, script) in enumerate(dirs, 1):
         print(f"\r[{i}/{len(dirs)}] {platform}/{directory}".ljust(60), end="", file=sys.stderr, flush=True)
