@@ -98,8 +98,14 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
     order: list[str] = []
     real_chdir, real_makedirs = os.chdir, os.makedirs
 
+    home = str(path.parent.resolve()) + os.sep
+
+    def redirect(target):  # a case directory the script places beside itself goes to the scratch directory
+        full = os.path.abspath(target)
+        return os.path.join(scratch, full[len(home):]) if (full + os.sep).startswith(home) else target
+
     def chdir(target):
-        real_chdir(target)
+        real_chdir(redirect(target))
         here = os.getcwd()
         if here not in order:
             order.append(here)
@@ -108,6 +114,7 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
     with tempfile.TemporaryDirectory() as scratch:
 
         def makedirs(target, *args, **kwargs):  # nothing is created beside the script (the checkout is shared)
+            target = redirect(target)
             if os.path.abspath(target).startswith(os.path.realpath(scratch) + os.sep) or \
                     os.path.abspath(target).startswith(scratch + os.sep):
                 real_makedirs(target, *args, **kwargs)
