@@ -203,8 +203,9 @@ def generator_params(function, args: tuple) -> dict[str, object]:
 
 def binding(db: Database, type_names: dict[str, str], entry: GoldenDir, mode: Mode, case: Case,
             params: dict[str, object]) -> dict[str, str] | str:
-    """The type variables the entry binds (``types``: a dtype or a parameter naming one; ``type_words``: the
-    type words of the case's name, in order, read through ``type_names``); a message when one is missing."""
+    """The type variables the entry binds (``types``: a dtype, a parameter naming one, or another type variable
+    whose type it shares; ``type_words``: the type words of the case's name, in order, read through
+    ``type_names``); a message when one is missing."""
     by_numpy = {np.dtype(s.numpy).name: d for d, s in db.isa.dtypes.items() if s.numpy}
 
     def dtype(word: object) -> str | None:
@@ -213,6 +214,8 @@ def binding(db: Database, type_names: dict[str, str], entry: GoldenDir, mode: Mo
 
     out: dict[str, str] = {}
     for var, given in entry.types.items():
+        if given in mode.type_vars:  # the type of another variable, bound below
+            continue
         value = given if given in db.isa.dtypes else params.get(given.lower())
         if value is None:
             return f"the case has no parameter {given}"
@@ -222,6 +225,9 @@ def binding(db: Database, type_names: dict[str, str], entry: GoldenDir, mode: Mo
     words = [type_names[w] for w in re.split(r"[_\W]+", case.name.split(".", 1)[-1].lower()) if w in type_names]
     for var, word in zip(entry.type_words, words, strict=False):
         out.setdefault(var, word)
+    for var, given in entry.types.items():
+        if given in mode.type_vars and given in out:
+            out[var] = out[given]
     missing = [v for v in mode.type_vars if v not in out]
     return f"the entry binds no type to {', '.join(missing)}" if missing else out
 
