@@ -107,12 +107,17 @@ def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
         "    case_params_list = [P('T.a', 2), P('T.b', 3)]\n"
         "    for p in case_params_list:\n"
         "        os.makedirs(p.name)\n        os.chdir(p.name)\n"
-        "        np.arange(p.n, dtype=np.float32).tofile('golden.bin')\n        os.chdir('..')\n")
+        "        np.arange(p.n, dtype=np.float32).tofile('golden.bin')\n        os.chdir('..')\n"
+        "    here = os.getcwd()\n"  # a case directory placed beside the script goes to the scratch directory
+        "    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'T.c')\n"
+        "    os.makedirs(beside)\n    os.chdir(beside)\n"
+        "    np.arange(4, dtype=np.float32).tofile('golden.bin')\n    os.chdir(here)\n")
     cases, found, error = ug.run_script(script)
     assert error is None
     assert [(name, {k: len(v) for k, v in files.items()}) for name, files in cases] == [("T.a", {"golden": 8}),
-                                                                                        ("T.b", {"golden": 12})]
-    assert [p["n"] for p in ug.case_params(found, [n for n, _ in cases])] == [2, 3]
+                                                                                        ("T.b", {"golden": 12}),
+                                                                                        ("T.c", {"golden": 16})]
+    assert [p.get("n") for p in ug.case_params(found, [n for n, _ in cases])] == [2, 3, None]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gen_data.py"]  # nothing written beside the script
 
 
@@ -255,6 +260,33 @@ def test_entries_select_cases_and_say_why_a_case_is_not_mapped(db, goldens):
     assert entry_for(goldens.entries, "a5", "tmatmul", "T.c", ["CASE"], {"is_bias": False}).op == "tmatmul"
     assert entry_for(goldens.entries, "a2a3", "tcolsum", "TCOLSUMTest.case14", [], {}).modes == {"": "binary"}
     assert entry_for(goldens.entries, "a5", "nosuch", "T.c", [], {}) is None
+
+
+def test_a_spec_reject_names_the_omission_the_differences_record_or_the_rule(db, goldens):
+    # TADD i64 on A5: the header admits it, the table leaves it out, and a5-dtypes records why
+    case = _case("TADDTest.case_int64_4x16_4x16_4x16_4x16", {"dtype": np.int64, "dst_tile_row": 4, "dst_tile_col": 16,
+                 "src0_tile_row": 4, "src0_tile_col": 16, "src1_tile_row": 4, "src1_tile_col": 16, "valid_row": 4,
+                 "valid_col": 16}, input1=np.zeros(64, np.int64), input2=np.zeros(64, np.int64),
+                 golden=np.zeros(64, np.int64))
+    outcome, detail = _compare(db, goldens, "a5", "tadd", case)
+    assert outcome == "spec-rejects" and "[dtype.t]" in detail
+    assert detail.endswith("{T=i64: an omission the differences record (a5-dtypes)}")
+    mode = db.ops["tscatter"].modes[0]
+    from ptospec.validator import Violation
+    rule = Violation("dtype.i", ("idx",), "x", "static")
+    assert ug.rejection_record(db.ops["tscatter"], mode, "cpu", {"T": "f32", "I": "u16"}, [rule]) == \
+        "I=u16: a combination the table does not pair (no omission can record one)"
+    other = Violation("runtime.x", (), "x", "runtime")
+    assert ug.rejection_record(db.ops["tscatter"], mode, "cpu", {}, [other]) == "rule runtime.x"
+
+
+def test_a_type_variable_may_share_another_ones_type(db, goldens):
+    # targreduceop: the name gives the index and source types; tmp (U) has the source's
+    name = "TARGREDUCEOPTest.case_row_max_int32_half_16x256_16x256_16x256"
+    entry = entry_for(goldens.entries, "cpu", "targreduceop", name, ["CASE", "ROW", "MAX", "INT32", "HALF"], {})
+    mode = next(m for m in db.ops["trowargmax"].modes if m.name == "index")
+    case = _case(name, {})
+    assert ug.binding(db, goldens.type_names, entry, mode, case, {}) == {"I": "i32", "T": "f16", "U": "f16"}
 
 
 def test_run_directory_reports_a_directory_without_an_entry(db, goldens, tmp_path):
