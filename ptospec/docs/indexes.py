@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..expr.latex import to_latex
+from ..expr.latex import CELL_EM, PHONE_CELL_EM, to_latex
 from ..expr.parser import parse_expr
 from ..model import Database, OpSpec, Source
 from .labels import label, text
@@ -129,7 +129,8 @@ def kind_page(db: Database, kind, lang: str) -> str:
         out.append(table([label("name", lang), label("meaning", lang), label("default", lang)], rows))
         out.append(label("expr_params_note", lang) + "\n")
     out.append(f"## {label('ops', lang)}\n")
-    rows = [[f"[{op.name.upper()}](../ops/{op.name}.md)", ", ".join(math_inline(x) for x in expression_params(db, op)),
+    rows = [[f"[{op.name.upper()}](../ops/{op.name}.md)", ", ".join(math_inline(wide, narrow) for wide, narrow in zip(
+        expression_params(db, op, CELL_EM), expression_params(db, op, PHONE_CELL_EM), strict=True)),
              prose(text(op.summary, lang))] for op in users]
     out.append(table([label("op", lang), label("definition", lang), label("summary", lang)], rows))
     return "\n".join(out)

@@ -17,7 +17,6 @@ from ..expr.latex import (
     condition_latex,
     expression_latex,
     statement_latex,
-    to_latex,
 )
 from ..expr.latex_width import latex_width
 from ..expr.parser import parse_expr
@@ -91,12 +90,13 @@ def _definitions(lets, separator: str, context: tuple, line: float = LINE_EM) ->
     or ``separator`` between them where blocks cannot go, as in a table cell). ``context``: the syntax trees of
     the statement or rule they belong to (names given to long parts differ from theirs)."""
     bindings = [(n, node) for n, node, _ in lets]
-    wide, narrow = bindings_latex(bindings, line, context), bindings_latex(bindings, PHONE_CELL_EM, context)
+    # on a phone: a table cell's width, or in prose the column's
+    wide = bindings_latex(bindings, line, context)
+    narrow = bindings_latex(bindings, PHONE_CELL_EM if separator else PHONE_LINE_EM, context)
     if sum(latex_width(r) for r in wide) + 0.5 * len(wide) <= line:
         return ", ".join(math_inline(w, n) for w, n in zip(wide, narrow, strict=True))
     if separator:
         return separator.join(math_inline(w, n) for w, n in zip(wide, narrow, strict=True))
-    narrow = bindings_latex(bindings, PHONE_LINE_EM, context)
     return "\n\n" + "\n".join(math_block(w, n) for w, n in zip(wide, narrow, strict=True))
 
 
@@ -404,8 +404,9 @@ def kind_path(lang: str, kind: str) -> str:
     return f"{lang}/kinds/{kind}.md"
 
 
-def expression_params(db: Database, op: OpSpec) -> list[str]:
-    """The op's kind parameters that are expressions, as ``name(args) = value`` in LaTeX."""
+def expression_params(db: Database, op: OpSpec, line: float = LINE_EM) -> list[str]:
+    """The op's kind parameters that are expressions, as ``name(args) = value`` in LaTeX, each value laid out
+    to stay within ``line`` em."""
     kind = db.kinds.get(op.kind) if op.kind else None
     if kind is None:
         return []
@@ -415,7 +416,7 @@ def expression_params(db: Database, op: OpSpec) -> list[str]:
         if param is None or not param.args or not isinstance(value, str):
             continue
         head = f"\\mathrm{{{name}}}({', '.join(param.args)})"
-        out.append(f"{head} = {to_latex(parse_expr(value))}")
+        out.append(f"{head} = {expression_latex(parse_expr(value), max(line - latex_width(head) - 1.3, line / 2))}")
     return out
 
 
@@ -424,7 +425,8 @@ def _kind_line(db: Database, op: OpSpec, lang: str) -> list[str]:
     if kind is None:
         return []
     line = f"{label('kind', lang)}: [{prose(text(kind.title, lang))}](../kinds/{kind.name}.md)"
-    defs = ", ".join(_math(x) for x in expression_params(db, op))
+    defs = ", ".join(math_inline(wide, narrow) for wide, narrow in zip(
+        expression_params(db, op), expression_params(db, op, PHONE_LINE_EM), strict=True))
     return [line + (f", {label('kind_defines', lang)} {defs}" if defs else "") + "\n"]
 
 

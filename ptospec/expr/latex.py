@@ -41,12 +41,16 @@ def identifier(name: str) -> str:
 
 def _prec(node: Node) -> int:
     match node:
+        case Binary(op="//"):
+            return _ATOM  # drawn in floor brackets: it needs no more
         case Binary(op=op):
             return _PREC[op]
         case Unary(op=op):
             return _UNARY_PREC[op]
         case In():
             return 4
+        case Reduce() if counted(node) is not None:
+            return _ATOM  # a count is drawn in braces
         case Reduce():
             return 5  # a big operator extends to the right: parenthesise it inside products
         case _:
@@ -68,8 +72,23 @@ def _select_chain(node: Node) -> str:
     return r"\begin{cases}" + r" \\ ".join(rows) + r"\end{cases}"
 
 
+def counted(node: Node) -> Node | None:
+    """The condition of a count, ``sum(v < n: select(c, 1, 0))``, which is shown as ``#{0 <= v < n | c}``;
+    None for any other node."""
+    match node:
+        case Reduce(func="sum", body=Call(func="select", args=(cond, Num(value=1), Num(value=0)))):
+            return cond
+    return None
+
+
+def _count_head(node: Reduce) -> str:
+    return rf"\#\{{0 \le {identifier(node.var)} < {to_latex(node.bound)} \mid"
+
+
 def to_latex(node: Node) -> str:
     """LaTeX for one expression node."""
+    if (cond := counted(node)) is not None:
+        return rf"{_count_head(node)} {to_latex(cond)}\}}"
     match node:
         case Num(value=v):
             return repr(v) if isinstance(v, float) else str(v)
@@ -152,17 +171,25 @@ def _names(node: object) -> set[str]:
     return found
 
 
-def _hoisted_indices(stmt: Statement) -> tuple[Index, list[tuple[str, Node]]]:
-    """The target with each index that is a choice (``select``) replaced by a fresh name, and those names
-    with their choices: a brace of cases reads better on a line of its own than inside a subscript."""
-    if not any(isinstance(i, Call) and i.func == "select" for i in stmt.target.indices):
+def _hoisted_indices(stmt: Statement, line: float) -> tuple[Index, list[tuple[str, Node]]]:
+    """The target with each index that is a choice (``select``), and each wide index of a target wider than half
+    the line, replaced by a fresh name, and those names with their indices: a brace of cases or a long
+    expression reads better on a line of its own than inside a subscript."""
+    wide_target = latex_width(to_latex(stmt.target)) > line / 2
+
+    def hoisted(index: Node) -> bool:
+        if isinstance(index, Call) and index.func == "select":
+            return True
+        return wide_target and not isinstance(index, Name | Num) and latex_width(to_latex(index)) > line * _WIDE_INDEX
+
+    if not any(hoisted(i) for i in stmt.target.indices):
         return stmt.target, []
     used = _names((stmt.target, stmt.value, stmt.domain, stmt.when, stmt.where))
     free = (n for n in ("k", "l", "m", "n", "p", "q") if n not in used)
     named: list[tuple[str, Node]] = []
     indices = []
     for index in stmt.target.indices:
-        if isinstance(index, Call) and index.func == "select" and (name := next(free, None)):
+        if hoisted(index) and (name := next(free, None)):
             named.append((name, index))
             indices.append(Name(name))
         else:
@@ -189,7 +216,12 @@ def _hoisted_parts(node: Node, free: Iterator[str], named: list[tuple[str, Node]
         named.append((name, node))
         return Name(name)
     if isinstance(node, Reduce):
-        return replace(node, body=_hoisted_parts(node.body, free, named, False, bound | {node.var}, wide))
+        inner = bound | {node.var}
+        if (cond := counted(node)) is not None:  # a count's condition, not its select, is what may have parts
+            body = node.body
+            return replace(node, body=replace(body, args=(_hoisted_parts(cond, free, named, False, inner, wide),
+                                                          *body.args[1:])))
+        return replace(node, body=_hoisted_parts(node.body, free, named, False, inner, wide))
     if isinstance(node, Index):
         indices = []
         for index in node.indices:
@@ -222,6 +254,10 @@ def _nameable(node: Node, bound: frozenset[str] = frozenset(), top: bool = True)
     and using no reduction variable bound above them."""
     if not top and not isinstance(node, Name | Num | Attr) and not (_names(node) & bound):
         yield node
+    if (cond := counted(node)) is not None:  # its select is how a count is written, not a part of it
+        yield from _nameable(node.bound, bound, False)
+        yield from _nameable(cond, bound | {node.var}, False)
+        return
     for child, binds in _children(node):
         yield from _nameable(child, bound | binds, False)
 
@@ -302,6 +338,11 @@ def _chain(node: Node, ops: tuple[str, ...]) -> list[tuple[str, Node]]:
 
 def _indent(lines: list[str], levels: int = 1) -> list[str]:
     return [r"\quad " * levels + line for line in lines]
+
+
+def _with_last(lines: list[str], tail: str) -> list[str]:
+    """``lines`` with ``tail`` added to the last."""
+    return [*lines[:-1], lines[-1] + tail]
 
 
 def _block(lines: list[str]) -> str:
@@ -397,9 +438,12 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             lhs, symbol = layout(left, budget), f" {_SYMBOL[op]}"
             rhs = _wrapped_lines(right, _PREC[op] + 1, inner)
             glued = f"{lhs[-1]}{symbol} {rhs[0]}"
-            if _fits(glued, budget - (_INDENT_EM if len(lhs) > 1 else 0.0)) or (
-                    len(rhs) == 1 and latex_width(rhs[0]) < _MIN_PART_EM):  # a short right side stays on the line
-                return _join(lhs, f"{symbol} ", rhs)
+            room = budget - (_INDENT_EM if len(lhs) > 1 else 0.0)
+            short = len(rhs) == 1 and latex_width(rhs[0]) < _MIN_PART_EM
+            if _fits(glued, room) or (short and (len(lhs) > 1 or _fits(lhs[0], room))):
+                return _join(lhs, f"{symbol} ", rhs)  # a short right side stays on the line
+            if short:  # ... unless it follows a left side that cannot break and is too wide already: under it
+                return [*lhs, *_indent([f"{symbol.strip()} {rhs[0]}"])]
             return [*lhs[:-1], lhs[-1] + symbol, *_indent(rhs)]
         case Binary(op="%", left=left, right=right):  # a wide divisor (a brace of cases) laid out on its own
             lhs = _wrapped_lines(left, _PREC["%"], inner)
@@ -443,6 +487,15 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
                 room = max(inner - (whole - latex_width(text)), min(10.0, inner / 2))
                 rendered.append(text if _fits(text, share) else _block(layout(arg, room)))
             return [fn.latex.format(*rendered)]
+        case Reduce() if (cond := counted(node)) is not None:
+            # #{0 <= v < n | then the condition under it: the terms of an "and" in a column, as in a list
+            parts = _conjuncts(cond)
+            if len(parts) > 1:
+                lines = [x for j, part in enumerate(parts) for x in _with_last(
+                    _wrapped_lines(part, _PREC["and"] + 1, inner), r" \land" if j < len(parts) - 1 else "")]
+            else:
+                lines = condition_lines(cond, inner)
+            return [_count_head(node), *_indent(_with_last(lines, r"\}"))]
         case Reduce(body=body):
             head = latex[: len(latex) - len(_wrap(body, 6))]  # the operator and its range
             beside = budget - latex_width(head)
@@ -525,7 +578,7 @@ def statement_latex(stmt: Statement, line: float = LINE_EM) -> str:
     """``target = value``, then on lines of their own the index ranges, the merge of repeated targets, the
     guard (``if``) and the element filter (``where``), so that a long statement keeps its conditions in view;
     a value or condition still too wide is broken at its structure."""
-    target, named = _hoisted_indices(stmt)
+    target, named = _hoisted_indices(stmt, line)
     head = to_latex(target)
     budget = max(line - latex_width(head) - 1.3, line / 2)
     shown = stmt.value
