@@ -94,8 +94,16 @@ PROBES = {
       });
       var rules = Array.prototype.filter.call(art.querySelectorAll('table'), function (t) {
         return t.querySelector('.ptospec-msg'); }).map(function (t) { return w.getComputedStyle(t).display; });
+      var right = art.getBoundingClientRect().right;
+      function clipped(el) {
+        for (var p = el.parentElement; p && p !== art; p = p.parentElement)
+          if (w.getComputedStyle(p).overflowX !== 'visible') return true;
+        return false;
+      }
       return {width: w.innerWidth, pageScrolls: d.documentElement.scrollWidth > w.innerWidth + 1,
               boxes: Array.prototype.filter.call(art.querySelectorAll('.ptospec-math'), wide).length,
+              outside: Array.prototype.filter.call(art.querySelectorAll('math'), function (m) {
+                var r = m.getBoundingClientRect(); return r.width && r.right > right + 1 && !clipped(m); }).length,
               tables: Array.prototype.filter.call(art.querySelectorAll('.md-typeset__scrollwrap'), wide).length,
               cells: Array.prototype.filter.call(art.querySelectorAll('td'), function (c) {
                 return w.getComputedStyle(c).overflowX !== 'visible' && wide(c); }).length,
@@ -302,15 +310,18 @@ def test_english_op_page(browser: Browser, server: str, shots: Path) -> None:
     shoot(browser, server, "en/ops/tcolsum.html", shots / "en-tcolsum.png", scroll="#worked-example")
 
 
-@pytest.mark.parametrize("page", ["en/ops/tload.html", "zh/ops/tcvt.html", "zh/ops/mscatter.html"])
+@pytest.mark.parametrize("page", ["en/ops/tload.html", "zh/ops/tcvt.html", "zh/ops/mscatter.html",
+                                  "en/ops/tmrgsort.html", "zh/ops/tquant.html"])
 def test_op_page_at_phone_width(browser: Browser, server: str, shots: Path, page: str) -> None:
-    """At 375 px nothing scrolls sideways: formulas are shown in their narrow layout, tables of three or more
+    """At 375 px nothing scrolls sideways: formulas are shown in their narrow layout and stay in the column (TMRGSORT's
+    counts over subscripted terms, TQUANT's wide target indices and nested calls), tables of three or more
     columns are cards (each value after its column's name), rule tables stack (the message under the check).
     (``benchmarks/site_layout.py`` counts the same over every op page.)"""
     tab = visit(browser, server, page, "narrow", width=375)
     got = probed(tab, page, "narrow")
     assert got["width"] == 375
     assert not got["pageScrolls"] and got["boxes"] == 0 and got["tables"] == 0 and got["cells"] == 0, got
+    assert got["outside"] == 0, got
     assert got["narrowShown"] > 0 and got["wideShown"] == 0, got
     assert got["cards"] and all(not c["thead"] and c["labels"] for c in got["cards"]), got["cards"]
     assert got["rules"] and set(got["rules"]) == {"block"}, got["rules"]
