@@ -30,3 +30,15 @@ def test_status_schema(status, ok):
     sub["properties"]["text"] = {"type": "object"}  # the bilingual text's own schema is tested with every op file
     valid = jsonschema.Draft202012Validator(sub).is_valid(status)
     assert valid is ok
+
+
+def test_show_and_list_name_the_status(capsys):
+    from ptospec.cli import main
+
+    assert main(["show", "tpairreducesum"]) == 0
+    head = capsys.readouterr().out.splitlines()[1]
+    assert head.startswith("  REMOVED upstream after the snapshot:") and "#1325" in head
+    assert main(["list", "--family", "reduce-and-expand"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [ln.endswith("removed upstream") for ln in lines if ln.startswith(("tpairreducesum ", "trowsum "))] \
+        == [True, False]

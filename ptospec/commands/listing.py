@@ -37,6 +37,8 @@ def run(args) -> int:
         modes = ",".join(m.name for m in op.modes)
         effects = sorted({m.effect.kind for m in op.modes if m.effect is not None})
         note = f"  no data semantics ({','.join(effects)})" if effects else ""
+        if op.status:
+            note += f"  {op.status['state']} upstream" + (f" (now {op.status['to']})" if op.status.get("to") else "")
         print(f"{op.name:<{width}}  {op.family:<{fam_width}}  {op.kind or '-':<{kind_width}}  modes={modes:<20} "
               f"profiles={','.join(op.dtypes)}{note}")
     print(f"{len(ops)} instruction(s)")

@@ -27,6 +27,10 @@ def run(args) -> int:
     op = db.ops[key]
     lang = args.lang
     print(f"{op.name.upper()}  ({op.family})")
+    if op.status:
+        to = f" to {op.status['to'].upper()}" if op.status.get("to") else ""
+        print(f"  {op.status['state'].upper()}{to} upstream after the snapshot: {text(op.status['text'], lang)} "
+              f"(source: {op.status['source']})")
     print(f"  {text(op.summary, lang)}")
     print(f"\n  {text(op.description, lang)}")
     for mode in op.modes:
