@@ -208,6 +208,19 @@ def _function_head(head: str, file: str) -> Function | None:
 
 
 # ---------------------------------------------------------------- bodies
+def statement_end(body: str, j: int) -> int:
+    """Index just past the statement starting at ``j``: a block, a run-time ``if``/``else`` chain, or up to ``;``."""
+    j = len(body) - len(body[j:].lstrip())
+    m = re.compile(r"if\s*\(").match(body, j)
+    if m:
+        end = statement_end(body, balanced(body, m.end() - 1))
+        e = re.compile(r"\s*else\b").match(body, end)
+        return statement_end(body, e.end()) if e else end
+    if body.startswith("{", j):
+        return balanced(body, j, "{", "}")
+    return body.find(";", j) + 1 or len(body)
+
+
 def parse_items(body: str) -> list:
     """("assert", expr) | ("alias", name, type) | ("call", name, targs|None, args) | ("if", [(cond|None, items)])."""
     items, i = [], 0
@@ -254,6 +267,11 @@ def parse_items(body: str) -> list:
                     j = end
                     break
                 j = e.end()
+                if re.compile(r"if\s*\(").match(body, j):  # else holds a run-time if: the whole statement
+                    end = statement_end(body, j)
+                    branches.append((None, parse_items(body[j:end])))
+                    j = end
+                    break
             items.append(("if", branches))
             i = max(j, m.end())
         else:
@@ -436,6 +454,11 @@ class Evaluator:
             args = split_top(m.group(1), ",")
             t = self.type_of(args[0], scope)
             return or3(self.same(t, self.type_of(a, scope)) for a in args[1:])
+        m = re.fullmatch(r"(?:pto::)?SupportBytes\s*<(.*)>\s*\(\s*\)", e, flags=re.S)
+        if m:  # A5's variadic size test: sizeof(T) is one of the listed byte counts
+            args = split_top(m.group(1), ",")
+            width = self.size(args[0], scope)
+            return UNKNOWN if width is None or not all(a.isdigit() for a in args[1:]) else str(width) in args[1:]
         m = re.fullmatch(r"(?:pto::)?(is_conv_tile|is_tile_data|is_global_data)(?:_v\s*<(.*)>|\s*<(.*)>\s*::\s*value)",
                          e, flags=re.S)
         if m:

@@ -230,3 +230,51 @@ def test_an_overload_whose_type_parameter_cannot_be_deduced_is_not_viable(a5_scr
     # a5 TCI calls CheckValid<TileData, T>(); TGATHER's CheckValid<Dst, Src0, Src1>() cannot take that call
     op, mode = _mode("tci", "default")
     assert a5_screen.admits(op, mode, {"T": "i16"}) and not a5_screen.admits(op, mode, {"T": "f32"})
+
+
+SIZED = """
+template <typename T, int U, int... Args>
+AICORE constexpr bool SupportBytes() { return sizeof(T) == U; }
+template <typename T>
+PTO_INTERNAL void Store4() { static_assert(SupportBytes<T, 1, 2, 4>(), "b8/b16/b32"); }
+template <typename T>
+PTO_INTERNAL void Store8() { static_assert(sizeof(T) == 8, "b64"); }
+template <typename TileDst>
+PTO_INTERNAL void TPICK_IMPL(TileDst& dst)
+{
+    using T = typename TileDst::DType;
+    if constexpr (sizeof(T) == 8) {
+        Store8<T>();
+    } else if (sizeof(T) == 4) {
+        Store4<T>();
+    } else {
+        Store4<T>();
+    }
+}
+"""
+
+
+def test_support_bytes_and_a_run_time_if_under_the_else_of_an_if_constexpr():
+    ev = hs.Evaluator(hs.Headers.parse({"sized.hpp": SIZED}, hs.MACROS["a5"], CPP, WIDTHS))
+    scope = hs.Scope({"T": hs.Elem("f16")})
+    assert ev.truth("SupportBytes<T, 1, 2, 4>()", scope) is True
+    assert ev.truth("SupportBytes<T, 4, 8>()", hs.Scope({"T": hs.Elem("i64")})) is True
+    assert ev.truth("SupportBytes<T, 1, 2, 4>()", hs.Scope({"T": hs.Elem()})) is None
+
+    def admits(dtype: str) -> bool:
+        inner = hs.Scope()
+        inner.names["dst"] = inner.objects["dst"] = hs.Tile(dtype, "Vec")
+        return ev.call_admits("TPICK_IMPL", None, ["dst"], inner, 0, frozenset())
+
+    # the run-time if belongs to the discarded else: an 8-byte type never reaches Store4's assertion
+    assert admits("i64") and admits("f16") and admits("i8")
+
+
+@needs_upstream
+def test_upstream_tmov_a5_vector_copy_stores_one_to_four_byte_types(a5_screen):
+    # the Vec to Vec copy checks no type itself; its DIST_NORM store (GetDistVst) asserts SupportBytes<T, 1, 2, 4>
+    op, mode = _mode("tmov", "default")
+    assert a5_screen.admits(op, mode, {"T": "u8"}) and a5_screen.admits(op, mode, {"T": "u32"})
+    assert not a5_screen.admits(op, mode, {"T": "i64"})
+    op, mode = _mode("tsels", "default")  # its 64-bit branch is an if constexpr whose else is a run-time if
+    assert a5_screen.admits(op, mode, {"T": "i64", "M": "u8", "U": "u8"})
