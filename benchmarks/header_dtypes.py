@@ -11,7 +11,8 @@ A binding of element types is *rejected* when every path fails a ``static_assert
   (the table must follow the header);
 - STRICTER: a type of the profile the header admits for a type variable and the mode's rows leave out;
   *recorded* when a difference of the op lists it under ``omits`` (profile, variable, dtypes), else
-  *unrecorded* (every one must be recorded with the source that justifies it);
+  *unrecorded* (every one must be recorded with the source that justifies it); a packed type (f4e2m1x2)
+  a row's ``any`` leaves out is recorded by the database's definition of ``any`` (specs/isa.yaml);
 - READ BY HAND: no call path found for the mode, or a type variable no assertion constrains on the
   mode's paths although the table restricts it (the header leaves it to the intrinsics).
 
@@ -157,6 +158,17 @@ def omitted(op: OpSpec, profile: str, var: str, mode: str) -> set[str]:
             if o.profile == profile and o.var == var and (not o.modes or mode in o.modes) for t in o.dtypes}
 
 
+def packed_outside_any(db: Database, op: OpSpec, profile: str, var: str, mode: str) -> set[str]:
+    """The packed dtypes (``per_byte`` > 1) a row's ``any`` leaves out of ``var`` by the database's definition
+    (specs/isa.yaml: only tables that name them use them): recorded there, not by the op."""
+    dtypes = {n: d for n, d in db.isa.dtypes.items() if d.profiles is None or profile in d.profiles}
+    whole = {n for n, d in dtypes.items() if d.per_byte == 1}
+    rows = [r for r in op.dtypes[profile].rows if not r.modes or mode in r.modes]
+    if not any(whole <= set(r.types.get(var, ())) for r in rows):
+        return set()
+    return {n for n, d in dtypes.items() if d.per_byte > 1}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pto-isa-root", required=True, type=Path)
@@ -183,8 +195,17 @@ def main() -> int:
                     print(f"{op.name:16} {profile:5} {mode.name:14} READ BY HAND  no function {mode.cpp_name}")
                     continue
                 for cls, var, types in screen.screen(op, mode):
+                    by_any = packed_outside_any(db, op, profile, var, mode.name)
+                    if cls == "unconstrained" and by_any & set(types):
+                        counts["recorded"] += len(by_any & set(types))
+                        if args.verbose:
+                            print(f"{op.name:16} {profile:5} {mode.name:14} recorded  {var}: "
+                                  f"{', '.join(t for t in types if t in by_any)} (any: packed types only where named)")
+                        types = tuple(t for t in types if t not in by_any)
+                        if not types:
+                            continue
                     if cls == "stricter":
-                        recorded = omitted(op, profile, var, mode.name)
+                        recorded = omitted(op, profile, var, mode.name) | by_any
                         done = [t for t in types if t in recorded]
                         counts["recorded"] += len(done)
                         if args.verbose and done:

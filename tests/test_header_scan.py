@@ -278,3 +278,12 @@ def test_upstream_tmov_a5_vector_copy_stores_one_to_four_byte_types(a5_screen):
     assert not a5_screen.admits(op, mode, {"T": "i64"})
     op, mode = _mode("tsels", "default")  # its 64-bit branch is an if constexpr whose else is a run-time if
     assert a5_screen.admits(op, mode, {"T": "i64", "M": "u8", "U": "u8"})
+
+
+def test_a_packed_type_outside_any_is_recorded_by_the_database():
+    import header_dtypes
+
+    db = load_database()
+    # TPOW's scratch tile is `U: any` on A5: f4e2m1x2 is left out by the definition of any, not by the op
+    assert header_dtypes.packed_outside_any(db, db.ops["tpow"], "a5", "U", "default") == {"f4e2m1x2"}
+    assert header_dtypes.packed_outside_any(db, db.ops["tpow"], "a5", "T", "default") == set()
