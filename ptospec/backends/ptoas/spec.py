@@ -61,6 +61,7 @@ class PtoasSpec:
     file: str
     syntax: Syntax = Syntax(frozenset(), frozenset(), frozenset())
     unwritten_modes: dict[str, tuple[tuple[str, ...], Text]] = field(default_factory=dict)  # op -> (modes, why)
+    samples: dict = field(default_factory=dict)  # the sample harness's facts, as written (ptospec.samples.facts)
 
     def unwritten(self, mnemonic: str, mode: str) -> Text | None:
         """Why the dialect cannot write ``mode`` of ``mnemonic`` (None when it can)."""
@@ -149,6 +150,7 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
             issues.add(src, (*where, "op"), f"{c['op']} is not an instruction of the database", "ptoas.op")
         choices.append(Choice(c["id"], c["kind"], c["text"], c["source"], c.get("loc", ""), c.get("field", ""),
                               tuple(c.get("value", {}).items()), c.get("op", "")))
+    _check_samples(src, d.get("samples"), sources, db, issues)
     if issues.items:
         raise DatabaseErrors(issues.items)
     b = d["build"]
@@ -158,7 +160,29 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
                      Syntax(frozenset(syn["attributes_in_ins"]), frozenset(syn["attributes_after_comma"]),
                             frozenset(syn["typed_operands"]), frozenset(syn.get("ssa_form", ())),
                             tuple((k, frozenset(v)) for k, v in syn.get("absent_attributes", {}).items())),
-                     {k: (tuple(v["modes"]), v["text"]) for k, v in d.get("unwritten_modes", {}).items()})
+                     {k: (tuple(v["modes"]), v["text"]) for k, v in d.get("unwritten_modes", {}).items()},
+                     dict(d.get("samples", {})))
+
+
+def _check_samples(src, samples: dict | None, sources: set[str], db: Database, issues: Issues) -> None:
+    """The sample harness's facts name known sources, and the C types of its tables are types a kernel has."""
+    if not samples:
+        return
+    for key in ("source", "directories_source", "scalar_types_source"):
+        if samples[key] not in sources:
+            issues.add(src, ("samples", key), f"unknown source {samples[key]!r}", "ptoas.source")
+    cpp = {d.cpp for d in db.isa.dtypes.values()}
+    for name, ctype in samples["scalar_types"].items():
+        if name in db.isa.dtypes and db.isa.dtypes[name].cpp != ctype:
+            issues.add(src, ("samples", "scalar_types", name), f"{name} is {db.isa.dtypes[name].cpp} in "
+                       f"specs/isa.yaml, not {ctype}", "ptoas.samples")
+    ctypes = cpp | set(samples["scalar_types"].values())
+    for table, keys in (("host_types", samples["host_types"]), ("compare eps", samples["compare"]["eps"]),
+                        ("compare ulp", samples["compare"]["ulp"])):
+        for ctype in keys:
+            if db.isa.dtypes and ctype not in ctypes:
+                issues.add(src, ("samples", *table.split()), f"{ctype} is no C type of a kernel parameter",
+                           "ptoas.samples")
 
 
 def mnemonics_known(db: Database) -> set[str]:

@@ -1,0 +1,251 @@
+"""Run the assembler's sample kernels against their NumPy goldens, with the sample harness's own arguments.
+
+For a sample ``<Dir>/<case>.pto`` with a ``<case>_golden.py`` beside it, in a scratch directory (nothing of the
+checkout is copied into the repository): write the case metadata the tooling would write (``meta``), run the
+golden script unchanged (its seed, scalar arguments and batch offsets are its own), feed the buffers it wrote
+to ``run_program``, write our outputs where the board run writes its own, and compare with the sample's
+``<case>_compare.py``, or with the compare.py the tooling writes for a case without one (its template, filled
+with one line per output as the tooling fills it).  ``cross_check`` compares our metadata with the one the
+tooling itself writes from the assembler's C++ (it needs a built ``ptoas``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PtospecError
+from ..executor import numpy_dtype
+from ..model import Database
+from ..program.api import choose_profile, device_target, read_program, run_program, target_arch
+from ..program.spec import program_spec
+from .facts import SampleFacts
+from .meta import CaseMeta, derive_meta
+
+SCRIPT_SECONDS = 600  # one golden or compare script
+
+
+@dataclass(frozen=True)
+class Sample:
+    folder: str
+    case: str
+    golden: Path
+    pto: Path | None  # the kernel beside the golden (None: only a builder, or nothing)
+    builder: Path | None  # <case>.py: builds the .pto through the assembler's Python bindings
+    compare: Path | None  # <case>_compare.py
+
+    @property
+    def name(self) -> str:
+        return f"{self.folder}/{self.case}"
+
+
+@dataclass
+class Outcome:
+    sample: Sample
+    status: str  # match | mismatch | refused | not-runnable
+    detail: str = ""
+    profile: str | None = None
+    findings: list[str] = field(default_factory=list)
+    max_error: dict[str, float] = field(default_factory=dict)  # output -> largest |ours - golden|
+    seconds: float = 0.0  # our run
+    meta_check: str | None = None  # cross-check with the tooling's own metadata: "agrees" or the differences
+
+
+def find_samples(root: Path, facts: SampleFacts) -> list[Sample]:
+    """Every ``*_golden.py`` of the samples folder of a checkout, with what is beside it."""
+    base = root / facts.directory
+    if not base.is_dir():
+        raise PtospecError(f"{base} is not a directory (give the root of a PTOAS checkout)", rule="samples.root")
+    found = []
+    for golden in sorted(base.glob("*/*_golden.py")):
+        case = golden.name[: -len("_golden.py")]
+        d = golden.parent
+
+        def beside(suffix: str, d=d, case=case) -> Path | None:
+            p = d / f"{case}{suffix}"
+            return p if p.is_file() else None
+        found.append(Sample(d.name, case, golden, beside(".pto"), beside(".py"), beside("_compare.py")))
+    return found
+
+
+def scalar_overrides(root: Path, facts: SampleFacts) -> dict[str, dict[str, int]]:
+    """The tooling's per-case table of scalar values (a literal in its script, read without running it)."""
+    script = root / facts.script
+    if not script.is_file():
+        return {}
+    tree = ast.parse(script.read_text(encoding="utf-8"), str(script))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == facts.overrides_table
+                                                for t in node.targets):
+            value = ast.literal_eval(node.value)
+            return {str(k): {str(n): int(v) for n, v in d.items()} for k, d in value.items()}
+    return {}
+
+
+def sample_profile(db: Database, program, folder: str, facts: SampleFacts) -> str:
+    """The program's own target (``pto.target_arch`` or ``pto.device-spec``), else its folder's --pto-arch."""
+    if target_arch(program) is not None or device_target(program, program_spec(db).device_specs)[0] is not None:
+        return choose_profile(db, program, None)
+    return facts.arch_profiles[facts.arch(folder)[0]]
+
+
+def not_runnable_reason(sample: Sample) -> str:
+    if sample.builder is not None:
+        return (f"no .pto beside the golden: {sample.case}.py builds it through the assembler's Python bindings "
+                "(mlir.dialects.pto), which the build here does not have")
+    return f"no kernel beside the golden (neither {sample.case}.pto nor {sample.case}.py)"
+
+
+def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, overrides: dict,
+               ptoas: Path | None = None, keep: Path | None = None) -> Outcome:
+    """Run one sample (``keep``: a directory to leave its scratch files in, for a look)."""
+    if sample.pto is None:
+        return Outcome(sample, "not-runnable", not_runnable_reason(sample))
+    try:
+        program = read_program(sample.pto)
+        profile = sample_profile(db, program, sample.folder, facts)
+        meta = derive_meta(db, program, profile, facts, overrides.get(sample.case))
+    except PtospecError as exc:
+        return Outcome(sample, "refused", f"[{exc.rule}] {exc}")
+    if keep is not None:
+        work = keep / sample.folder / sample.case
+        work.mkdir(parents=True, exist_ok=True)
+        return _run_in(db, root, facts, sample, program, profile, meta, work, ptoas)
+    with tempfile.TemporaryDirectory(prefix="ptospec-sample-") as tmp:
+        return _run_in(db, root, facts, sample, program, profile, meta, Path(tmp), ptoas)
+
+
+def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Path, ptoas) -> Outcome:
+    out = Outcome(sample, "match", profile=profile)
+    (work / "main.cpp").write_text(meta.main_cpp(), encoding="utf-8")
+    (work / "outputs.txt").write_text(meta.outputs_txt(), encoding="utf-8")
+    arch = next((a for a, p in facts.arch_profiles.items() if p == profile), facts.default_arch)
+    # the tooling copies validation_runtime.py beside each case's scripts: here it is found on the path
+    env = dict(os.environ, SOC_VERSION=facts.soc.get(arch, ""), COMPARE_STRICT="1",
+               PYTHONPATH=str((root / facts.runtime).parent))
+    if ptoas is not None:
+        out.meta_check = cross_check(root, facts, sample, meta, ptoas, work / "tooling", env)
+    done = _script(sample.golden, work, env)
+    if done.returncode != 0:
+        return _not_runnable(out, f"golden script failed: {_last_line(done)}")
+    args: dict[str, object] = {}
+    for p in meta.buffers:
+        data = np.fromfile(work / f"{p.name}.bin", dtype=numpy_dtype(db, p.dtype))
+        if data.size != meta.elem_counts[p.name]:
+            return _not_runnable(out, f"the golden script wrote {data.size} elements of {p.name}, "
+                                      f"not {meta.elem_counts[p.name]}")
+        args[p.arg] = data
+    for p in meta.params:
+        if not p.pointer:
+            args[p.arg] = meta.scalars[p.name]
+    try:
+        result = run_program(db, program, args, profile)
+    except PtospecError as exc:
+        out.status, out.detail = "refused", f"[{exc.rule}] {exc}"
+        return out
+    out.seconds = result.seconds
+    out.findings = result.finding_lines()
+    by_name = {p.name: p for p in meta.params}
+    for name in meta.outputs:
+        ours = np.ascontiguousarray(result.outputs[by_name[name].arg]).reshape(-1)
+        ours.tofile(work / f"{name}.bin")
+        golden = np.fromfile(work / f"golden_{name}.bin", dtype=ours.dtype)
+        if golden.size == ours.size:
+            diff = np.abs(ours.astype(np.float64) - golden.astype(np.float64))
+            both_nan = np.isnan(ours.astype(np.float64)) & np.isnan(golden.astype(np.float64))
+            diff[both_nan] = 0.0
+            out.max_error[name] = float(np.nanmax(diff, initial=0.0)) if not np.isnan(diff).all() else float("nan")
+    compare = sample.compare or _generated_compare(db, root, facts, meta, work)
+    done = _script(compare, work, env)
+    if done.returncode != 0:
+        errors = [ln for ln in done.stdout.splitlines() if ln.startswith("[ERROR]") and "compare failed" not in ln]
+        out.status = "mismatch"
+        out.detail = "; ".join(errors[:2]) or _last_line(done)
+    return out
+
+
+def _not_runnable(out: Outcome, why: str) -> Outcome:
+    out.status, out.detail = "not-runnable", why
+    return out
+
+
+def _script(path: Path, cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([sys.executable, str(path), *args], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=SCRIPT_SECONDS)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess([str(path)], 124, "", f"timed out after {SCRIPT_SECONDS} s")
+
+
+def _last_line(done: subprocess.CompletedProcess) -> str:
+    lines = [ln for ln in (done.stderr + "\n" + done.stdout).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else f"exit status {done.returncode}"
+
+
+def _generated_compare(db: Database, root: Path, facts: SampleFacts, meta: CaseMeta, work: Path) -> Path:
+    """The compare.py the tooling writes for a case without its own: its template, one line per output."""
+    template = (root / facts.compare_template).read_text(encoding="utf-8")
+    lines = ["    ok = True"]
+    for name in meta.outputs:
+        ctype = next(p.ctype for p in meta.params if p.name == name)
+        if ctype in facts.ulp:
+            lines.append(f'    ok = compare_bf16_bin("golden_{name}.bin", "{name}.bin", {facts.ulp[ctype]}) and ok')
+        else:
+            dtype = np.dtype(numpy_dtype(db, next(p.dtype for p in meta.params if p.name == name))).name
+            lines.append(f'    ok = compare_bin("golden_{name}.bin", "{name}.bin", np.dtype("{dtype}"), '
+                         f'{facts.eps.get(ctype, 0.0)}) and ok')
+    path = work / "compare.py"
+    path.write_text(template.replace("@COMPARES@", "\n".join(lines)), encoding="utf-8")
+    return path
+
+
+_LOAD_META = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from validation_runtime import load_case_meta, load_int32_assignments
+m = load_case_meta()
+print(json.dumps({"elem_counts": m.elem_counts, "types": {k: str(v) for k, v in m.np_types.items()},
+                  "read_order": m.read_order, "outputs": m.outputs, "int32": load_int32_assignments()}))
+"""
+
+
+def case_meta_as_read(root: Path, facts: SampleFacts, work: Path, env: dict) -> dict:
+    """What ``validation_runtime.load_case_meta`` (and ``load_int32_assignments``) read in ``work``."""
+    done = subprocess.run([sys.executable, "-c", _LOAD_META, str((root / facts.runtime).parent)], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=SCRIPT_SECONDS)
+    if done.returncode != 0:
+        raise PtospecError(f"load_case_meta failed in {work}: {_last_line(done)}", rule="samples.meta")
+    return json.loads(done.stdout)
+
+
+def cross_check(root: Path, facts: SampleFacts, sample: Sample, meta: CaseMeta, ptoas: Path, work: Path,
+                env: dict) -> str:
+    """Compile the sample with the assembler as runop.sh does, let the tooling write its case, and compare
+    what the golden script would read there with what it reads from ours: "agrees" or the differences."""
+    work.mkdir(parents=True, exist_ok=True)
+    arch, level = facts.arch(sample.folder)
+    cpp = work / sample.folder / f"{sample.case}-pto.cpp"
+    cpp.parent.mkdir(parents=True, exist_ok=True)
+    flags = ["--enable-insert-sync", "--pto-arch", arch] + ([f"--pto-level=level{level}"] if level else [])
+    done = subprocess.run([str(ptoas), *flags, str(sample.pto), "-o", str(cpp)], capture_output=True, text=True,
+                          timeout=SCRIPT_SECONDS)
+    if done.returncode != 0:
+        return f"ptoas failed: {_last_line(done)}"
+    gen = work / "gen"
+    done = subprocess.run([sys.executable, str(root / facts.script), "--input", str(cpp), "--testcase", sample.case,
+                           "--output-root", str(gen), "--run-mode", "sim", "--soc-version", env["SOC_VERSION"]],
+                          capture_output=True, text=True, timeout=SCRIPT_SECONDS, env=env)
+    if done.returncode != 0:
+        return f"the tooling failed: {_last_line(done)}"
+    theirs = case_meta_as_read(root, facts, gen / sample.folder / sample.case, env)
+    ours = case_meta_as_read(root, facts, work.parent, env)
+    diffs = [f"{k}: tooling {theirs[k]}, ours {ours[k]}" for k in theirs if theirs[k] != ours.get(k)]
+    return "agrees" if not diffs else "; ".join(diffs)
