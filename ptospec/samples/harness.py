@@ -27,6 +27,7 @@ from ..executor import numpy_dtype
 from ..model import Database
 from ..program.api import choose_profile, device_target, read_program, run_program, target_arch
 from ..program.spec import program_spec
+from .boards import find_board_cases, kernel_file, read_board_case, run_board_case, sizes_of
 from .facts import SampleFacts
 from .meta import CaseMeta, derive_meta
 
@@ -41,6 +42,7 @@ class Sample:
     pto: Path | None  # the kernel beside the golden (None: only a builder, or nothing)
     builder: Path | None  # <case>.py: builds the .pto through the assembler's Python bindings
     compare: Path | None  # <case>_compare.py
+    board: bool = False  # a committed case directory (boards.py): golden.py, compare.py and main.cpp in it
 
     @property
     def name(self) -> str:
@@ -73,6 +75,10 @@ def find_samples(root: Path, facts: SampleFacts) -> list[Sample]:
             p = d / f"{case}{suffix}"
             return p if p.is_file() else None
         found.append(Sample(d.name, case, golden, beside(".pto"), beside(".py"), beside("_compare.py")))
+    for case_dir in find_board_cases(root, facts):
+        compare = case_dir / "compare.py"
+        found.append(Sample(case_dir.parent.name, case_dir.name, case_dir / "golden.py", None, None,
+                            compare if compare.is_file() else None, True))
     return found
 
 
@@ -107,6 +113,13 @@ def not_runnable_reason(sample: Sample) -> str:
 def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, overrides: dict,
                ptoas: Path | None = None, keep: Path | None = None) -> Outcome:
     """Run one sample (``keep``: a directory to leave its scratch files in, for a look)."""
+    if sample.board:
+        if keep is not None:
+            work = keep / sample.folder / sample.case
+            work.mkdir(parents=True, exist_ok=True)
+            return _run_board(db, facts, sample, work)
+        with tempfile.TemporaryDirectory(prefix="ptospec-sample-") as tmp:
+            return _run_board(db, facts, sample, Path(tmp))
     if sample.pto is None:
         return Outcome(sample, "not-runnable", not_runnable_reason(sample))
     try:
@@ -164,11 +177,56 @@ def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Pat
             diff[both_nan] = 0.0
             out.max_error[name] = float(np.nanmax(diff, initial=0.0)) if not np.isnan(diff).all() else float("nan")
     compare = sample.compare or _generated_compare(db, root, facts, meta, work)
-    done = _script(compare, work, env)
-    if done.returncode != 0:
-        errors = [ln for ln in done.stdout.splitlines() if ln.startswith("[ERROR]") and "compare failed" not in ln]
+    _judge(out, _script(compare, work, env))
+    return out
+
+
+def _judge(out: Outcome, done: subprocess.CompletedProcess) -> None:
+    """A compare script's verdict: a failing exit, an [ERROR] line or a failed compare it ignores (some committed
+    compare.py print "[WARN] compare failed (ignored)" and exit 0) is a mismatch."""
+    lines = done.stdout.splitlines()
+    errors = [ln for ln in lines if ln.startswith("[ERROR]") and "compare failed" not in ln]
+    ignored = [ln for ln in lines if ln.startswith("[WARN]") and "compare failed" in ln]
+    if done.returncode != 0 or errors or ignored:
         out.status = "mismatch"
-        out.detail = "; ".join(errors[:2]) or _last_line(done)
+        out.detail = "; ".join(errors[:2] + ignored[:1]) or _last_line(done)
+
+
+def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> Outcome:
+    """A committed case: its golden.py, the launches of its main.cpp, its compare.py."""
+    out = Outcome(sample, "match")
+    try:
+        case = read_board_case(sample.golden.parent, sizes_of(db, facts))
+    except PtospecError as exc:
+        return _not_runnable(out, str(exc))
+    missing = [launch.kernel for launch in case.launches if kernel_file(case, launch.kernel) is None]
+    if missing:
+        builders = [p.name for p in sorted(sample.golden.parent.parent.glob("*.py"))]
+        return _not_runnable(out, f"no single .pto of {sample.folder} defines @{', @'.join(missing)}"
+                                  + (f" (its builders {', '.join(builders)} need the assembler's Python bindings)"
+                                     if builders else ""))
+    env = dict(os.environ, COMPARE_STRICT="1", PYTHONPATH=str(sample.golden.parent))
+    done = _script(sample.golden, work, env)
+    if done.returncode != 0:
+        return _not_runnable(out, f"golden script failed: {_last_line(done)}")
+
+    def profile_of(program) -> str:
+        return sample_profile(db, program, sample.folder, facts)
+    try:
+        out.profile, ours, out.findings, out.seconds = run_board_case(db, case, work, profile_of)
+    except PtospecError as exc:
+        out.status, out.detail = "refused", f"[{exc.rule}] {exc}"
+        return out
+    for stem, arr in ours.items():
+        golden = np.fromfile(work / f"golden_{stem}.bin", dtype=arr.dtype)
+        if golden.size == arr.size:
+            out.max_error[stem] = float(np.max(np.abs(arr.astype(np.float64) - golden.astype(np.float64)),
+                                               initial=0.0))
+    if sample.compare is None:
+        return _not_runnable(out, "no compare.py in the case directory")
+    env["SOC_VERSION"] = facts.soc.get(next((a for a, p in facts.arch_profiles.items() if p == out.profile),
+                                            facts.default_arch), "")
+    _judge(out, _script(sample.compare, work, env))
     return out
 
 
