@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 from collections import Counter
@@ -37,6 +38,11 @@ from ptospec.samples.facts import load_sample_facts  # noqa: E402
 from ptospec.samples.harness import find_samples, run_sample, scalar_overrides  # noqa: E402
 
 STATUSES = ("match", "mismatch", "refused", "not-runnable")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def line(outcome) -> str:
@@ -84,20 +90,20 @@ def main() -> int:
           f"{runnable} with their kernel (.pto) beside it")
     counts: Counter = Counter()
     outcomes = []
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     for k, sample in enumerate(sorted(samples, key=lambda s: (s.pto is None, s.name)), 1):
         outcome = run_sample(db, args.ptoas_root, facts, sample, overrides, args.ptoas, args.keep)
         counts[outcome.status] += 1
         outcomes.append(outcome)
         print(f"[{k}/{len(samples)}] {line(outcome)}", flush=True)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    wall, cpu, kids = time.perf_counter() - t0, time.process_time() - c0, _children_cpu() - k0
     print("totals: " + ", ".join(f"{st} {counts[st]}" for st in STATUSES))
     checked = [o.meta_check for o in outcomes if o.meta_check is not None]
     if checked:
         print(f"metadata cross-checked with the tooling: {sum(c == 'agrees' for c in checked)} of {len(checked)} "
               "agree")
-    print(f"time: {wall:.1f} s wall, {cpu:.1f} s CPU in this process (golden scripts run in their own); "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"time: {wall:.1f} s wall; CPU (user+sys) {cpu:.1f} s here, {kids:.1f} s in the scripts (golden, compare, "
+          f"--ptoas); load average {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps([{"sample": o.sample.name, "status": o.status, "profile": o.profile,
                                           "detail": o.detail, "max_error": o.max_error, "findings": o.findings,

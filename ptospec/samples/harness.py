@@ -29,7 +29,7 @@ from ..program.api import choose_profile, device_target, read_program, run_progr
 from ..program.spec import program_spec
 from .boards import find_board_cases, kernel_file, read_board_case, run_board_case, sizes_of
 from .facts import SampleFacts
-from .meta import CaseMeta, derive_meta
+from .meta import CaseMeta, MetaError, derive_meta
 
 SCRIPT_SECONDS = 600  # one golden or compare script
 
@@ -105,8 +105,9 @@ def sample_profile(db: Database, program, folder: str, facts: SampleFacts) -> st
 
 def not_runnable_reason(sample: Sample) -> str:
     if sample.builder is not None:
-        return (f"no .pto beside the golden: {sample.case}.py builds it through the assembler's Python bindings "
-                "(mlir.dialects.pto), which the build here does not have")
+        return (f"no .pto beside the golden: {sample.case}.py builds it with MLIR's Python bindings (mlir.ir, "
+                "mlir.dialects.pto; the assembler built with PTO_ENABLE_PYTHON_BINDING on an MLIR built with its "
+                "Python bindings, which Debian's LLVM 19 packages do not ship)")
     return f"no kernel beside the golden (neither {sample.case}.pto nor {sample.case}.py)"
 
 
@@ -126,6 +127,8 @@ def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, ove
         program = read_program(sample.pto)
         profile = sample_profile(db, program, sample.folder, facts)
         meta = derive_meta(db, program, profile, facts, overrides.get(sample.case))
+    except MetaError as exc:
+        return Outcome(sample, "not-runnable", f"case metadata not derived: {exc}")
     except PtospecError as exc:
         return Outcome(sample, "refused", f"[{exc.rule}] {exc}")
     if keep is not None:

@@ -17,6 +17,9 @@ script reads both (``validation_runtime.load_case_meta``).  This module computes
   ``zero_override_written_as_default``), a loop's induction variable at its last iteration, a value the tooling
   cannot evaluate (a comparison, a select, a division) counting 0; a buffer no view reaches gets
   ``samples.default_shape`` elements (rows x cols of the first view's last two extents, when there is one).
+
+Views are followed in the dialect's tensor-view form (``make_tensor_view``, ``partition_view``, ``addptr``); a
+kernel written in the lowered memref form gets the default element count for every buffer.
 """
 
 from __future__ import annotations
