@@ -357,3 +357,22 @@ def test_a_compact_number_the_assembler_lacks_is_refused(db):
     with pytest.raises(PtospecError) as err:
         parse_type("!pto.tile_buf<vec, 1x16xf16, compact=3>", db.isa)
     assert err.value.rule == "tile.syntax" and "0 null, 1 normal, 2 row_plus_one" in err.value.message
+
+
+def test_an_accumulator_stored_with_atomic_add_adds_its_converted_values(db):
+    """TSTORE of an Acc tile with atomicType (pto-isa's Acc overloads take it beside the ReLU mode): the view gets
+    its old value plus relu(A x B) converted to f16, added in f16; adding into u8 is refused (atomic.dtype)."""
+    program = read_program(PROGRAMS / "acc_atomic_store.pto")
+    assert [(f.rule, f.pos.line) for f in check_program(db, program).violations] == [("atomic.dtype", 40)]
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(3))
+    out = run_program(db, program, {"a": a, "b": b, "c": c.copy()}, func="accumulate")
+    product = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0).astype(np.float16)
+    np.testing.assert_array_equal(out.outputs["c"].reshape(16, 16), c + product)
+
+
+def test_the_atomic_add_mode_stores_vec_and_mat_tiles_and_acc_modes_take_the_atomic_type(db, tiles):
+    acc = tiles(dst="gm, 16x16xf32", src="acc, 16x16xf32, blayout=col_major, slayout=row_major, fractal=1024")
+    assert "loc.source-a5" in validate(db, "tstore", "atomic_add", "a5", acc).rule_ids
+    adding = {**acc, **tiles(reluMode="NoRelu", atomicType="AtomicAdd")}
+    assert validate(db, "tstore", "acc", "a5", adding).ok

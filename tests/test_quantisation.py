@@ -25,7 +25,8 @@ def _acc(values, dtype) -> np.ndarray:
 
 
 def test_scalar_word_scales_adds_the_offset_rounds_ties_to_even_and_clamps(db, tiles):
-    t = tiles(src=ACC.format(t="f32"), dst="gm, 1x8xi8", preQuantScalar="u64", reluMode="NoRelu")
+    t = tiles(src=ACC.format(t="f32"), dst="gm, 1x8xi8", preQuantScalar="u64", reluMode="NoRelu",
+              atomicType="AtomicNone")
     values = np.array([2, 3, 5, 7, 1000, -1000, -3, -6], np.float32)
     assert validate(db, "tstore", "acc_quant", "a2a3", t).ok
     out = execute(db, "tstore", "acc_quant", "a2a3", t,
@@ -35,7 +36,8 @@ def test_scalar_word_scales_adds_the_offset_rounds_ties_to_even_and_clamps(db, t
 
 
 def test_an_unsigned_word_clamps_to_0_through_255(db, tiles):
-    t = tiles(src=ACC.format(t="i32"), dst="gm, 1x8xu8", preQuantScalar="u64", reluMode="NoRelu")
+    t = tiles(src=ACC.format(t="i32"), dst="gm, 1x8xu8", preQuantScalar="u64", reluMode="NoRelu",
+              atomicType="AtomicNone")
     values = np.array([-40, -1, 0, 1, 100, 255, 600, 9], np.int32)
     out = execute(db, "tstore", "acc_quant", "a2a3", t,
                   {"src": _acc(values, np.int32), "preQuantScalar": word(2.0, 0, signed=False),
@@ -44,7 +46,8 @@ def test_an_unsigned_word_clamps_to_0_through_255(db, tiles):
 
 
 def test_a_vector_word_keeps_ten_mantissa_bits_and_quantises_its_own_column(db, tiles):
-    t = tiles(src=ACC.format(t="i32"), dst="gm, 1x8xf16", fp="scaling, 1x8xu64", reluMode="NoRelu")
+    t = tiles(src=ACC.format(t="i32"), dst="gm, 1x8xf16", fp="scaling, 1x8xu64", reluMode="NoRelu",
+              atomicType="AtomicNone")
     scales = np.array([1 + 2.0**-12, 1 + 2.0**-10, 0.25, -3, 1, 1, 1, 100], np.float32)
     fp = np.array([[word(s) for s in scales]], np.uint64)
     values = np.array([4097, 4097, 7, 5, -2, 0, 1, 70000], np.int32)
@@ -57,7 +60,8 @@ def test_a_vector_word_keeps_ten_mantissa_bits_and_quantises_its_own_column(db, 
 
 
 def test_relu_comes_before_a_negative_scale(db, tiles):
-    t = tiles(src=ACC.format(t="f32"), dst="gm, 1x8xi8", preQuantScalar="u64", reluMode="NormalRelu")
+    t = tiles(src=ACC.format(t="f32"), dst="gm, 1x8xi8", preQuantScalar="u64", reluMode="NormalRelu",
+              atomicType="AtomicNone")
     values = np.array([-4, 4, -1, 1, 0, 10, -10, 3], np.float32)
     out = execute(db, "tstore", "acc_quant", "a2a3", t,
                   {"src": _acc(values, np.float32), "preQuantScalar": word(-0.5), "dst": np.zeros(8, np.int8)})
@@ -79,7 +83,7 @@ def test_generated_words_are_sixteenths_with_the_destination_s_sign_flag(db, til
     op = db.op("tstore")
     for dtype, signed in (("i8", 1), ("u8", 0)):
         t = tiles(src="acc, 16x16xi32, blayout=col_major, slayout=row_major, fractal=1024", dst=f"gm, 16x16x{dtype}",
-                  fp="scaling, 1x16xu64", reluMode="NoRelu")
+                  fp="scaling, 1x16xu64", reluMode="NoRelu", atomicType="AtomicNone")
         words = make_inputs(db, op, op.mode("acc_fp"), t, 3, "random")["fp"][0]
         scale = (words & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
         assert ((words >> np.uint64(46)) & np.uint64(1) == signed).all()
