@@ -22,7 +22,7 @@ def register(sub) -> None:
                         description="Check the Debian packages and tools of specs/ptoas.yaml, configure the checkout "
                         "with cmake (Ninja, LLVM/MLIR 19, no Python binding) unless the build directory is already "
                         "configured for it, build tools/ptoas/ptoas with ninja and print its path. A cold build is "
-                        "about 620 s of CPU.")
+                        "about 620 to 780 s of CPU (6 to 7 minutes on two idle cores).")
     b.add_argument("--source", required=True, metavar="DIR", help="a checkout of hw-native-sys/PTOAS")
     b.add_argument("--cache", metavar="DIR", default=None,
                    help="cache directory (default: $PTOSPEC_PTOAS_CACHE or ~/.cache/ptospec/ptoas); the build goes "
