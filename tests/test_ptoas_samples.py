@@ -105,6 +105,14 @@ def test_buffers_of_the_derived_sizes_run_and_one_element_less_does_not(db, fact
         run_program(db, read_program(KERNEL), args("v1"), "a2a3")
 
 
+def test_the_command_refuses_a_folder_that_is_no_checkout(tmp_path, capsys):
+    from ptospec.cli import main
+
+    assert main(["ptoas", "samples", "--source", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "[samples.root]" in err[0] and "not a directory" in err[0]
+
+
 ROOT = os.environ.get("PTOSPEC_PTOAS_ROOT")
 
 

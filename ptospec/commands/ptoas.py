@@ -1,4 +1,5 @@
-"""``ptospec ptoas``: the PTO assembler as a backend under test (build, find, verifier table, coverage)."""
+"""``ptospec ptoas``: the PTO assembler as a backend under test (build, find, verifier table, coverage) and its
+samples against their goldens."""
 
 from __future__ import annotations
 
@@ -56,6 +57,22 @@ def register(sub) -> None:
                         "checkout (default: $PTO_ISA_ROOT; without either, not run): does it compile, assert, run?")
     v.set_defaults(func=_verify_table)
 
+    s = cmds.add_parser("samples", help="the assembler's samples with NumPy goldens, run with their own arguments",
+                        description="Run every sample of a PTOAS checkout that has a NumPy golden through the program "
+                        "layer as the assembler's board-test harness runs it: the case metadata its tooling derives "
+                        "from the kernel (derived here from the .pto), the golden script unchanged in a scratch "
+                        "directory, run_program on the buffers it wrote, the sample's own compare. Prints each "
+                        "sample as match, mismatch, refused (the rule) or not-runnable (why), and the totals. Exit 1 "
+                        "when a runnable sample mismatches or is refused. See docs/programs.md.")
+    s.add_argument("--source", required=True, metavar="DIR", help="a checkout of hw-native-sys/PTOAS")
+    s.add_argument("--only", nargs="+", metavar="TEXT", default=[],
+                   help="only the samples whose Dir/case contains one of these texts")
+    s.add_argument("--ptoas", metavar="PATH", default=None,
+                   help="a built ptoas: also compile each kernel and check the metadata against the tooling's own")
+    s.add_argument("--keep", metavar="DIR", default=None, help="leave each sample's scratch files under DIR")
+    s.add_argument("--json", metavar="FILE", default=None, help="write the outcomes to FILE")
+    s.set_defaults(func=_samples)
+
     c = cmds.add_parser("coverage", help="the instructions without a ptoas operation, each with its reason",
                         description="List the database's instructions the assembler's dialect has no operation "
                         "for (`uncovered` in specs/ptoas.yaml) with their reasons, and how many it covers.")
@@ -81,6 +98,17 @@ def _build(args) -> int:
     print(f"ptospec ptoas build: done in {time.monotonic() - t0:.0f} s", file=sys.stderr)
     print(binary)
     return 0
+
+
+def _samples(args) -> int:
+    from ..samples.report import run_samples
+
+    db, _ = _db_and_spec(args)
+    ptoas = Path(args.ptoas) if args.ptoas else None
+    if ptoas is not None and not os.access(ptoas, os.X_OK):
+        raise InvocationError(f"--ptoas {ptoas}: not an executable file")
+    return run_samples(db, Path(args.source), args.only, ptoas, Path(args.keep) if args.keep else None,
+                       Path(args.json) if args.json else None)
 
 
 def _find(args) -> int:

@@ -1,0 +1,77 @@
+"""Run the samples one by one and print each outcome, the totals and the time taken (``ptospec ptoas samples``,
+``benchmarks/ptoas_samples.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from collections import Counter
+from pathlib import Path
+
+from ..model import Database
+from .facts import load_sample_facts
+from .harness import Outcome, find_samples, run_sample, scalar_overrides
+
+STATUSES = ("match", "mismatch", "refused", "not-runnable")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def outcome_line(outcome: Outcome) -> str:
+    text = f"{outcome.sample.name:<42} {outcome.status:<12}"
+    if outcome.profile:
+        text += f" {outcome.profile:<5}"
+    if outcome.max_error:
+        text += " max|err| " + ", ".join(f"{k}={v:.3g}" for k, v in outcome.max_error.items())
+    if outcome.seconds:
+        text += f" ({outcome.seconds:.2f} s)"
+    if outcome.detail:
+        text += f"\n    {outcome.detail}"
+    for f in outcome.findings:
+        text += f"\n    finding: {f}"
+    if outcome.meta_check is not None:
+        text += f"\n    metadata vs the tooling's: {outcome.meta_check}"
+    return text
+
+
+def run_samples(db: Database, root: Path, only: list[str], ptoas: Path | None = None, keep: Path | None = None,
+                json_path: Path | None = None) -> int:
+    """Every sample of the checkout ``root`` (``only``: those whose Dir/case contains one of these texts).
+    Exit status: 0 when no runnable sample mismatches or is refused, 1 otherwise (PtospecError: bad input)."""
+    facts = load_sample_facts(db)
+    samples = find_samples(root, facts)
+    if only:
+        samples = [s for s in samples if any(t in s.name for t in only)]
+    overrides = scalar_overrides(root, facts)
+    beside = sum(s.pto is not None for s in samples)
+    boards = sum(s.board for s in samples)
+    print(f"{len(samples)} samples with a golden under {root / facts.directory}: {beside} with their kernel (.pto) "
+          f"beside it, {boards} committed board case(s)", flush=True)
+    counts: Counter = Counter()
+    outcomes = []
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
+    for k, sample in enumerate(sorted(samples, key=lambda s: (s.pto is None and not s.board, s.name)), 1):
+        outcome = run_sample(db, root, facts, sample, overrides, ptoas, keep)
+        counts[outcome.status] += 1
+        outcomes.append(outcome)
+        print(f"[{k}/{len(samples)}] {outcome_line(outcome)}", flush=True)
+    wall, cpu, kids = time.perf_counter() - t0, time.process_time() - c0, _children_cpu() - k0
+    print("totals: " + ", ".join(f"{st} {counts[st]}" for st in STATUSES))
+    checked = [o.meta_check for o in outcomes if o.meta_check is not None]
+    if checked:
+        print(f"metadata cross-checked with the tooling: {sum(c == 'agrees' for c in checked)} of {len(checked)} "
+              "agree")
+    print(f"time: {wall:.1f} s wall, {sum(o.seconds for o in outcomes):.1f} s of it in run_program; CPU (user+sys) "
+          f"{cpu:.1f} s here, {kids:.1f} s in the scripts (golden, compare, --ptoas); "
+          f"load average {os.getloadavg()[0]:.2f}")
+    if json_path is not None:
+        json_path.write_text(json.dumps([{"sample": o.sample.name, "status": o.status, "profile": o.profile,
+                                          "detail": o.detail, "max_error": o.max_error, "findings": o.findings,
+                                          "seconds": round(o.seconds, 3), "metadata": o.meta_check}
+                                         for o in outcomes], indent=1), encoding="utf-8")
+    return 0 if counts["mismatch"] == counts["refused"] == 0 else 1
