@@ -179,6 +179,8 @@ def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Pat
             both_nan = np.isnan(ours.astype(np.float64)) & np.isnan(golden.astype(np.float64))
             diff[both_nan] = 0.0
             out.max_error[name] = float(np.nanmax(diff, initial=0.0)) if not np.isnan(diff).all() else float("nan")
+    if sample.compare is None and not (root / facts.compare_template).is_file():
+        return _not_runnable(out, f"no {sample.case}_compare.py and no {facts.compare_template} to write one from")
     compare = sample.compare or _generated_compare(db, root, facts, meta, work)
     _judge(out, _script(compare, work, env))
     return out

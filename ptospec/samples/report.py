@@ -48,6 +48,8 @@ def run_samples(db: Database, root: Path, only: list[str], ptoas: Path | None = 
     if only:
         samples = [s for s in samples if any(t in s.name for t in only)]
     overrides = scalar_overrides(root, facts)
+    if not (root / facts.script).is_file():
+        print(f"note: no {facts.script} in the checkout: every scalar takes the default, no per-case value")
     beside = sum(s.pto is not None for s in samples)
     boards = sum(s.board for s in samples)
     print(f"{len(samples)} samples with a golden under {root / facts.directory}: {beside} with their kernel (.pto) "
