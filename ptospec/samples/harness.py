@@ -130,7 +130,7 @@ def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, ove
     except MetaError as exc:
         return Outcome(sample, "not-runnable", f"case metadata not derived: {exc}")
     except PtospecError as exc:
-        return Outcome(sample, "refused", f"[{exc.rule}] {exc}")
+        return Outcome(sample, "refused", _refusal(exc))
     if keep is not None:
         work = keep / sample.folder / sample.case
         work.mkdir(parents=True, exist_ok=True)
@@ -165,7 +165,7 @@ def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Pat
     try:
         result = run_program(db, program, args, profile)
     except PtospecError as exc:
-        out.status, out.detail = "refused", f"[{exc.rule}] {exc}"
+        out.status, out.detail = "refused", _refusal(exc)
         return out
     out.seconds = result.seconds
     out.findings = result.finding_lines()
@@ -220,7 +220,7 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
     try:
         out.profile, ours, out.findings, out.seconds = run_board_case(db, case, work, profile_of)
     except PtospecError as exc:
-        out.status, out.detail = "refused", f"[{exc.rule}] {exc}"
+        out.status, out.detail = "refused", _refusal(exc)
         return out
     for stem, arr in ours.items():
         golden = np.fromfile(work / f"golden_{stem}.bin", dtype=arr.dtype)
@@ -233,6 +233,12 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
                                             facts.default_arch), "")
     _judge(out, _script(sample.compare, work, env))
     return out
+
+
+def _refusal(exc: PtospecError) -> str:
+    """The error's line, its rule id once."""
+    text = str(exc)
+    return text if f"[{exc.rule}]" in text else f"[{exc.rule}] {text}"
 
 
 def _not_runnable(out: Outcome, why: str) -> Outcome:
