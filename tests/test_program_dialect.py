@@ -376,3 +376,11 @@ def test_the_atomic_add_mode_stores_vec_and_mat_tiles_and_acc_modes_take_the_ato
     assert "loc.source-a5" in validate(db, "tstore", "atomic_add", "a5", acc).rule_ids
     adding = {**acc, **tiles(reluMode="NoRelu", atomicType="AtomicAdd")}
     assert validate(db, "tstore", "acc", "a5", adding).ok
+
+
+def test_a_scale_address_of_any_element_type_is_legal(db):
+    """TGET_SCALE_ADDR's destination type: the a5 header asserts only that both operands are tiles (a false alarm
+    on the assembler's tget_scale_addr_emitc, f16, was removed)."""
+    program = read_program(PROGRAMS / "scale_addr.pto")
+    assert check_program(db, program).violations == []
+    run_program(db, program, {})
