@@ -74,7 +74,7 @@ def _build_session(w: Walker, op: Operation) -> None:
     values = {"scratch_vec": scratch_vec, "scratch_bytes": scratch_bytes,
               "workspace_global": None if found is None else 1,
               "workspace_bytes": None if dtype is None else int(_bits(w, dtype) == 8 and dtype[0] in "iu")}
-    for key in ("sync_id", "block_bytes", "comm_block_offset", "queue_num", "channel_group_idx"):
+    for key in w.spec.instructions[op.name[4:]].attributes:  # the integer attributes specs/program.yaml names
         values[key] = _integer(attrs.get(key))
     w.program_rules(op, op.name[4:], values)
     w.bind(op, [AsyncSession(scratch, workspace)])

@@ -8,13 +8,12 @@ import re
 
 import numpy as np
 
-from ..asm.views import global_layout
 from ..executor import numpy_dtype
 from ..storage import storage_bytes
 from ..tile import DEFAULT_GLOBAL_LAYOUT
 from ..validator import tile_rule_values, tile_verdicts
 from .errors import ProgramError
-from .layouts import consumer_layout, infer
+from .layouts import consumer_layout, infer, spelled_layout
 from .syntax import Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileAddress, TileBuffer, known
 from .walker import Cursor, Walker
@@ -35,13 +34,7 @@ def _element_type(text: str) -> tuple[str, list]:
 
 def written_layout(w: Walker, attrs: dict[str, str], op: Operation) -> str | None:
     spelled = attrs.get("layout")
-    if spelled is None:
-        return None
-    m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
-    name = global_layout(w.db.isa, m.group(1)) if m else None
-    if name is not None:
-        return name
-    raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
+    return None if spelled is None else spelled_layout(w.db.isa, spelled, op.pos)
 
 
 def constants(w: Walker, c: Cursor, start: int, values: list) -> list:

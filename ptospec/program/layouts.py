@@ -4,11 +4,25 @@ tiles that TLOAD and TSTORE move between its partitions and on-chip memory."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from ..asm.views import global_layout
 from ..expr.evaluate import Scope, evaluate
-from ..model import Database
+from ..model import Database, Isa
+from .errors import ProgramError, SourcePos
 from .spec import LayoutInference
+
+_LAYOUT_ATTRIBUTE = re.compile(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$")
+
+
+def spelled_layout(isa: Isa, spelled: str, pos: SourcePos) -> str:
+    """The global layout a ``#pto.layout<nz>`` attribute names (of a view or of an instruction's line)."""
+    m = _LAYOUT_ATTRIBUTE.match(spelled)
+    name = global_layout(isa, m.group(1)) if m else None
+    if name is None:
+        raise ProgramError(f"unknown layout {spelled}", "program.layout", pos)
+    return name
 
 
 @dataclass(frozen=True)

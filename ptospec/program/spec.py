@@ -222,8 +222,7 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
         instructions[name] = _instruction(src, name, data["synchronisation"]["instructions"][name],
                                           set(data["sources"]), issues, enums, enumerators, set(db.isa.profiles))
     sim = data["simulator"]
-    if sim["source"] not in data["sources"]:
-        issues.add(src, ("simulator", "source"), f"unknown source {sim['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("simulator", "source"), sim["source"], issues)
     for profile in sim["arch"]:
         if profile not in db.isa.profiles:
             issues.add(src, ("simulator", "arch", profile), f"unknown profile {profile!r}", "program.target")
@@ -238,8 +237,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
         issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
                    "program.target")
     devices = data.get("device_specs", {})
-    if devices and devices["source"] not in data["sources"]:
-        issues.add(src, ("device_specs", "source"), f"unknown source {devices['source']!r}", "program.source")
+    if devices:
+        _known_source(src, data["sources"], ("device_specs", "source"), devices["source"], issues)
     for prefix, target in devices.get("prefixes", {}).items():
         if target not in data["targets"]:
             issues.add(src, ("device_specs", "prefixes", prefix), f"{prefix} names {target!r}, not one of targets",
@@ -253,8 +252,8 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     memrefs = _memrefs(src, data, db, issues)
     mnemonics = _mnemonics(src, data, db, issues)
     line = data.get("line_attributes", {})
-    if line and line["source"] not in data["sources"]:
-        issues.add(src, ("line_attributes", "source"), f"unknown source {line['source']!r}", "program.source")
+    if line:
+        _known_source(src, data["sources"], ("line_attributes", "source"), line["source"], issues)
     ordering, acc_to_vec = _line_attribute_tables(src, line, db, instructions, issues)
     generic = _generic_forms(src, data, issues)
     unmatched = _unmatched_forms(src, data, db, issues)
@@ -293,8 +292,7 @@ def _layout_inference(src: Located, data: dict[str, Any], db: Database, issues: 
     if d is None:
         return None
     where = ("layout_inference",)
-    if d["source"] not in data["sources"]:
-        issues.add(src, (*where, "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], (*where, "source"), d["source"], issues)
     names = {f"{c}{k}" for c in "ds" for k in range(d["dims"])} | {"elem_bytes"}
     layouts = set(db.isa.global_layouts)
     named = [*d["match"], *d["ambiguous"], *d["consumer_layouts"].values(), *d["tie"], d["fallback"]]
@@ -329,8 +327,7 @@ def _lowerings(src: Located, data: dict[str, Any], db: Database, issues: Issues)
     d = data.get("lowerings")
     if d is None:
         return {}
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("lowerings", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("lowerings", "source"), d["source"], issues)
     out = {}
     for name, e in d["instructions"].items():
         where = ("lowerings", "instructions", name)
@@ -365,8 +362,7 @@ def _frontend_pipes(src: Located, data: dict[str, Any], db: Database, issues: Is
     d = data.get("frontend_pipes")
     if d is None:
         return None
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("frontend_pipes", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("frontend_pipes", "source"), d["source"], issues)
     for name, e in d["operations"].items():
         op = db.ops.get(e["op"])
         if op is None or not all(m.cross_core for m in op.modes):
@@ -383,8 +379,7 @@ def _memrefs(src: Located, data: dict[str, Any], db: Database, issues: Issues) -
     if d is None:
         return None
     where = ("memrefs",)
-    if d["source"] not in data["sources"]:
-        issues.add(src, (*where, "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], (*where, "source"), d["source"], issues)
     for space, loc in d["locations"].items():
         if loc not in db.isa.tile_types:
             issues.add(src, (*where, "locations", space), f"{loc!r} is not a tile location", "program.memref")
@@ -405,8 +400,7 @@ def _lowered_pipes(src: Located, data: dict[str, Any], db: Database, issues: Iss
     d = data.get("lowered_pipes")
     if d is None:
         return None
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("lowered_pipes", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("lowered_pipes", "source"), d["source"], issues)
     for name, op in d["operations"].items():
         if op not in db.ops or not all(m.cross_core for m in db.ops[op].modes):
             issues.add(src, ("lowered_pipes", "operations", name), f"{op} is no cross-core instruction of the "
@@ -441,8 +435,7 @@ def _generic_forms(src: Located, data: dict[str, Any], issues: Issues) -> dict[s
     d = data.get("generic_forms")
     if d is None:
         return {}
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("generic_forms", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("generic_forms", "source"), d["source"], issues)
     out = {}
     for name, e in d["operations"].items():
         if sorted([*e["ins"], *e["outs"]]) != sorted(e["segments"]):
@@ -456,14 +449,12 @@ def _unmatched_forms(src: Located, data: dict[str, Any], db: Database, issues: I
     d = data.get("unmatched_forms")
     if d is None:
         return ()
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("unmatched_forms", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("unmatched_forms", "source"), d["source"], issues)
     out = []
     for k, e in enumerate(d["forms"]):
         _known_ops(src, ("unmatched_forms", "forms", k, "op"), [e["op"]], db, issues)
         for ev in e["evidence"]:
-            if ev not in data["sources"]:
-                issues.add(src, ("unmatched_forms", "forms", k, "evidence"), f"unknown source {ev!r}", "program.source")
+            _known_source(src, data["sources"], ("unmatched_forms", "forms", k, "evidence"), ev, issues)
         out.append(UnmatchedForm(e["id"], e["op"], tuple(e["ins"]), tuple(e["outs"]), e["message"],
                                  tuple(e["evidence"])))
     return tuple(out)
@@ -473,8 +464,7 @@ def _struct_values(src: Located, data: dict[str, Any], issues: Issues) -> dict[s
     d = data.get("struct_values")
     if d is None:
         return {}
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("struct_values", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("struct_values", "source"), d["source"], issues)
     return {ty: (e["tile"], int(e["fields"])) for ty, e in d["types"].items()}
 
 
@@ -483,8 +473,7 @@ def _mnemonics(src: Located, data: dict[str, Any], db: Database, issues: Issues)
     d = data.get("mnemonics")
     if d is None:
         return {}
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("mnemonics", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("mnemonics", "source"), d["source"], issues)
     out = {}
     for name, e in d["operations"].items():
         op = db.ops.get(e["op"])
@@ -503,8 +492,7 @@ def _classes(src: Located, data: dict[str, Any], enums: dict[str, tuple[str, ...
     d = data["synchronisation"].get("classes")
     if d is None:
         return {}
-    if d["source"] not in data["sources"]:
-        issues.add(src, ("synchronisation", "classes", "source"), f"unknown source {d['source']!r}", "program.source")
+    _known_source(src, data["sources"], ("synchronisation", "classes", "source"), d["source"], issues)
     for cls, pipe in d["pipes"].items():
         if pipe not in enums.get("pipe", ()):
             issues.add(src, ("synchronisation", "classes", "pipes", cls), f"{pipe!r} is no enumerator of pipe",
@@ -532,6 +520,13 @@ def _check_orders(src: Located, instr: ProgramInstruction, classes: dict[str, st
             issues.add(src, where, f"{value!r} is neither a value of {instr.name} nor an enumerator", "program.orders")
     if o.via == "classes" and not classes:
         issues.add(src, where, "via: classes, but synchronisation has no classes", "program.orders")
+
+
+
+def _known_source(src: Located, sources, path, name: str, issues: Issues) -> None:
+    """``name`` must be one of ``sources`` (the ``sources`` of specs/program.yaml): else ``program.source``."""
+    if name not in sources:
+        issues.add(src, path, f"unknown source {name!r}", "program.source")
 
 
 def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], issues: Issues,
@@ -565,8 +560,7 @@ def _instruction(src: Located, name: str, d: dict[str, Any], sources: set[str], 
         if r.get("when") and r["when"] not in values:
             issues.add(src, (*path, "when"), f"when: {r['when']!r} is not a value of {name}", "program.rule-name")
         for ev in r["evidence"]:
-            if ev not in sources:
-                issues.add(src, (*path, "evidence"), f"unknown source {ev!r}", "program.source")
+            _known_source(src, sources, (*path, "evidence"), ev, issues)
         for p in r.get("profiles", ()):
             if profiles is not None and p not in profiles:
                 issues.add(src, (*path, "profiles"), f"unknown profile {p!r}", "program.target")

@@ -19,7 +19,6 @@ import numpy as np
 
 from ..asm.forms import ParsedLine, parse_line
 from ..asm.types import format_type, parse_type
-from ..asm.views import global_layout
 from ..errors import PtospecError
 from ..executor import execute, numpy_dtype, register_values
 from ..expr.evaluate import evaluate
@@ -29,7 +28,7 @@ from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import make_scope, state_reads, validate
 from . import arith
 from .errors import ProgramError, RuleViolation, SourcePos
-from .layouts import consumer_layout
+from .layouts import consumer_layout, spelled_layout
 from .lexer import Token, int_literal
 from .limits import MAX_CALL_DEPTH, MAX_STEPS
 from .spec import ProgramSpec, broken_rules, program_spec
@@ -806,10 +805,7 @@ class Walker:
         spelled = self.memo.line_layouts.get(id(op))
         if spelled is None:
             return
-        m = re.match(r"^#pto\.layout<\s*([a-z0-9_]+)\s*>$", spelled)
-        layout = global_layout(self.db.isa, m.group(1)) if m else None
-        if layout is None:
-            raise ProgramError(f"unknown layout {spelled}", "program.layout", op.pos)
+        layout = spelled_layout(self.db.isa, spelled, op.pos)
         for name, desc in operands.items():
             if isinstance(desc, GlobalDesc):
                 operands[name] = desc.with_(layout=layout)
