@@ -183,13 +183,13 @@ def test_attribution_replays_one_case_per_group():
           div("d", "accepts-rejected", 1)]
     replayed = []
 
-    def one(invocation):
-        replayed.append(invocation)
+    def each(invocations):
+        replayed.append(invocations)
         same = {"dst": np.zeros(2)}
-        return Result.ok(same), False, Result.ok(same if invocation == "b" else {"dst": np.ones(2)}), ""
+        return [(Result.ok(same), False, Result.ok(same if i == "b" else {"dst": np.ones(2)}), "") for i in invocations]
 
-    out = attribute(ds, lambda d: d.case, one, lambda d: (d.category, d.op))
-    assert replayed == ["b", "c"]
+    out = attribute(ds, lambda d: d.case, each, lambda d: (d.category, d.op))
+    assert replayed == [["b", "c"]]  # every replay asked for at once (built together)
     assert [d.attribution for d in out] == [SIMULATOR, SIMULATOR, LOWERING, VERIFIER]
 
 
@@ -329,6 +329,11 @@ def test_live_verifier_table_of_one_instruction(tmp_path):
     data = json.loads((out / "report.json").read_text())
     assert data["totals"]["both-accept"] > 0 and data["totals"]["both-reject"] > 0
     assert data["totals"]["crashed"] == 0
+    assert main(["--specs", str(ROOT / "specs"), "ptoas", "verify-table", "--ptoas", PTOAS, "--ops", "tadd",
+                 "--tests", str(SUITE), "--report-dir", str(out), "--cases", "must-reject"]) == 0
+    rejects = json.loads((out / "report.json").read_text())
+    assert rejects["totals"]["both-accept"] == rejects["totals"]["strict"] == 0
+    assert rejects["totals"]["both-reject"] == data["totals"]["both-reject"]
 
 
 @pytest.mark.skipif(not (PTOAS and PTO_ISA), reason="set PTOSPEC_PTOAS (a ptoas binary) and PTOSPEC_PTO_ISA "

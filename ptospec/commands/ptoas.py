@@ -47,6 +47,8 @@ def register(sub) -> None:
     v.add_argument("--ptoas", metavar="PATH", default=None)
     v.add_argument("--ops", nargs="+", metavar="OP", default=None, help="only these ops (names or comma lists)")
     v.add_argument("--profile", default=None, help="only this profile's cases (a2a3 or a5)")
+    v.add_argument("--cases", choices=("all", "positive", "must-reject"), default="all",
+                   help="which cases of the suite (default: all)")
     v.add_argument("--tests", metavar="DIR", default=None, help="generated suite (default: generated_tests/)")
     v.add_argument("--report-dir", metavar="DIR", default="build/ptoas-verifier",
                    help="where report.json, report.md and repros/ go (default: build/ptoas-verifier)")
@@ -160,7 +162,9 @@ def _verify_table(args) -> int:
         if missing:
             raise InvocationError(f"no generated tests for {', '.join(missing)} in {tests}", rule="conformance.tests")
     t0 = time.monotonic()
-    cases = [(tid, c) for tid, c in suite_cases(tests, ops) if not args.profile or c.profile == args.profile]
+    kinds = {"all": (True, False), "positive": (True,), "must-reject": (False,)}[args.cases]
+    cases = [(tid, c) for tid, c in suite_cases(tests, ops)
+             if (not args.profile or c.profile == args.profile) and (c.reject is None) in kinds]
     last = [0.0]
     tty = sys.stderr.isatty()
 

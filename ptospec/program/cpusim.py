@@ -27,8 +27,10 @@ from __future__ import annotations
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,15 +99,17 @@ def _invocation(step: Step, profile: str) -> Invocation:
     return Invocation(step.op, step.mode, profile, {o.name: o.desc for o in step.operands}, {})
 
 
-def plan_replay(db: Database, trace: Trace) -> Replay:
-    """Group the trace's steps by static signature and lay out the step table."""
+def plan_replay(db: Database, trace: Trace, shared: tuple[list[Group], dict[str, int]] | None = None) -> Replay:
+    """Group the trace's steps by static signature and lay out the step table.
+
+    ``shared``: the groups (and their index by signature) of other traces to be built into one program with this
+    one: a signature they have is taken from there, a new one appended (``build_and_run_many``)."""
     spec = program_spec(db)
     if trace.profile not in spec.sim_arch:
         raise ReplayError(f"profile {trace.profile} has no simulator architecture in {spec.file} "
                           "(simulator.arch)", rule="cpusim.profile")
     place(trace, spec.sim_regions, spec.align)
-    groups: list[Group] = []
-    index: dict[str, int] = {}
+    groups, index = shared if shared is not None else ([], {})
     step_groups: list[int] = []
     words: list[int] = [MAGIC, VERSION, len(trace.steps), len(trace.buffers)]
     words += [int(b.array.nbytes) for b in trace.buffers]
@@ -130,9 +134,8 @@ def plan_replay(db: Database, trace: Trace) -> Replay:
         step_groups.append(k)
         params = _params(db, step, plan)
         words += [k, len(params), *params]
-    names = [g.name for g in groups]
     arch = spec.sim_arch[trace.profile]
-    source = render(groups, names, arch)
+    source = render(groups, [g.name for g in groups], arch) if shared is None else UnitSource("", (), {})
     return Replay(groups, source, step_groups, np.array(words, dtype="<i8"), arch)
 
 
@@ -394,11 +397,100 @@ def render(groups: Sequence[Group], names: Sequence[str], arch: str) -> UnitSour
 def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, cache: str | None = None,
                   cxx: str | None = None, timeout: int = RUN_TIMEOUT) -> SimResult:
     """Compile (or take from the cache) the trace's replay program and run it on the trace's inputs."""
+    return _build_and_run(db, trace, CpuSimBackend(db, pto_isa_root, cxx, cache), timeout)
+
+
+def _build_and_run(db: Database, trace: Trace, backend: CpuSimBackend, timeout: int) -> SimResult:
     replay = plan_replay(db, trace)
-    backend = CpuSimBackend(db, pto_isa_root, cxx, cache)  # its toolchain, flags, cache and dtype probe
     if not trace.instructions:  # nothing for the simulator to do: memory stays as it was given
         return SimResult([{} for _ in trace.steps], [a.copy() for a in trace.initial], None, None, "", True, 0.0,
                          0.0, 0, replay.source.text)
+    _check_dtypes(backend, trace)
+    builder = backend.builder
+    names = [g.name for g in replay.groups]
+    built = builder.build(names, lambda chosen: render(replay.groups, chosen, replay.arch))
+    if built.binary is None or any(s.kind != "ok" for s in built.variants.values()):
+        raise ReplayError(_build_failure(db, replay, built.variants), rule="cpusim.build")
+    return _run(db, trace, replay, built.binary, built.cached, builder, timeout)
+
+
+def build_and_run_many(db: Database, traces: Sequence[Trace], pto_isa_root: str | None = None,
+                       cache: str | None = None, cxx: str | None = None, jobs: int = 1, per_program: int = 12,
+                       timeout: int = RUN_TIMEOUT, progress=None) -> list[SimResult | PtospecError]:
+    """``build_and_run`` of each trace, with up to ``per_program`` traces of one architecture built into one
+    program (their groups together; each trace runs its own step table on it): one compile instead of one per
+    trace.  A trace whose groups do not all build there is built and run on its own, as ``build_and_run`` does,
+    so that its verdict names its own steps.  Each result is the ``SimResult`` or the ``PtospecError`` that
+    ``build_and_run`` would have raised.  ``progress(done, total)`` after each program."""
+    backend = CpuSimBackend(db, pto_isa_root, cxx, cache)
+    arch_of = program_spec(db).sim_arch
+    results: list[SimResult | PtospecError | None] = [None] * len(traces)
+    chunks: dict[str, list[list[int]]] = {}
+    for i, trace in enumerate(traces):
+        arch = arch_of.get(trace.profile)
+        if arch is None or not trace.instructions:  # refused, or nothing to build: as build_and_run does it
+            chunks.setdefault("", []).append([i])
+            continue
+        rows = chunks.setdefault(arch, [[]])
+        if len(rows[-1]) >= per_program:
+            rows.append([])
+        rows[-1].append(i)
+    lock = threading.Lock()
+    done = [0]
+
+    def alone(i: int) -> SimResult | PtospecError:
+        try:
+            return _build_and_run(db, traces[i], backend, timeout)
+        except PtospecError as exc:
+            return exc
+
+    def chunk(arch: str, members: list[int]) -> None:
+        out: dict[int, SimResult | PtospecError] = {}
+        if arch and len(members) > 1:
+            try:
+                out = _together(db, traces, members, arch, backend, timeout, alone)
+            except PtospecError:  # the toolchain itself: each trace meets it on its own, as build_and_run does
+                out = {}
+        out = {i: out[i] if i in out else alone(i) for i in members}
+        with lock:
+            for i, r in out.items():
+                results[i] = r
+            done[0] += len(members)
+            if progress:
+                progress(done[0], len(traces))
+
+    work = [(arch, members) for arch, rows in chunks.items() for members in rows if members]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for f in [pool.submit(chunk, arch, members) for arch, members in work]:
+            f.result()
+    return results  # type: ignore[return-value]
+
+
+def _together(db: Database, traces: Sequence[Trace], members: list[int], arch: str, backend: CpuSimBackend,
+              timeout: int, alone) -> dict[int, SimResult | PtospecError]:
+    groups: list[Group] = []
+    index: dict[str, int] = {}
+    replays: dict[int, Replay] = {}
+    out: dict[int, SimResult | PtospecError] = {}
+    for i in members:
+        try:
+            replay = plan_replay(db, traces[i], (groups, index))
+            _check_dtypes(backend, traces[i])
+            replays[i] = replay
+        except ReplayError as exc:
+            out[i] = exc
+    if replays:
+        built = backend.builder.build([g.name for g in groups], lambda chosen: render(groups, chosen, arch))
+        for i, replay in replays.items():
+            used = {groups[k].name for k in replay.step_groups}
+            if built.binary is not None and all(n in built.variants and built.variants[n].kind == "ok" for n in used):
+                out[i] = _run(db, traces[i], replay, built.binary, built.cached, backend.builder, timeout)
+            else:
+                out[i] = alone(i)
+    return out
+
+
+def _check_dtypes(backend: CpuSimBackend, trace: Trace) -> None:
     backend.capabilities()
     for step in trace.instructions:
         for o in step.operands:
@@ -406,11 +498,10 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
             if why:
                 raise ReplayError(f"{step.where()}: {o.name} is {o.desc.dtype}, which this toolchain cannot "
                                   f"simulate faithfully: {why}", rule="cpusim.dtype")
-    builder = backend.builder
-    names = [g.name for g in replay.groups]
-    built = builder.build(names, lambda chosen: render(replay.groups, chosen, replay.arch))
-    if built.binary is None or any(s.kind != "ok" for s in built.variants.values()):
-        raise ReplayError(_build_failure(db, replay, built.variants), rule="cpusim.build")
+
+
+def _run(db: Database, trace: Trace, replay: Replay, binary: Path, cached: bool, builder, timeout: int
+         ) -> SimResult:
     with tempfile.TemporaryDirectory(prefix="ptospec-replay-") as tmp:
         work = Path(tmp)
         (work / "steps.bin").write_bytes(replay.words.tobytes())
@@ -421,7 +512,7 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
             files.append(str(path))
         start = time.perf_counter()
         try:
-            proc = subprocess.run([str(built.binary), "steps.bin", "results.bin", *files], cwd=work,
+            proc = subprocess.run([str(binary), "steps.bin", "results.bin", *files], cwd=work,
                                   capture_output=True, timeout=timeout)
             status, log = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
         except subprocess.TimeoutExpired as exc:
@@ -442,8 +533,8 @@ def build_and_run(db: Database, trace: Trace, pto_isa_root: str | None = None, c
         stopped = f"the simulator {why} in step {stopped_at}" + (f" ({step.where()})" if step else "")
         if step is not None and step.kind == "instruction":
             stopped += _simulator_verdict(db, step)
-    return SimResult(outputs, buffers, stopped, stopped_at, log, built.cached,
-                     builder.stats.compile_seconds, seconds, len(replay.groups), replay.source.text)
+    return SimResult(outputs, buffers, stopped, stopped_at, log, cached,
+                     builder.stats.compile_seconds, seconds, len(set(replay.step_groups)), replay.source.text)
 
 
 def _build_failure(db: Database, replay: Replay, statuses: dict) -> str:

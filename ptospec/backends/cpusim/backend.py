@@ -131,6 +131,7 @@ class Unit:
 
 class CpuSimBackend(Backend):
     name = "cpusim"
+    compile_flags: tuple[str, ...] = ()  # added to every compile of this backend (after the bf16 flags)
 
     def __init__(self, db: Database | None = None, root: str | os.PathLike | None = None, cxx: str | None = None,
                  cache: str | os.PathLike | None = None, parallel: int | None = None) -> None:
@@ -145,7 +146,7 @@ class CpuSimBackend(Backend):
         self.jobs = jobs(parallel)
         self._stats = Stats()
         self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats,
-                               bf16_flags(self.compiler, self.cache))
+                               [*bf16_flags(self.compiler, self.cache), *self.compile_flags])
         self.profiles = tuple(p for p, spec in db.isa.profiles.items() if spec.basis == "simulator")
         self._results: dict[tuple, Result] = {}
         self._plans: dict[tuple, cppgen.VariantPlan | cppgen.Unplannable] = {}  # by static_key

@@ -28,7 +28,7 @@ from ...conformance.backend import Invocation, Result
 from ...conformance.divergence import Divergence
 from ...errors import PtospecError
 from ...program.api import run_program
-from ...program.cpusim import build_and_run
+from ...program.cpusim import build_and_run_many
 from ...program.syntax import parse_program
 from ...program.trace import Recorder
 from .exchange import outputs_from, program_args
@@ -43,18 +43,36 @@ UNATTRIBUTED = "not attributed"
 def replay(db, fn: Function, arch: str, case: Invocation, pto_isa_root: str, cache: str | None,
            cxx: str | None) -> Result:
     """The function run on the simulator by our program layer (no ptoas): outputs by operand, or the failure."""
-    program = parse_program(module_text([fn], arch), f"{fn.name}.pto")
-    recorder = Recorder(case.profile)
-    try:
-        run_program(db, program, program_args(db, fn, case.tiles, case.inputs), case.profile, tracer=recorder)
-        sim = build_and_run(db, recorder.trace, pto_isa_root, cache, cxx)
-    except PtospecError as exc:
-        return Result.harness_error(f"replay: {exc}")
-    if sim.stopped:
-        return Result.harness_error(sim.stopped)
-    buffers = {buf.name: arr for buf, arr in zip(recorder.trace.buffers, sim.buffers, strict=True)}
-    mode = db.op(case.op).mode(case.mode)
-    return Result.ok(outputs_from(mode, fn, case.tiles, buffers))
+    return replay_many(db, [(fn, arch, case)], pto_isa_root, cache, cxx)[0]
+
+
+def replay_many(db, items: Sequence[tuple[Function, str, Invocation]], pto_isa_root: str, cache: str | None,
+                cxx: str | None, jobs: int = 1, progress: Callable[[int, int], None] | None = None) -> list[Result]:
+    """``replay`` of each (function, target, case); the replays of one architecture are built a dozen to a program
+    (``program.cpusim.build_and_run_many``), each run with its own step table."""
+    results: list[Result | None] = [None] * len(items)
+    traces, where = [], []
+    for i, (fn, arch, case) in enumerate(items):
+        program = parse_program(module_text([fn], arch), f"{fn.name}.pto")
+        recorder = Recorder(case.profile)
+        try:
+            run_program(db, program, program_args(db, fn, case.tiles, case.inputs), case.profile, tracer=recorder)
+        except PtospecError as exc:
+            results[i] = Result.harness_error(f"replay: {exc}")
+            continue
+        traces.append(recorder.trace)
+        where.append(i)
+    sims = build_and_run_many(db, traces, pto_isa_root, cache, cxx, jobs, progress=progress)
+    for i, trace, sim in zip(where, traces, sims, strict=True):
+        fn, _arch, case = items[i]
+        if isinstance(sim, PtospecError):
+            results[i] = Result.harness_error(f"replay: {sim}")
+        elif sim.stopped:
+            results[i] = Result.harness_error(sim.stopped)
+        else:
+            buffers = {buf.name: arr for buf, arr in zip(trace.buffers, sim.buffers, strict=True)}
+            results[i] = Result.ok(outputs_from(db.op(case.op).mode(case.mode), fn, case.tiles, buffers))
+    return results  # type: ignore[return-value]
 
 
 def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
@@ -84,25 +102,30 @@ def verdict(ptoas_result: Result, ptoas_rejected: bool, sim: Result | None, why_
 
 
 def attribute(divergences: Sequence[Divergence], invocation_of: Callable[[Divergence], Invocation],
-              one: Callable[[Invocation], tuple[Result, bool, Result | None, str]],
+              each: Callable[[list[Invocation]], list[tuple[Result, bool, Result | None, str]]],
               group_of: Callable[[Divergence], tuple]) -> list[Divergence]:
-    """Each divergence with its attribution (``one``: the ptoas result, whether ptoas rejected it, the replay's
-    result or None, and why there is none).  One replay per divergence group (``group_of``, the report's
-    grouping): its smallest case decides for the group, as its reproducer stands for it."""
+    """Each divergence with its attribution (``each``: for every case given, the ptoas result, whether ptoas
+    rejected it, the replay's result or None, and why there is none; called once with every case to replay, so
+    the replays can be built together).  One replay per divergence group (``group_of``, the report's grouping):
+    its smallest case decides for the group, as its reproducer stands for it."""
     groups: dict[tuple, list[Divergence]] = {}
     for d in divergences:
         groups.setdefault(group_of(d), []).append(d)
     decided: dict[tuple, tuple[str, str]] = {}
+    pending: list[tuple[tuple, Divergence]] = []
     for key, members in groups.items():
         d = min(members, key=lambda m: (m.size, m.case))
         if d.category == "accepts-rejected":
-            who, why = VERIFIER, "ptoas accepted a case the spec rejects (a verifier gap), and its C++ ran"
+            decided[key] = VERIFIER, "ptoas accepted a case the spec rejects (a verifier gap), and its C++ ran"
         elif not d.descriptors:
-            who, why = UNATTRIBUTED, "no case to replay"
+            decided[key] = UNATTRIBUTED, "no case to replay"
         else:
-            who, why = verdict(*one(invocation_of(d)))
-            if len(members) > 1:
-                why += f" (on the group's smallest case, {d.case})"
+            pending.append((key, d))
+    answers = each([invocation_of(d) for _key, d in pending]) if pending else []
+    for (key, d), answer in zip(pending, answers, strict=True):
+        who, why = verdict(*answer)
+        if len(groups[key]) > 1:
+            why += f" (on the group's smallest case, {d.case})"
         decided[key] = (who, why)
     return [replace(d, attribution=decided[group_of(d)][0], attribution_why=decided[group_of(d)][1])
             for d in divergences]

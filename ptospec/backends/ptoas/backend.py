@@ -30,7 +30,7 @@ from ...model import Database
 from ...program.spec import program_spec
 from ..cpusim import outcome
 from ..cpusim.backend import CpuSimBackend, case_key, static_key
-from ..cpusim.build import Built, VariantStatus
+from ..cpusim.build import NO_FORCED_INLINE, Built, VariantStatus
 from ..cpusim.cppgen import HEADER_NAME, UnitSource
 from ..cpusim.execute import BatchCase, run_batch
 from ..cpusim.linkblame import undefined_callers
@@ -61,6 +61,7 @@ class _Kernel:
 
 class PtoasBackend(CpuSimBackend):
     name = "ptoas"
+    compile_flags = NO_FORCED_INLINE
 
     def __init__(self, db: Database | None = None, root: str | os.PathLike | None = None, cxx: str | None = None,
                  cache: str | os.PathLike | None = None, parallel: int | None = None, ptoas: str | None = None
@@ -257,27 +258,38 @@ class PtoasBackend(CpuSimBackend):
             for f in [pool.submit(one, b, r) for b, r in jobs_list]:
                 f.result()
 
-    def attribute(self, divergences: list, invocation_of: Callable[[object], Invocation]) -> list:
-        """Each divergence with whether only the assembler shows it (``attribute.py``)."""
+    def attribute(self, divergences: list, invocation_of: Callable[[object], Invocation],
+                  progress: Callable[[int, int], None] | None = None) -> list:
+        """Each divergence with whether only the assembler shows it (``attribute.py``); ``progress(done, total)``
+        as the replays' programs finish."""
         from ...conformance.divergence import cause, explain
-        from .attribute import attribute, replay
+        from .attribute import attribute, replay_many
 
-        def one(case: Invocation) -> tuple[Result, bool, Result | None, str]:
-            result = self.run(case)
-            k = self._kernels.get((static_key(case), case.profile))
-            if not isinstance(k, _Kernel):
-                return result, False, None, f"not printed as a runnable function: {k}"
-            if k.rejected:
-                return result, True, None, ""
-            return result, False, replay(self.db, k.fn, k.arch, case, str(self.checkout.root), str(self.cache),
-                                         self.compiler.path), ""
+        def each(cases: list[Invocation]) -> list[tuple[Result, bool, Result | None, str]]:
+            answers: list = []
+            replays: list[tuple[int, tuple[Function, str, Invocation]]] = []
+            for case in cases:
+                result = self.run(case)
+                k = self._kernels.get((static_key(case), case.profile))
+                if not isinstance(k, _Kernel):
+                    answers.append((result, False, None, f"not printed as a runnable function: {k}"))
+                elif k.rejected:
+                    answers.append((result, True, None, ""))
+                else:
+                    replays.append((len(answers), (k.fn, k.arch, case)))
+                    answers.append((result, False, None, ""))
+            sims = replay_many(self.db, [item for _i, item in replays], str(self.checkout.root), str(self.cache),
+                               self.compiler.path, self.jobs, progress)
+            for (i, _item), sim in zip(replays, sims, strict=True):
+                answers[i] = (answers[i][0], False, sim, "")
+            return answers
 
         memo: dict = {}
 
         def group_of(d) -> tuple:
             return d.category, d.op, d.mode, d.profile, cause(self.db, d, explain(self.db, d, memo))
 
-        return attribute(divergences, invocation_of, one, group_of)
+        return attribute(divergences, invocation_of, each, group_of)
 
     def artifacts(self, case: Invocation) -> dict[str, str]:
         k = self._kernels.get((static_key(case), case.profile))
