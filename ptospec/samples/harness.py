@@ -12,6 +12,7 @@ tooling itself writes from the assembler's C++ (it needs a built ``ptoas``).
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import subprocess
@@ -115,12 +116,8 @@ def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, ove
                ptoas: Path | None = None, keep: Path | None = None) -> Outcome:
     """Run one sample (``keep``: a directory to leave its scratch files in, for a look)."""
     if sample.board:
-        if keep is not None:
-            work = keep / sample.folder / sample.case
-            work.mkdir(parents=True, exist_ok=True)
+        with _workdir(keep, sample) as work:
             return _run_board(db, facts, sample, work)
-        with tempfile.TemporaryDirectory(prefix="ptospec-sample-") as tmp:
-            return _run_board(db, facts, sample, Path(tmp))
     if sample.pto is None:
         return Outcome(sample, "not-runnable", not_runnable_reason(sample))
     try:
@@ -131,12 +128,20 @@ def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, ove
         return Outcome(sample, "not-runnable", f"case metadata not derived: {exc}")
     except PtospecError as exc:
         return Outcome(sample, "refused", _refusal(exc))
+    with _workdir(keep, sample) as work:
+        return _run_in(db, root, facts, sample, program, profile, meta, work, ptoas)
+
+
+@contextlib.contextmanager
+def _workdir(keep: Path | None, sample: Sample):
+    """The sample's scratch directory: under ``keep`` (left there), else a temporary one."""
     if keep is not None:
         work = keep / sample.folder / sample.case
         work.mkdir(parents=True, exist_ok=True)
-        return _run_in(db, root, facts, sample, program, profile, meta, work, ptoas)
+        yield work
+        return
     with tempfile.TemporaryDirectory(prefix="ptospec-sample-") as tmp:
-        return _run_in(db, root, facts, sample, program, profile, meta, Path(tmp), ptoas)
+        yield Path(tmp)
 
 
 def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Path, ptoas) -> Outcome:
