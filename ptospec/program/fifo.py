@@ -10,12 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..executor import numpy_dtype
-from ..storage import storage_bytes
 from ..tile import AttrDesc
 from .errors import ProgramError
 from .lexer import int_literal
-from .values import UNKNOWN, PipeHandle, TileBuffer
+from .values import PipeHandle
 from .walker import Cursor, Walker
 
 WAIT_SECONDS = 0.2  # a blocked kernel re-checks its pipe (and whether every kernel is blocked) this often
@@ -264,14 +262,7 @@ def _declare_tile(w: Walker, op) -> None:
     c = Cursor(w, op)
     c.expect("->")
     desc = w.tile_type(c.type(), op.pos)
-    tile = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
-                             UNKNOWN if desc.valid_col is None else desc.valid_col), isa=w.db.isa)
-    if not w.checking:
-        tile.np_dtype = numpy_dtype(w.db, desc.dtype)
-        tile.storage = np.zeros(storage_bytes(w.db.isa, desc), np.uint8)
-        if w.tracer is not None:
-            w.tracer.alloc(op, tile)
-    w.bind(op, [tile])
+    w.bind(op, [w.new_tile(op, desc)])
 
 
 def _kernel_kind(w: Walker, op) -> str | None:

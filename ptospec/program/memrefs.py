@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
-from ..executor import numpy_dtype
-from ..storage import storage_bytes
 from .errors import ProgramError
 from .layer import constants, tile_form, view_layout, written_layout
 from .layouts import infer
@@ -92,14 +88,8 @@ def _alloc(w: Walker, op: Operation) -> None:
         return
     desc = _tile(w, op, mt)
     tile_form(w, op, desc, "memref.alloc")
-    tile = TileBuffer(desc, (desc.rows, desc.cols), isa=w.db.isa)
-    if not w.checking:
-        tile.np_dtype = numpy_dtype(w.db, desc.dtype)
-        itemsize = max(w.db.isa.dtypes[desc.dtype].bits // 8, 1)
-        tile.storage = np.zeros(max(desc.rows * desc.cols * itemsize, storage_bytes(w.db.isa, desc)), np.uint8)
-        if w.tracer is not None:
-            w.tracer.alloc(op, tile)
-    w.bind(op, [tile])
+    itemsize = max(w.db.isa.dtypes[desc.dtype].bits // 8, 1)
+    w.bind(op, [w.new_tile(op, desc, desc.rows * desc.cols * itemsize)])
 
 
 def _tile(w: Walker, op: Operation, mt: MemrefType, config: dict | None = None, valid=None):

@@ -717,15 +717,23 @@ class Walker:
         if not self.checking:
             bound.data[oname] = value.tensor.ptr.buffer.array
 
+    def new_tile(self, op: Operation, desc: TileDesc, nbytes: int = 0, traced: bool = True) -> TileBuffer:
+        """A new tile of type ``desc`` (its valid shape the type's, ``?`` unknown) with zeroed storage of its own
+        (at least ``nbytes``) when running, announced to the tracer unless not ``traced``."""
+        tile = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
+                                 UNKNOWN if desc.valid_col is None else desc.valid_col), isa=self.db.isa)
+        if not self.checking:
+            tile.np_dtype = numpy_dtype(self.db, desc.dtype)
+            tile.storage = np.zeros(max(nbytes, storage_bytes(self.db.isa, desc)), np.uint8)
+            if traced and self.tracer is not None:
+                self.tracer.alloc(op, tile)
+        return tile
+
     def _bind_tile(self, op: Operation, line: ParsedLine, oname: str, desc: TileDesc, value, bound: Bound) -> None:
         if value is _RESULT:  # a result of this line (the SSA forms): a new tile of the line's type
-            value = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
-                                      UNKNOWN if desc.valid_col is None else desc.valid_col), isa=self.db.isa)
-            if not self.checking:
-                value.np_dtype = numpy_dtype(self.db, desc.dtype)
-                value.storage = np.zeros(storage_bytes(self.db.isa, desc), np.uint8)
-                if self.tracer is not None and not self.db.op(line.op).mode(line.mode).operand(oname).alias_of:
-                    self.tracer.alloc(op, value)  # a new tile of its own (a view is placed by its base)
+            # a new tile of its own (a view is placed by its base)
+            view = bool(self.db.op(line.op).mode(line.mode).operand(oname).alias_of)
+            value = self.new_tile(op, desc, traced=not view)
             bound.fresh[oname] = value
         if not isinstance(value, TileBuffer):
             if self.checking and value is UNKNOWN:
