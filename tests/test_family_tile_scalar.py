@@ -346,7 +346,8 @@ def vec(dtype, shape="16x32", valid=None, layout="nd", loc="vec"):
     ("tadds", "a2a3", "f16", True, None),
     ("tadds", "a2a3", "i8", False, "dtype.t"),          # page: A2A3 int32/int16/half/float only
     ("tadds", "a5", "bf16", True, None),
-    ("tsubs", "a5", "u8", False, "dtype.t"),            # the page's A5 list is the A2A3 one
+    ("tsubs", "a5", "u8", True, None),                  # the header's list (the page's A5 list is A2A3's, copied)
+    ("tsubs", "a2a3", "u8", False, "dtype.t"),
     ("tmuls", "a5", "i8", False, "dtype.t"),
     ("tmuls", "a5", "u16", True, None),
     ("tdivs", "a5", "i8", False, "dtype.t"),            # the A5 tile/scalar static_assert has no 8-bit type
