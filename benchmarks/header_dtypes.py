@@ -196,12 +196,15 @@ def main() -> int:
                     continue
                 for cls, var, types in screen.screen(op, mode):
                     by_any = packed_outside_any(db, op, profile, var, mode.name)
-                    if cls == "unconstrained" and by_any & set(types):
-                        counts["recorded"] += len(by_any & set(types))
-                        if args.verbose:
-                            print(f"{op.name:16} {profile:5} {mode.name:14} recorded  {var}: "
-                                  f"{', '.join(t for t in types if t in by_any)} (any: packed types only where named)")
-                        types = tuple(t for t in types if t not in by_any)
+                    if cls == "unconstrained":  # what a difference or the definition of any records is not open
+                        by_op = omitted(op, profile, var, mode.name) & set(types)
+                        for done, why in ((by_op, ""), ((by_any & set(types)) - by_op,
+                                                         " (any: packed types only where named)")):
+                            counts["recorded"] += len(done)
+                            if args.verbose and done:
+                                print(f"{op.name:16} {profile:5} {mode.name:14} recorded  {var}: "
+                                      f"{', '.join(t for t in types if t in done)}{why}")
+                        types = tuple(t for t in types if t not in by_op | by_any)
                         if not types:
                             continue
                     if cls == "stricter":
