@@ -367,6 +367,13 @@ class Walker:
                       table: str = "instructions") -> None:
         """Check the program-layer rules of instruction ``name`` (of ``module_checks`` with ``table="module"``);
         those needing unknown values are deferred."""
+        self.violations(op.pos, self.rule_errors(op, name, values, dims, table))
+
+    def rule_errors(self, op: Operation, name: str, values: dict, dims: list[dict] | None = None,
+                    table: str = "instructions", label: str | None = None) -> list[tuple[str, str]]:
+        """The program-layer rules of ``name`` that ``values`` break, as (rule, message) with ``label`` (the
+        instruction's name) before each message; rules of severity finding and deferred rules are reported as
+        findings here, the others returned."""
         values = {k: (None if v is UNKNOWN else v) for k, v in values.items()}
         dims = [{k: (None if v is UNKNOWN else v) for k, v in d.items()} for d in dims or []]
         key = (table, name, tuple(values.items()), tuple(tuple(d.items()) for d in dims))
@@ -382,11 +389,12 @@ class Walker:
                                          f"{', '.join(deferred)}", "deferred"))
         errors = []
         for rule, seen in broken:
+            message = f"{label or name}: {rule.message['en']} ({seen})"
             if rule.severity == "finding" and not self.strict:
-                self.finding(op.pos, rule.id, f"{name}: {rule.message['en']} ({seen})")
+                self.finding(op.pos, rule.id, message)
             else:
-                errors.append((rule.id, f"{name}: {rule.message['en']} ({seen})"))
-        self.violations(op.pos, errors)
+                errors.append((rule.id, message))
+        return errors
 
     def finding(self, pos: SourcePos, rule: str, message: str) -> None:
         """Something the program does that its target allows but a reader should know (a rule of severity
@@ -669,10 +677,9 @@ class Walker:
                   "dst_vec": int(bool(outs) and all(tiles[o].loc == "Vec" for o in outs)),
                   "quantised": int(len(ins) > 1), "dual": dual,
                   "dst_dn": int(any(tiles[o].blayout == "ColMajor" and tiles[o].slayout == "NoneBox" for o in outs))}
-        instr = self.spec.instructions["acc_to_vec_mode"]
-        found, _deferred = broken_rules(self.db, instr, values, None, self.profile, self.spec.enumerators)
-        broken += [(rule.id, f"{line.op} {line.mode}: {atv.attribute} = {spelled}: {rule.message['en']} ({seen})")
-                   for rule, seen in found]
+        found = self.rule_errors(op, "acc_to_vec_mode", values, label=f"{line.op} {line.mode}: {atv.attribute} = "
+                                 f"{spelled}")
+        broken += found
         if not found and not self.checking and spelled != atv.default:
             where = "splits the tile between the buffers of vector sub-blocks 0 and 1" if dual else \
                 f"writes vector sub-block {atv.modes[spelled][0]}'s buffer"
