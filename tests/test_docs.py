@@ -18,7 +18,8 @@ from ptospec.docs.markdown import GENERATED, prose
 from ptospec.docs.mathml import expand
 from ptospec.docs.pages import op_page
 from ptospec.executor import view_offsets
-from ptospec.expr.latex import statement_latex, to_latex
+from ptospec.expr.latex import PHONE_LINE_EM, layout, statement_latex, to_latex
+from ptospec.expr.latex_width import latex_width
 from ptospec.expr.parser import parse_expr, parse_statement
 from ptospec.loader import load_database
 from ptospec.tile import GlobalDesc, TileDesc
@@ -83,6 +84,33 @@ def test_long_statements_break_into_lines() -> None:
     assert latex.startswith(r"\begin{array}{l} \mathrm{dst}_{0,k} = \mathrm{src}_{0,i} \\ \quad k = \begin{cases}")
     assert latex.count(r"\begin{cases}") == 1 and latex.count(r"\text{otherwise}") == 1
     assert r"\text{if}\ x = 1 \land \\ \qquad y = 2 \land \\ \qquad z = 3 \end{array}" in latex
+
+
+def test_a_count_is_a_set_size_with_its_conditions_in_a_column() -> None:
+    """``sum(m < n: select(c, 1, 0))`` reads as #{0 <= m < n | c}; too wide for a phone, each term of its condition on
+    a line of its own (TMRGSORT's merge positions)."""
+    count = parse_expr("sum(m < NM: select(m < N1 and src1[0, P * min(m, N1 - 1)] > t, 1, 0))")
+    assert to_latex(count).startswith(r"\#\{0 \le m < \mathrm{NM} \mid m < \mathrm{N1} \land")
+    assert to_latex(parse_expr("k + sum(m < 4: select(x > m, 1, 0))")) == r"k + \#\{0 \le m < 4 \mid x > m\}"
+    lines = layout(count, PHONE_LINE_EM - 4)
+    assert lines == [r"\#\{0 \le m < \mathrm{NM} \mid", r"\quad m < \mathrm{N1} \land",
+                     r"\quad \mathrm{src1}_{0,P \cdot \min(m, \mathrm{N1} - 1)} > t\}"]
+    assert to_latex(parse_expr("sum(m < 4: select(x > m, 2, 0))")).startswith(r"\sum")  # not a count
+
+
+def test_phone_layouts_fit_a_phone() -> None:
+    """A wide target index gets a name; a short right side goes under a left side too wide to break; an infix
+    function (cmp) breaks after its operator; every line within the phone's budget."""
+    stmt = parse_statement("exp_zz[p // exp_zz.cols, p % exp_zz.cols] = mx_exponent(x, 8) for i < R")
+    latex = statement_latex(stmt, PHONE_LINE_EM)
+    assert latex.startswith(r"\begin{array}{l} \mathrm{exp\_zz}_{k,l} = ")
+    assert r"\quad k = \left\lfloor \frac{p}{\mathrm{exp\_zz}.\mathrm{cols}} \right\rfloor" in latex
+    flag = layout(parse_expr("profile.img2col_from_registers_and_more == 0"), PHONE_LINE_EM - 4)
+    assert flag == [r"\mathrm{profile}.\mathrm{img2col\_from\_registers\_and\_more}", r"\quad = 0"]
+    cmp = layout(parse_expr("compare(src0[i, j], kValue[0, i], cmpMode)"), 10)
+    assert cmp == [r"\mathrm{src0}_{i,j} \mathrel{\mathrm{cmp}_{\mathrm{cmpMode}}}", r"\quad \mathrm{kValue}_{0,i}"]
+    for lines in (flag[1:], cmp):
+        assert all(latex_width(x) <= PHONE_LINE_EM for x in lines)
 
 
 def test_every_statement_and_check_renders_to_mathml(db) -> None:

@@ -133,6 +133,8 @@ LABELS: dict[str, dict[str, str]] = {
               "run over the destination's valid region; elements outside it are left untouched.",
         "zh": "由参考执行器所执行的语句渲染而来。未给出范围的下标变量遍历目标的有效区域；区域外的元素保持不变。",
     },
+    "count_note": {"en": "{count} is the number of {m} in that range for which {c} holds.",
+                   "zh": "{count} 表示该范围内使 {c} 成立的 {m} 的个数。"},
     "definitions": {"en": "Definitions", "zh": "定义"},
     "no_data_semantics": {
         "en": "No data semantics (effect: {kind}). The validator checks the invocation; the reference executor "

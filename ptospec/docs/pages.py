@@ -15,6 +15,7 @@ from ..expr.latex import (
     PHONE_LINE_EM,
     bindings_latex,
     condition_latex,
+    counted,
     expression_latex,
     statement_latex,
 )
@@ -70,8 +71,8 @@ def _math(latex: str) -> str:
     return math_inline(latex)
 
 
-NARROW_EM = 20.0  # formulas inside prose or a table's text column
-PHONE_NARROW_EM = 14.0  # the same on a phone
+NARROW_EM = 21.0  # formulas inside prose or a table's text column
+PHONE_NARROW_EM = 15.0  # the same on a phone
 
 
 def _display(render: Callable[[float], str]) -> str:
@@ -280,6 +281,13 @@ def _as_written(stmt) -> str:
     return "    ".join(parts)
 
 
+def _counts(mode: Mode) -> bool:
+    """Whether the mode's semantics count (``sum(v < n: select(c, 1, 0))``, shown as ``#{...}``)."""
+    roots = [node for stmt in mode.semantics for node in (stmt.value, stmt.when, stmt.where, *stmt.target.indices,
+                                                         *(n for _, n, _ in stmt.lets)) if node is not None]
+    return any(counted(node) is not None for root in roots for node in walk(root))
+
+
 def _state_table(db: Database, mode: Mode, lang: str) -> list[str]:
     """The configuration registers a mode writes (each field with its value) or reads (each field)."""
     if mode.effect is not None and mode.effect.sets:
@@ -338,7 +346,8 @@ def _mode_sections(db: Database, op: OpSpec, mode: Mode, lang: str, heading: str
     elif same is not None:  # modes that differ only in operands or attributes: say so once
         out.append(label("same_semantics", lang).format(mode=code(same.name)) + "\n")
     else:
-        out.append(label("semantics_intro", lang) + "\n")
+        note = label("count_note", lang).format(count=_math(r"\#\{0 \le m < n \mid c\}"), m=_math("m"), c=_math("c"))
+        out.append(label("semantics_intro", lang) + (f" {note}" if _counts(mode) else "") + "\n")
         for stmt in mode.semantics:
             out.append(_display(lambda line, stmt=stmt: statement_latex(stmt, line)) + "\n")
             if stmt.lets:
