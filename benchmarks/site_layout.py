@@ -1,5 +1,6 @@
 """How readable the op pages are at a desktop and a phone width: every op page of a built site opened from disk
-in headless Chromium (``tests/cdp.py``), at 1280 and 375 CSS px, counting what a reader has to scroll sideways.
+(or served on the loopback interface, ``--serve``) in headless Chromium (``tests/cdp.py``), at 1280 and 375 CSS
+px, counting what a reader has to scroll sideways.
 
 Counts, per width and language:
 - formula boxes that scroll (a display formula wider than its box),
@@ -10,7 +11,7 @@ Counts, per width and language:
 - pages wider than the screen (the whole page scrolls sideways).
 
 Usage: python benchmarks/site_layout.py [--site site/build] [--lang en zh] [--ops tload tmatmul] [--list]
-       [--shots DIR]  (screenshots of the chosen pages at both widths)
+       [--serve] [--shots DIR]  (screenshots of the chosen pages at both widths)
 Build the site first (``ptospec docs build``).
 """
 
@@ -18,10 +19,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
+import http.server
 import json
 import os
 import resource
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -87,9 +91,9 @@ def _kind(section: str) -> str:
     return "other"
 
 
-def measure(browser: Browser, page: Path, shots: Path | None) -> dict[int, dict]:
-    """The probe's findings on ``page`` at each width (one tab, resized)."""
-    tab = browser.page(page.as_uri(), width=WIDTHS[0], height=900)
+def measure(browser: Browser, page: Path, shots: Path | None, url: str) -> dict[int, dict]:
+    """The probe's findings on ``page``, opened at ``url``, at each width (one tab, resized)."""
+    tab = browser.page(url, width=WIDTHS[0], height=900)
     try:
         tab.loaded()
         found = {}
@@ -115,6 +119,18 @@ def measure(browser: Browser, page: Path, shots: Path | None) -> dict[int, dict]
         tab.close()
 
 
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def _serve(site: Path) -> http.server.ThreadingHTTPServer:
+    """``site`` served on a free port of 127.0.0.1, from a thread (stopped by the caller)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--site", type=Path, default=ROOT / "site" / "build",
@@ -123,6 +139,8 @@ def main() -> int:
     parser.add_argument("--ops", nargs="+", help="only these op pages (default: all)")
     parser.add_argument("--list", action="store_true", help="list each scrolling formula and table")
     parser.add_argument("--shots", type=Path, help="write full-page screenshots of the pages here")
+    parser.add_argument("--serve", action="store_true",
+                        help="open the pages served over HTTP on 127.0.0.1 instead of from disk")
     args = parser.parse_args()
     if BROWSER is None:
         print("no chromium binary found (run .ci/install-browser)", file=sys.stderr)
@@ -138,11 +156,14 @@ def main() -> int:
     counts: dict[int, Counter] = {w: Counter() for w in WIDTHS}
     listing: dict[int, list[str]] = {w: [] for w in WIDTHS}
     browser = Browser(BROWSER, FLAGS)
+    server = _serve(args.site) if args.serve else None
     try:
         for k, page in enumerate(pages, 1):
             print(f"\r{k}/{len(pages)} {page.parent.parent.name}/{page.stem}        ", end="", file=sys.stderr,
                   flush=True)
-            for width, got in measure(browser, page, args.shots).items():
+            url = (f"http://127.0.0.1:{server.server_address[1]}/{page.relative_to(args.site).as_posix()}"
+                   if server else page.as_uri())
+            for width, got in measure(browser, page, args.shots, url).items():
                 name = f"{page.parent.parent.name}/{page.stem}"
                 c = counts[width]
                 c["formula boxes that scroll"] += len(got["boxes"])
@@ -160,6 +181,9 @@ def main() -> int:
                 listing[width] += [f"{name}: cell [{w}] {s} > {cl} px" for w, s, cl in got["cells"]]
     finally:
         browser.close()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
         print(file=sys.stderr)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -169,7 +193,7 @@ def main() -> int:
             print("\n".join(listing[width]))
     keys = sorted({k for c in counts.values() for k in c}, key=lambda k: (k.startswith(" "), k))
     keys = [k for k in keys if not k.startswith(" ")] + sorted(k for k in keys if k.startswith(" "))
-    print(f"{len(pages)} op pages ({', '.join(args.lang)}), from disk:")
+    print(f"{len(pages)} op pages ({', '.join(args.lang)}), {'served' if server else 'from disk'}:")
     print(f"{'':40}" + "".join(f"{w:>8} px" for w in WIDTHS))
     for key in keys:
         print(f"{key:40}" + "".join(f"{counts[w][key]:>11}" for w in WIDTHS))
