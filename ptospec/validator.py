@@ -249,6 +249,24 @@ def validate(
     return report
 
 
+_JUDGED: list[tuple[Database, dict[tuple, Report]]] = []  # the last database's judgements (one slot)
+
+
+def judge(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> Report:
+    """``validate`` of a whole, well-typed invocation without most sentences: the same rule ids, operands and
+    deferred checks, the messages of failed checks left empty.  For searches, which read only the ids: a
+    sentence names the values a check looked at, and working those out costs more than the check.  Remembered
+    apart from ``validate``'s reports (those have their sentences)."""
+    key = (op.name, mode.name, profile, tuple(operands.items()))
+    if not _JUDGED or _JUDGED[0][0] is not db or len(_JUDGED[0][1]) >= _REPORTS_MAX:
+        _JUDGED[:] = [(db, {})]
+    memo = _JUDGED[0][1]
+    report = memo.get(key)
+    if report is None:
+        report = memo[key] = _validate(db, op.name, mode.name, profile, operands, described=False)
+    return report
+
+
 def _is_int(value, optional: bool = False) -> bool:
     return type(value) is int or (value is None and optional) or (
         isinstance(value, numbers.Integral) and not isinstance(value, bool))
@@ -337,7 +355,7 @@ def _check_operand_types(operands: Mapping) -> None:
 
 def _validate(
     db: Database, op_name: str, mode_name: str | None, profile: str, operands: Mapping[str, TileDesc | ScalarDesc],
-    implied: Collection[str] = (), state: Mapping[str, Mapping[str, object]] | None = None,
+    implied: Collection[str] = (), state: Mapping[str, Mapping[str, object]] | None = None, described: bool = True,
 ) -> Report:
     op, mode = resolve(db, op_name, mode_name, profile, operands)
     out: list[Violation] = []
@@ -389,6 +407,9 @@ def _validate(
         if verdict is None:
             deferred.append(f"{rule.id} ({name})")
         else:  # False, or why the check could not be evaluated
+            if not described:
+                out.append(Violation(rule.id, (name,), "", "static", f"{rule.file}:{rule.line}"))
+                continue
             why = verdict if verdict is not False else (
                 tile_rule_values(db, desc, rule, profile) if isinstance(desc, TileDesc) else _describe(desc))
             out.append(Violation(rule.id, (name,), f"{name}: {rule.message['en']} ({why})", "static",
@@ -400,7 +421,7 @@ def _validate(
     # 5. the op's rules
     unchecked: list[str] = []
     for rule, outcome in _op_rule_outcomes(db, op, mode, profile, operands, unseen, state,
-                                           rules_for(op, mode.name, profile)):
+                                           rules_for(op, mode.name, profile), described):
         if outcome == "skipped":
             skipped.append(rule.id)
         elif outcome == "unchecked":

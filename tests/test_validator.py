@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ptospec.errors import InvocationError
-from ptospec.validator import validate
+from ptospec.validator import judge, validate
 
 SEED_OPS = ("tcolargmax", "tmax", "trowmax", "tcolexpandmax", "tcolmin")
 
@@ -173,6 +173,19 @@ def test_case(db, tiles, case):
     assert report.rule_ids == expected, [v.one_line() for v in report.violations]
     for v in report.violations:
         assert v.message and v.rule
+
+
+def test_judge_reports_what_validate_reports_without_sentences(db, tiles):
+    """The search's verdicts (``judge``): validate's rule ids, operands and deferred checks."""
+    for op, mode, profile, descs, _expected in CASES:
+        operands = tiles(**descs)
+        full = validate(db, op, mode, profile, operands)
+        quick = judge(db, db.ops[op], db.ops[op].mode(mode), profile, operands)
+        assert [(v.rule, v.operands) for v in quick.violations] == [(v.rule, v.operands) for v in full.violations]
+        assert quick.deferred == full.deferred
+    deferred = tiles(src="vec,16x16xf32,valid=?x?", dst="vec,1x16xf32")
+    assert "runtime.valid-col-match" in judge(db, db.ops["tcolmin"], db.ops["tcolmin"].modes[0], "a2a3",
+                                              deferred).deferred
 
 
 def test_every_rule_of_the_seed_ops_is_both_accepted_and_violated(db, tiles):

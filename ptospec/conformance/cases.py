@@ -28,11 +28,11 @@ from ..validator import (
     Report,
     Violation,
     failing_rules,
+    judge,
     rules_for,
     sizes_only,
     tile_verdicts,
     type_violations,
-    validate,
 )
 from . import views
 from .shaping import Tiles, example_target, shaper
@@ -240,7 +240,8 @@ def legal(report: Report) -> bool:
 
 
 def check(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles) -> Report:
-    return validate(db, op.name, mode.name, profile, tiles)
+    """``validate``'s verdict on ``tiles``: its rule ids and deferred checks (the search reads no sentence)."""
+    return judge(db, op, mode, profile, tiles)
 
 
 _PAD_READERS: dict[int, tuple[Mode, tuple[str, ...]]] = {}  # id(mode) -> (mode, its pad readers)

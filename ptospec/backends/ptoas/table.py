@@ -35,6 +35,7 @@ from ...outputs import real_folder, replace_in
 from ...program.api import check_program
 from ...program.syntax import parse_program
 from ...tile import GlobalDesc, TileDesc
+from ...validator import validate
 from .module import Function, NotExpressible, case_function, module_text
 from .spec import PtoasSpec
 from .verifier import Job, Verdict, verify_all
@@ -225,7 +226,7 @@ def build_table(db: Database, spec: PtoasSpec, ptoas: str, version: str, cases: 
 def _rule_message(db: Database, case: Case) -> str:
     op = db.ops[case.op]
     mode = next(m for m in op.modes if m.name == case.mode)
-    report = check(db, op, mode, case.profile, case.parsed(db))
+    report = validate(db, op.name, mode.name, case.profile, case.parsed(db))
     v = next((v for v in report.violations if v.rule == case.reject), None)
     return v.message if v else ""
 
