@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import numbers
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from . import attrs
 from .errors import ExprError, InvocationError, PtospecError, UnknownValue
 from .expr.ast import Attr, Binary, Call, Index, Name, Node, Num, children, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
+from .reads import ANY, rule_reads
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 
 
@@ -420,8 +422,10 @@ def _validate(
 
     # 5. the op's rules
     unchecked: list[str] = []
-    for rule, outcome in _op_rule_outcomes(db, op, mode, profile, operands, unseen, state,
-                                           rules_for(op, mode.name, profile), described):
+    rules = rules_for(op, mode.name, profile)
+    outcomes = _remembered_outcomes(db, op, mode, profile, operands, rules) if not (described or unseen or state) \
+        else _op_rule_outcomes(db, op, mode, profile, operands, unseen, state, rules, described)
+    for rule, outcome in outcomes:
         if outcome == "skipped":
             skipped.append(rule.id)
         elif outcome == "unchecked":
@@ -480,6 +484,74 @@ def _op_rule_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, operan
                                    f"{rule.file}:{rule.line}")]
 
 
+_OUTCOMES: list[tuple[Database, dict[tuple[int, str], tuple[Rule, tuple, dict]]]] = []  # the last database's
+_OUTCOMES_MAX = 50_000  # outcomes remembered per rule and mode (each a few values and a verdict)
+_UNSEEN = object()
+
+
+def _remembered_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping,
+                         rules: Collection[Rule]) -> list[tuple[Rule, list[Violation] | str]]:
+    """(rule, outcome) of each of ``rules`` that applies, as ``_op_rule_outcomes`` gives them without sentences,
+    for a whole invocation of ``mode`` given no configuration state.  An outcome depends only on the values of
+    the fields the rule reads (``reads.rule_reads``) and on the profile: each is remembered by those."""
+    if not _OUTCOMES or _OUTCOMES[0][0] is not db:
+        _OUTCOMES[:] = [(db, {})]
+    table = _OUTCOMES[0][1]
+    found: list[tuple[Rule, list[Violation] | str] | None] = []
+    missing: list[tuple[int, Rule, tuple, dict]] = []
+    for rule in rules:
+        entry = table.get((id(rule), mode.name))
+        if entry is None or entry[0] is not rule:
+            entry = table[id(rule), mode.name] = (rule, _read_getters(db, op, mode, rule), {})
+        key = (profile, *(get(operands.get(name)) for name, get in entry[1]))
+        memo = entry[2]
+        outcome = memo.get(key, _UNSEEN)
+        if outcome is _UNSEEN:
+            missing.append((len(found), rule, key, memo))
+        found.append(None if outcome is _UNSEEN or outcome is None else (rule, outcome))
+    if missing:
+        computed = {id(rule): outcome for rule, outcome in _op_rule_outcomes(
+            db, op, mode, profile, operands, frozenset(), None, [rule for _, rule, _, _ in missing], False)}
+        for at, rule, key, memo in missing:
+            outcome = computed.get(id(rule))  # None: its condition does not hold here
+            if len(memo) >= _OUTCOMES_MAX:
+                memo.clear()
+            memo[key] = outcome
+            if outcome is not None:
+                found[at] = (rule, outcome)
+    return [item for item in found if item is not None]
+
+
+def _read_getters(db: Database, op: OpSpec, mode: Mode, rule: Rule) -> tuple[tuple[str, Callable], ...]:
+    """(operand, what of its descriptor the rule reads) for each operand of ``mode`` the rule reads: the
+    fields of a tile, a whole descriptor otherwise (or where the rule reads a whole tile)."""
+    reads = rule_reads(db, op, mode).get(rule.id)
+    if reads is None:  # not a rule of this mode: judged on every operand
+        reads = frozenset((o.name, ANY) for o in mode.operands)
+    getters = []
+    for o in mode.operands:
+        fields = sorted({f for name, f in reads if name == o.name})
+        if not fields:
+            continue
+        if ANY in fields or not set(fields) <= set(TileDesc.FIELDS):
+            getters.append((o.name, _whole))
+        else:
+            getters.append((o.name, _fields_of(tuple(fields))))
+    return tuple(getters)
+
+
+def _whole(desc):
+    return desc
+
+
+def _fields_of(fields: tuple[str, ...]) -> Callable:
+    get = attrgetter(*fields)
+
+    def read(desc):
+        return get(desc) if type(desc) is TileDesc else desc
+    return read
+
+
 def type_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> list[Violation]:
     """The element-type checks of a well-formed invocation: operands sharing a type variable share the
     dtype (``dtype.same-<var>``), and the profile's dtype table admits the types (``dtype.<var>``)."""
@@ -507,8 +579,7 @@ def failing_rules(db: Database, op: OpSpec, mode: Mode, profile: str, operands: 
         if verdict is None:
             return None
         failed.add(rule.id)
-    outcomes = _op_rule_outcomes(db, op, mode, profile, operands, frozenset(), None, op_rules, False) \
-        if op_rules else ()  # no op rule to judge: no scope (and no ``let`` value) to work out
+    outcomes = _remembered_outcomes(db, op, mode, profile, operands, op_rules) if op_rules else ()
     for _rule, outcome in outcomes:
         if outcome == "deferred":
             return None

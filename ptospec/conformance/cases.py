@@ -21,8 +21,9 @@ from typing import Any
 
 from .. import attrs
 from ..asm.types import format_descriptor, parse_descriptor
-from ..expr.ast import Attr, Index, Name, Node, walk
+from ..expr.ast import Attr, walk
 from ..model import Database, Mode, OpSpec, Rule
+from ..reads import ANY, Read, rule_reads
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 from ..validator import (
     Report,
@@ -311,70 +312,6 @@ def short_id(mode: Mode, tiles: Tiles, binding: dict[str, str]) -> str:
 
 # ---------------------------------------------------------------- which fields a rule reads
 
-ANY = "*"  # a rule that reads a whole tile (or its elements): any change of that operand may matter
-_LAYOUT_FIELDS = ("blayout", "slayout")
-Read = tuple[str, str]  # (operand, descriptor field); "value" for attributes
-
-
-def _reads(nodes: list[Node], lets: dict[str, list[Node]], tiles: set[str], type_users: dict[str, tuple[str, ...]],
-           attrs: set[str]) -> set[Read]:
-    """The (operand, field) pairs the expressions (and the ``let`` values they use) read."""
-    out: set[Read] = set()
-    todo, seen = list(nodes), set()
-    while todo:
-        for n in walk(todo.pop()):
-            if isinstance(n, Attr) and n.obj != "profile":
-                out.update((n.obj, f) for f in (_LAYOUT_FIELDS if n.name == "layout" else (n.name,)))
-            elif isinstance(n, Index):
-                out.add((n.base, ANY))
-            elif isinstance(n, Name):
-                if n.id in lets and n.id not in seen:
-                    seen.add(n.id)
-                    todo.extend(lets[n.id])
-                if n.id in tiles:
-                    out.add((n.id, ANY))
-                out.update((u, "dtype") for u in type_users.get(n.id, ()))
-                if n.id in attrs:
-                    out.add((n.id, "value"))
-    return out
-
-
-def rule_reads(db: Database, op: OpSpec, mode: Mode) -> dict[str, frozenset[Read]]:
-    """Rule id -> the (operand, field) pairs its verdict depends on, for every rule ``validate`` can report
-    on a well-formed invocation of ``mode`` (the op's rules, the tile rules, the dtype checks)."""
-    memo = _search(db).reads
-    if (op.name, mode.name) in memo:
-        return memo[op.name, mode.name]
-    tiles = {o.name for o in mode.operands if not o.is_attr}
-    attrs = {o.name for o in mode.attrs}
-    type_users = {v: tuple(o.name for o in mode.operands if o.dtype == v) for v in mode.type_vars}
-    reads: dict[str, set[Read]] = {}
-    for var, users in type_users.items():
-        reads[f"dtype.{var.lower()}"] = {(o, "dtype") for o in tiles}  # the table judges the whole binding
-        reads[f"dtype.same-{var.lower()}"] = {(u, "dtype") for u in users}
-    views_ = {o.name for o in mode.operands if o.is_global}
-    for var, group, isa_rules in (("t", tiles - views_, db.isa.tile_rules), ("g", views_, db.isa.global_rules)):
-        for rule in isa_rules:
-            nodes = [n for n in (rule.check, rule.when) if n is not None]
-            fields = {f for _, f in _reads(nodes, {}, {var}, {}, set())}
-            reads.setdefault(rule.id, set()).update((o, f) for o in group for f in fields)
-    op_lets = [(name, node) for name, node, _ in op.let]
-    for rule in op.rules:
-        if rule.kind == "loc":
-            found = {(o, "loc") for o in rule.operands}
-        elif rule.kind == "layout":
-            found = {(o, f) for o in rule.operands for f in _LAYOUT_FIELDS}
-        else:
-            nodes = [n for n in (rule.check, rule.when) if n is not None] + [node for _, node, _ in rule.let]
-            lets: dict[str, list[Node]] = {}
-            for name, node in [*op_lets, *((name, node) for name, node, _ in rule.let)]:
-                lets.setdefault(name, []).append(node)
-            found = _reads(nodes, lets, tiles, type_users, attrs)
-        reads.setdefault(rule.id, set()).update(found)
-    result = {rid: frozenset(r) for rid, r in reads.items()}
-    memo[op.name, mode.name] = result
-    return result
-
 
 def _touches(reads: frozenset[Read], changed: frozenset[Read]) -> bool:
     return any((o, f) in reads or (o, ANY) in reads for o, f in changed)
@@ -431,7 +368,6 @@ class _Search:
     configs: dict[tuple, Tiles | None] = field(default_factory=dict)
     hints: dict[tuple, list[tuple[int, int]]] = field(default_factory=dict)
     feasible: dict[tuple, bool] = field(default_factory=dict)
-    reads: dict[tuple[str, str], dict[str, frozenset[Read]]] = field(default_factory=dict)
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
     failing: dict[tuple[TileDesc, str], frozenset[str]] = field(default_factory=dict)
     by_size: dict[tuple, bool] = field(default_factory=dict)  # see _typed_by_size
