@@ -19,7 +19,7 @@ from .errors import ExprError, InvocationError, PtospecError, UnknownValue
 from .expr.ast import Attr, Binary, Call, Index, Name, Node, Num, children, walk
 from .expr.evaluate import Scope, bind_lets, evaluate
 from .model import Database, Mode, OpSpec, Rule
-from .reads import ANY, rule_reads
+from .reads import ANY, expression_reads, rule_reads
 from .tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
 
 
@@ -629,7 +629,7 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
     if verdicts is None:
         scope = Scope(isa=db.isa, tiles={var: desc}, profile_constants=db.isa.profiles[profile].constants)
         found: list[tuple[Rule, bool | str | None]] = []
-        for rule in rules:
+        for rule in _applying(db, desc, var, rules, profile, scope):
             try:
                 if rule.when is not None and not evaluate(rule.when, scope):
                     continue
@@ -643,6 +643,40 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
     if type(desc) is TileDesc:  # kept with the rules object itself, so that another database's never match
         desc.__dict__["_verdicts"] = (rules, profile, verdicts)
     return verdicts
+
+
+_WHEN_FIELDS: dict[int, tuple[object, tuple[str, ...] | None]] = {}  # id(rules) -> (rules, fields their whens read)
+_APPLYING: list[tuple[object, dict[tuple, tuple[Rule, ...]]]] = []  # the last ISA's (one slot)
+
+
+def _applying(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, profile: str, scope: Scope):
+    """``rules`` less those whose condition (``when``) is false for ``desc`` on ``profile``.  A condition reads
+    a few fields (a tile's location, layouts and fractal size), so which rules apply is remembered by those:
+    most of the rules (one capacity rule per location) are never looked at again."""
+    entry = _WHEN_FIELDS.get(id(rules))
+    if entry is None or entry[0] is not rules:
+        reads = expression_reads([r.when for r in rules if r.when is not None], {}, {var}, {}, set())
+        fields = {f for _, f in reads}
+        entry = _WHEN_FIELDS[id(rules)] = (rules, tuple(sorted(fields)) if fields <= set(TileDesc.FIELDS) else None)
+    fields = entry[1]
+    if fields is None or type(desc) is not TileDesc:
+        return rules
+    if not _APPLYING or _APPLYING[0][0] is not db.isa:
+        _APPLYING[:] = [(db.isa, {})]
+    memo = _APPLYING[0][1]
+    key = (id(rules), profile, *(getattr(desc, f) for f in fields))
+    found = memo.get(key)
+    if found is None or found[0] is not rules:
+        kept = []
+        for rule in rules:
+            try:
+                if rule.when is not None and not evaluate(rule.when, scope):
+                    continue
+            except PtospecError:
+                pass  # judged (and reported) with its check
+            kept.append(rule)
+        found = memo[key] = (rules, tuple(kept))
+    return found[1]
 
 
 _READ_FIELDS: dict[int, tuple[object, tuple[str, ...], bool]] = {}  # id(rules) -> (rules, fields, sizes only)
