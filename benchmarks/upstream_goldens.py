@@ -75,12 +75,12 @@ class Case:
 
     def plain_params(self) -> dict[str, object]:
         """The parameters with element types as NumPy names (``np.float16`` -> ``float16``), the numbers of the
-        name (``case_u32_1x128_b3``: 1, 128) as ``name1``, ``name2``, ... (split at _ and x), and the integers of
-        a parameter holding a shape as ``<name>_0``, ``<name>_1``."""
+        name (``case_u32_1x128_b3``: 1, 128) as ``name1``, ``name2``, ... (split at _ and x), and the integers and
+        element types of a parameter holding a sequence as ``<name>_0``, ``<name>_1``."""
         numbers = [int(t) for t in re.split(r"[_x]", self.name.split(".", 1)[-1]) if t.isdigit()]
         named = {f"name{i}": n for i, n in enumerate(numbers, 1)}
-        parts = {f"{k}_{i}": n for k, v in self.params.items() if isinstance(v, tuple | list)
-                 for i, n in enumerate(v) if isinstance(n, int) and not isinstance(n, bool)}
+        parts = {f"{k}_{i}": _numpy_name(n) or n for k, v in self.params.items() if isinstance(v, tuple | list)
+                 for i, n in enumerate(v) if (isinstance(n, int) and not isinstance(n, bool)) or _numpy_name(n)}
         return {**named, **parts, **{k: _numpy_name(v) or v for k, v in self.params.items()}}
 
 
@@ -182,6 +182,10 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
         elif isinstance(v, list) and v and all(isinstance(t, tuple) and len(t) > 1 and isinstance(t[0], str)
                                                and callable(t[1]) for t in v):
             by_name.update({t[0]: generator_params(t[1], t[2:]) for t in v if t[0] not in by_name})
+    for k, v in found.items():  # a list of (case name, arguments) pairs: the arguments by position, and the list's name
+        if isinstance(v, list) and v and all(isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str)
+                                             and isinstance(t[1], tuple) for t in v):
+            by_name.update({t[0]: {"case_list": k, "args": t[1]} for t in v if t[0] not in by_name})
     out = []
     for i, name in enumerate(names):
         p = by_name.get(name) or (vars(objects[i]) if len(objects) == len(names) else None)
@@ -323,11 +327,14 @@ def read_files(db: Database, entry: GoldenDir, mode: Mode, profile: str, case: C
             else:
                 data[name] = values
             continue
-        if name in views:
+        if name in views:  # an output's golden is read back through the view it is stored by
             loaded = loaded_tile(db, profile, t, views[name], values)
             if isinstance(loaded, str):
                 return loaded
-            data[name] = loaded
+            if expected:
+                wants[name] = loaded[:t.valid_row, :t.valid_col]
+            else:
+                data[name] = loaded
             continue
         shapes = [(t.rows, t.cols), (t.valid_row, t.valid_col)]
         if stem in entry.file_shapes:
