@@ -186,6 +186,13 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
         if isinstance(v, list) and v and all(isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str)
                                              and isinstance(t[1], tuple) for t in v):
             by_name.update({t[0]: {"case_list": k, "args": t[1]} for t in v if t[0] not in by_name})
+    tuples = {k: v for k, v in found.items() if isinstance(v, list) and v and all(isinstance(t, tuple) for t in v)}
+    for v in found.values():  # a list of case names beside the one list of argument tuples as long as it
+        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+            same = [k for k, t in tuples.items() if len(t) == len(v)]
+            if len(same) == 1:
+                by_name.update({x: {"case_list": same[0], "args": t} for x, t in zip(v, tuples[same[0]], strict=True)
+                                if x not in by_name})
     out = []
     for i, name in enumerate(names):
         p = by_name.get(name) or (vars(objects[i]) if len(objects) == len(names) else None)
