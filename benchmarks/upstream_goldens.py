@@ -1,7 +1,7 @@
 """Upstream's NumPy goldens as a second oracle for the executor.
 
     pip install -e '.[goldens]'   # en_dtypes: the narrow float types some upstream scripts import
-    python benchmarks/upstream_goldens.py --pto-isa-root /tmp/pto-isa [--ops tadd tmax] [--json out.json]
+    python benchmarks/upstream_goldens.py --pto-isa-root /tmp/pto-isa [--ops tadd] [--dirs tcolgather] [--json out.json]
 
 Runs the ``gen_data.py`` of every upstream test directory (``tests/npu/{a2a3,a5}/src/st/testcase/<dir>``,
 ``tests/cpu/st/testcase/<dir>``) in a scratch directory (nothing is copied into the repository). What a
@@ -158,7 +158,9 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
     whose name says it names cases (``generate_case_name(param)``), by a list of case names the
     script keeps alongside its list of objects, by a list of ``(case name, generator, *arguments)`` tuples (the
     arguments bound to the generator's parameter names, an object's attributes merged, and ``generator`` its
-    name), or else by position in the list of objects (when there is one per case)."""
+    name), by a list of ``(case name, arguments)`` pairs or a list of names beside one list of argument tuples as long
+    (``case_list``: that list's name, ``args``: the tuple), or else by position in the list of objects (when there is
+    one per case)."""
     lists = [v for k, v in found.items() if isinstance(v, list) and v and all(hasattr(p, "__dict__") for p in v)
              and not k.startswith("_")]
     lists.sort(key=lambda v: (len(v) != len(names), 0 if v is found.get("case_params_list") else 1))
