@@ -262,6 +262,25 @@ def test_entries_select_cases_and_say_why_a_case_is_not_mapped(db, goldens):
     assert entry_for(goldens.entries, "a5", "nosuch", "T.c", [], {}) is None
 
 
+def _nz(a: np.ndarray) -> np.ndarray:
+    """The script's nd_to_nz: 16-row fractals of 32-byte columns, column blocks first."""
+    rows, cols = a.shape
+    c0 = 32 // a.itemsize
+    return a.reshape(rows // 16, 16, cols // c0, c0).transpose(2, 0, 1, 3).copy()
+
+
+def test_an_output_read_back_through_its_nz_view_and_arguments_by_position(db, goldens):
+    # textract_vec on A2/A3: ("case name", (dtype, src_rows, src_cols, dst_rows, dst_cols, idx_row)) in nz_cases
+    rng = np.random.default_rng(5)
+    src = rng.uniform(-9, 9, (32, 32)).astype(np.float32)
+    init = rng.uniform(-9, 9, (16, 32)).astype(np.float32)
+    params = {"case_list": "nz_cases", "args": (np.float32, 32, 32, 16, 32, 16)}
+    case = _case("TExtractVecTest.case_nz_2", params, src_input=_nz(src), dst_init=_nz(init), golden_output=_nz(src[16:]))
+    assert _compare(db, goldens, "a2a3", "textract_vec", case) == ("agree", "default")
+    wrong = _case("TExtractVecTest.case_nz_2", params, src_input=_nz(src), dst_init=_nz(init), golden_output=src[16:])
+    assert _compare(db, goldens, "a2a3", "textract_vec", wrong)[0] == "value"  # the same values in row order
+
+
 def test_a_spec_reject_names_the_omission_the_differences_record_or_the_rule(db, goldens):
     # TADD i64 on A5: the header admits it, the table leaves it out, and a5-dtypes records why
     case = _case("TADDTest.case_int64_4x16_4x16_4x16_4x16", {"dtype": np.int64, "dst_tile_row": 4, "dst_tile_col": 16,
@@ -303,6 +322,7 @@ def test_every_entry_is_complete_or_says_why_not(goldens):
         for e in entries:
             assert e.unmapped or (e.files and e.modes and (e.types or e.type_words)), (e.dir, e.platforms)
             assert not e.unmapped or len(e.unmapped) > 40, (e.dir, e.unmapped)  # a reason, not a word
+            assert not e.unmapped or "no entry gives the files" not in e.unmapped, (e.dir, e.unmapped)  # not a reason
 
 
 def test_goldens_yaml_is_checked_against_the_database(tmp_path, db):
