@@ -275,7 +275,8 @@ def test_an_output_read_back_through_its_nz_view_and_arguments_by_position(db, g
     src = rng.uniform(-9, 9, (32, 32)).astype(np.float32)
     init = rng.uniform(-9, 9, (16, 32)).astype(np.float32)
     params = {"case_list": "nz_cases", "args": (np.float32, 32, 32, 16, 32, 16)}
-    case = _case("TExtractVecTest.case_nz_2", params, src_input=_nz(src), dst_init=_nz(init), golden_output=_nz(src[16:]))
+    case = _case("TExtractVecTest.case_nz_2", params, src_input=_nz(src), dst_init=_nz(init),
+                 golden_output=_nz(src[16:]))
     assert _compare(db, goldens, "a2a3", "textract_vec", case) == ("agree", "default")
     wrong = _case("TExtractVecTest.case_nz_2", params, src_input=_nz(src), dst_init=_nz(init), golden_output=src[16:])
     assert _compare(db, goldens, "a2a3", "textract_vec", wrong)[0] == "value"  # the same values in row order
