@@ -13,12 +13,13 @@ sample's target (the program's ``pto.target_arch`` / ``pto.device-spec``, else i
 (or the compare.py the tooling writes for a case without one).  A committed board case (``<Dir>/npu_validation/``
 with its own main.cpp, golden.py and compare.py) runs the kernels its main.cpp launches, in order, on shared
 buffers (``ptospec/samples/boards.py``).  Each sample ends as ``match``, ``mismatch``
-(with the compare's message and the largest error), ``refused`` (the rule id that stopped the run) or
-``not-runnable`` (why: most samples build their .pto through the assembler's Python bindings).
+(with the compare's message and the largest error), ``refused`` (the rule id that stopped the run), ``error``
+(probably ours: the golden failed on our metadata, wrote no file or another size) or ``not-runnable`` (why: most
+samples build their .pto through the assembler's Python bindings).  It runs the checkout's own Python scripts.
 
 ``--ptoas BIN`` also compiles each kernel with the assembler, lets the tooling write its own case, and checks
-that the golden script reads the same metadata from it as from ours.  Exit status: 0 when every runnable
-sample matches, 1 otherwise.
+that the golden script reads the same metadata from it as from ours.  Exit status: 0 when some sample ran and
+every one that ran matches, 1 otherwise, 2 for bad input.
 """
 
 from __future__ import annotations

@@ -176,3 +176,130 @@ def test_a_committed_case_runs_the_launches_of_its_main_cpp(db, facts, tmp_path)
     assert profile == "a2a3" and not findings
     np.testing.assert_array_equal(ours["v2"], x)  # copied twice, through a buffer no file initialises
     np.testing.assert_array_equal(np.fromfile(tmp_path / "v2.bin", np.float32), x)
+
+
+# A fake checkout of our own (tmp_path): the kernel above as Mine/case.pto, with golden and compare scripts that
+# follow the assembler's conventions (they read main.cpp, write <param>.bin and golden_<output>.bin).
+GOLDEN = """
+import re, sys, numpy as np, ml_dtypes
+n = {m[0]: int(m[1]) for m in re.findall(r"elemCount_(v\\d+) = (\\d+);", open("main.cpp").read())}
+types = {"v1": ml_dtypes.bfloat16, "v2": np.float32, "v3": np.float32, "v4": np.int32}
+for k, c in n.items():
+    np.zeros(c, types[k]).tofile(f"{k}.bin")
+np.zeros(n["v3"] + GOLDEN_EXTRA, np.float32).tofile("golden_v3.bin")
+"""
+COMPARE = """
+import sys, numpy as np
+ok = np.array_equal(np.fromfile("v3.bin", np.float32), np.fromfile("golden_v3.bin", np.float32))
+print("[INFO] compare passed" if ok else "[ERROR] compare failed")
+sys.exit(0 if ok else 2)
+"""
+
+
+def _checkout(root: Path, golden: str = GOLDEN.replace("GOLDEN_EXTRA", "0"), case: str = "case",
+              runtime: str = "") -> Path:
+    d = root / "test" / "samples" / "Mine"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"{case}.pto").write_text(KERNEL.read_text())
+    (d / f"{case}_golden.py").write_text(golden)
+    (d / f"{case}_compare.py").write_text(COMPARE)
+    (root / "test" / "samples" / "validation_runtime.py").write_text(runtime)
+    return root
+
+
+def _run(args: list[str], capsys) -> tuple[int, str, str]:
+    from ptospec.cli import main
+
+    code = main(["ptoas", "samples", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_relative_source_runs_its_samples(tmp_path, monkeypatch, capsys):
+    _checkout(tmp_path / "fake")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(["--source", "fake"], capsys)
+    assert "Mine/case" in out and " match " in out and code == 0, out
+
+
+def test_nothing_runnable_is_a_failure(tmp_path, capsys):
+    root = _checkout(tmp_path)
+    (root / "test" / "samples" / "Mine" / "case.pto").unlink()  # a golden without its kernel
+    code, out, _ = _run(["--source", str(root)], capsys)
+    assert "not-runnable" in out and "no sample was runnable" in out and code == 1
+
+
+def test_a_golden_that_writes_nothing_is_one_samples_error(tmp_path, capsys):
+    root = _checkout(tmp_path / "fake")
+    _checkout(root, golden="print('wrote nothing')", case="empty")
+    report = tmp_path / "out.json"
+    code, out, _ = _run(["--source", str(root), "--json", str(report)], capsys)
+    import json
+    status = {o["sample"]: (o["status"], o["detail"]) for o in json.loads(report.read_text())}
+    assert status["Mine/case"][0] == "match"
+    assert status["Mine/empty"][0] == "error" and "without writing v1.bin" in status["Mine/empty"][1]
+    assert code == 1, out
+
+
+def test_a_bad_per_case_scalar_table_is_one_line(tmp_path, capsys):
+    root = _checkout(tmp_path)
+    script = root / "test" / "npu_validation" / "scripts" / "generate_testcase.py"
+    script.parent.mkdir(parents=True)
+    script.write_text("CASE_INT_SCALAR_DEFAULTS = {'case': {'v5': 'three'}}\n")
+    code, _, err = _run(["--source", str(root)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "[samples.overrides]" in lines[0], err
+
+
+def test_a_golden_failing_on_our_metadata_and_a_size_disagreement_are_errors(db, facts, tmp_path):
+    from ptospec.samples.harness import find_samples, run_sample
+
+    failing = "from validation_runtime import write_buffers\nwrite_buffers(None, {})\n"
+    runtime = "def write_buffers(meta, buffers):\n    raise KeyError('missing buffer for v9')\n"
+    root = _checkout(tmp_path / "a", golden=failing, runtime=runtime)
+    outcome = run_sample(db, root, facts, find_samples(root, facts)[0], {})
+    assert outcome.status == "error" and "on our metadata" in outcome.detail, outcome.detail
+    root = _checkout(tmp_path / "b", golden=GOLDEN.replace("GOLDEN_EXTRA", "5"))
+    outcome = run_sample(db, root, facts, find_samples(root, facts)[0], {})
+    assert outcome.status == "error" and "golden_v3.bin holds" in outcome.detail, outcome.detail
+
+
+def test_the_scripts_get_a_minimal_environment(db, facts, tmp_path, monkeypatch):
+    from ptospec.samples.harness import find_samples, run_sample
+
+    monkeypatch.setenv("PTOSPEC_NOT_FOR_SCRIPTS", "1")
+    golden = "import os, json\njson.dump(sorted(os.environ), open('env.json', 'w'))\n" + GOLDEN.replace(
+        "GOLDEN_EXTRA", "0")
+    root = _checkout(tmp_path / "fake", golden=golden)
+    outcome = run_sample(db, root, facts, find_samples(root, facts)[0], {}, keep=tmp_path / "keep")
+    assert outcome.status == "match", outcome.detail
+    import json
+    seen = set(json.loads((tmp_path / "keep" / "Mine" / "case" / "env.json").read_text()))
+    assert "PTOSPEC_NOT_FOR_SCRIPTS" not in seen and {"PATH", "PYTHONPATH", "SOC_VERSION"} <= seen
+
+
+def test_the_cross_check_is_contained_and_runs_in_the_scratch_directory(db, facts, tmp_path, monkeypatch):
+    import sys
+
+    from ptospec.samples import harness
+
+    root = _checkout(tmp_path / "fake")
+    ptoas = tmp_path / "ptoas"
+    ptoas.write_text(f"#!{sys.executable}\nimport time\nopen('ptoas-was-here', 'w')\ntime.sleep(30)\n")
+    ptoas.chmod(0o755)
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    monkeypatch.chdir(caller)
+    monkeypatch.setattr(harness, "SCRIPT_SECONDS", 2)
+    sample = harness.find_samples(root, facts)[0]
+    outcome = harness.run_sample(db, root, facts, sample, {}, ptoas=ptoas, keep=tmp_path / "keep")
+    assert outcome.meta_check == "ptoas failed: ptoas: timed out after 2 s", outcome.meta_check
+    assert not list(caller.iterdir()) and (tmp_path / "keep" / "Mine" / "case" / "tooling" / "ptoas-was-here").is_file()
+
+
+def test_the_largest_error_counts_nan_against_nan_as_equal():
+    from ptospec.samples.harness import max_error
+
+    a = np.array([1.0, np.nan, 3.0], np.float32)
+    assert max_error(a, np.array([1.5, np.nan, 3.0], np.float32)) == 0.5
+    assert np.isnan(max_error(a, np.array([1.0, 2.0, 3.0], np.float32)))

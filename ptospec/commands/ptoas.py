@@ -64,8 +64,10 @@ def register(sub) -> None:
                         "layer as the assembler's board-test harness runs it: the case metadata its tooling derives "
                         "from the kernel (derived here from the .pto), the golden script unchanged in a scratch "
                         "directory, run_program on the buffers it wrote, the sample's own compare. Prints each "
-                        "sample as match, mismatch, refused (the rule) or not-runnable (why), and the totals. Exit 1 "
-                        "when a runnable sample mismatches or is refused. See docs/programs.md.")
+                        "sample as match, mismatch, refused (the rule), error (probably ours) or not-runnable (why), "
+                        "and the totals. Exit 1 when a sample mismatches, is refused or ends in error, or when none "
+                        "was runnable. It runs the checkout's own Python scripts (with a minimal environment). See "
+                        "docs/programs.md.")
     s.add_argument("--source", required=True, metavar="DIR", help="a checkout of hw-native-sys/PTOAS")
     s.add_argument("--only", nargs="+", metavar="TEXT", default=[],
                    help="only the samples whose Dir/case contains one of these texts")

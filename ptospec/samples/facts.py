@@ -35,6 +35,11 @@ class SampleFacts:
             return float(self.defaults["float"])
         return int(self.defaults["integer"])
 
+    def soc_of(self, profile: str | None) -> str:
+        """SOC_VERSION the scripts see for a run on ``profile``."""
+        arch = next((a for a, p in self.arch_profiles.items() if p == profile), self.default_arch)
+        return self.soc.get(arch, "")
+
     def arch(self, folder: str) -> tuple[str, int | None]:
         """The --pto-arch and --pto-level runop.sh gives the .pto files of a sample folder."""
         entry = self.directories.get(folder, {})

@@ -33,6 +33,8 @@ from .facts import SampleFacts
 from .meta import CaseMeta, MetaError, derive_meta
 
 SCRIPT_SECONDS = 600  # one golden or compare script
+# validation_runtime's functions that read or check the metadata we write: a golden script failing in one fails on it
+META_READERS = ("load_case_meta", "write_buffers", "write_golden", "load_scalar_assignments")
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Sample:
 @dataclass
 class Outcome:
     sample: Sample
-    status: str  # match | mismatch | refused | not-runnable
+    status: str  # match | mismatch | refused | error | not-runnable
     detail: str = ""
     profile: str | None = None
     findings: list[str] = field(default_factory=list)
@@ -64,7 +66,7 @@ class Outcome:
 
 def find_samples(root: Path, facts: SampleFacts) -> list[Sample]:
     """Every ``*_golden.py`` of the samples folder of a checkout, with what is beside it."""
-    base = root / facts.directory
+    base = root.resolve() / facts.directory
     if not base.is_dir():
         raise PtospecError(f"{base} is not a directory (give the root of a PTOAS checkout)", rule="samples.root")
     found = []
@@ -88,12 +90,20 @@ def scalar_overrides(root: Path, facts: SampleFacts) -> dict[str, dict[str, int]
     script = root / facts.script
     if not script.is_file():
         return {}
-    tree = ast.parse(script.read_text(encoding="utf-8"), str(script))
+    try:
+        tree = ast.parse(script.read_text(encoding="utf-8"), str(script))
+    except (SyntaxError, ValueError) as exc:
+        raise PtospecError(f"{script}: not readable Python ({exc})", rule="samples.overrides") from None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == facts.overrides_table
                                                 for t in node.targets):
-            value = ast.literal_eval(node.value)
-            return {str(k): {str(n): int(v) for n, v in d.items()} for k, d in value.items()}
+            try:
+                value = ast.literal_eval(node.value)
+                return {str(k): {str(n): int(v) for n, v in d.items()} for k, d in value.items()}
+            except (ValueError, TypeError, AttributeError, SyntaxError) as exc:
+                raise PtospecError(f"{script}:{node.lineno}: {facts.overrides_table} is not a literal table of "
+                                   f"case -> {{scalar: integer}} ({type(exc).__name__}: {exc})",
+                                   rule="samples.overrides") from None
     return {}
 
 
@@ -115,6 +125,7 @@ def not_runnable_reason(sample: Sample) -> str:
 def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, overrides: dict,
                ptoas: Path | None = None, keep: Path | None = None) -> Outcome:
     """Run one sample (``keep``: a directory to leave its scratch files in, for a look)."""
+    root = root.resolve()
     if sample.board:
         with _workdir(keep, sample) as work:
             return _run_board(db, facts, sample, work)
@@ -148,21 +159,23 @@ def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Pat
     out = Outcome(sample, "match", profile=profile)
     (work / "main.cpp").write_text(meta.main_cpp(), encoding="utf-8")
     (work / "outputs.txt").write_text(meta.outputs_txt(), encoding="utf-8")
-    arch = next((a for a, p in facts.arch_profiles.items() if p == profile), facts.default_arch)
     # the tooling copies validation_runtime.py beside each case's scripts: here it is found on the path
-    env = dict(os.environ, SOC_VERSION=facts.soc.get(arch, ""), COMPARE_STRICT="1",
-               PYTHONPATH=str((root / facts.runtime).parent))
+    env = script_env(str((root / facts.runtime).parent), facts.soc_of(profile))
     if ptoas is not None:
         out.meta_check = cross_check(root, facts, sample, meta, ptoas, work / "tooling", env)
     done = _script(sample.golden, work, env)
     if done.returncode != 0:
-        return _not_runnable(out, f"golden script failed: {_last_line(done)}")
+        return _golden_failed(out, done)
+    missing = [f for f in [f"{p.name}.bin" for p in meta.buffers] + [f"golden_{n}.bin" for n in meta.outputs]
+               if not (work / f).is_file()]
+    if missing:
+        return _error(out, f"the golden script exited 0 without writing {', '.join(missing)}")
     args: dict[str, object] = {}
     for p in meta.buffers:
         data = np.fromfile(work / f"{p.name}.bin", dtype=numpy_dtype(db, p.dtype))
         if data.size != meta.elem_counts[p.name]:
-            return _not_runnable(out, f"the golden script wrote {data.size} elements of {p.name}, "
-                                      f"not {meta.elem_counts[p.name]}")
+            return _error(out, f"the golden script wrote {data.size} elements of {p.name}, our metadata says "
+                               f"{meta.elem_counts[p.name]}")
         args[p.arg] = data
     for p in meta.params:
         if not p.pointer:
@@ -179,16 +192,36 @@ def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Pat
         ours = np.ascontiguousarray(result.outputs[by_name[name].arg]).reshape(-1)
         ours.tofile(work / f"{name}.bin")
         golden = np.fromfile(work / f"golden_{name}.bin", dtype=ours.dtype)
-        if golden.size == ours.size:
-            diff = np.abs(ours.astype(np.float64) - golden.astype(np.float64))
-            both_nan = np.isnan(ours.astype(np.float64)) & np.isnan(golden.astype(np.float64))
-            diff[both_nan] = 0.0
-            out.max_error[name] = float(np.nanmax(diff, initial=0.0)) if not np.isnan(diff).all() else float("nan")
+        if golden.size != ours.size:
+            return _error(out, f"golden_{name}.bin holds {golden.size} elements, our {name} {ours.size}")
+        out.max_error[name] = max_error(ours, golden)
     if sample.compare is None and not (root / facts.compare_template).is_file():
         return _not_runnable(out, f"no {sample.case}_compare.py and no {facts.compare_template} to write one from")
     compare = sample.compare or _generated_compare(db, root, facts, meta, work)
     _judge(out, _script(compare, work, env))
     return out
+
+
+def max_error(ours: np.ndarray, golden: np.ndarray) -> float:
+    """The largest |ours - golden| (NaN against NaN counts as equal; NaN against a number is NaN)."""
+    a, b = ours.astype(np.float64), golden.astype(np.float64)
+    diff = np.abs(a - b)
+    diff[np.isnan(a) & np.isnan(b)] = 0.0
+    return float("nan") if np.isnan(diff).any() else float(np.max(diff, initial=0.0))
+
+
+def script_env(pythonpath: str, soc: str) -> dict[str, str]:
+    """The environment a third-party script gets: what it needs to run, none of ours."""
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+    env.update(PYTHONPATH=pythonpath, SOC_VERSION=soc, COMPARE_STRICT="1")
+    return env
+
+
+def _golden_failed(out: Outcome, done: subprocess.CompletedProcess) -> Outcome:
+    """A golden script failing where it reads or checks our metadata is our error; elsewhere, not runnable."""
+    if any(f"in {fn}" in done.stderr for fn in META_READERS):
+        return _error(out, f"golden script failed on our metadata: {_last_line(done)}")
+    return _not_runnable(out, f"golden script failed: {_last_line(done)}")
 
 
 def _judge(out: Outcome, done: subprocess.CompletedProcess) -> None:
@@ -215,10 +248,14 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
         return _not_runnable(out, f"no single .pto of {sample.folder} defines @{', @'.join(missing)}"
                                   + (f" (its builders {', '.join(builders)} need the assembler's Python bindings)"
                                      if builders else ""))
-    env = dict(os.environ, COMPARE_STRICT="1", PYTHONPATH=str(sample.golden.parent))
+    env = script_env(str(sample.golden.parent), "")
     done = _script(sample.golden, work, env)
     if done.returncode != 0:
-        return _not_runnable(out, f"golden script failed: {_last_line(done)}")
+        return _golden_failed(out, done)
+    missing = [f"{stem}.bin" for stem in case.inputs.values() if not (work / f"{stem}.bin").is_file()]
+    missing += [f"golden_{stem}.bin" for stem in case.outputs.values() if not (work / f"golden_{stem}.bin").is_file()]
+    if missing:
+        return _error(out, f"the golden script exited 0 without writing {', '.join(sorted(set(missing)))}")
 
     def profile_of(program) -> str:
         return sample_profile(db, program, sample.folder, facts)
@@ -229,13 +266,14 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
         return out
     for stem, arr in ours.items():
         golden = np.fromfile(work / f"golden_{stem}.bin", dtype=arr.dtype)
-        if golden.size == arr.size:
-            out.max_error[stem] = float(np.max(np.abs(arr.astype(np.float64) - golden.astype(np.float64)),
-                                               initial=0.0))
+        if golden.size != arr.size:
+            return _error(out, f"golden_{stem}.bin holds {golden.size} elements, our {stem} {arr.size}")
+        out.max_error[stem] = max_error(arr, golden)
+    if not ours:
+        return _error(out, "main.cpp writes no output: nothing to compare")
     if sample.compare is None:
         return _not_runnable(out, "no compare.py in the case directory")
-    env["SOC_VERSION"] = facts.soc.get(next((a for a, p in facts.arch_profiles.items() if p == out.profile),
-                                            facts.default_arch), "")
+    env["SOC_VERSION"] = facts.soc_of(out.profile)
     _judge(out, _script(sample.compare, work, env))
     return out
 
@@ -246,17 +284,30 @@ def _refusal(exc: PtospecError) -> str:
     return text if f"[{exc.rule}]" in text else f"[{exc.rule}] {text}"
 
 
+def _error(out: Outcome, why: str) -> Outcome:
+    out.status, out.detail = "error", why
+    return out
+
+
 def _not_runnable(out: Outcome, why: str) -> Outcome:
     out.status, out.detail = "not-runnable", why
     return out
 
 
 def _script(path: Path, cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    """A Python script of the checkout, run in ``cwd``."""
+    return _run([sys.executable, str(path), *args], cwd, env)
+
+
+def _run(command: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    """A command of the checkout (a timeout or an unstartable program: a failed run, never an exception)."""
     try:
-        return subprocess.run([sys.executable, str(path), *args], cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=SCRIPT_SECONDS)
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=SCRIPT_SECONDS)
     except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess([str(path)], 124, "", f"timed out after {SCRIPT_SECONDS} s")
+        program = Path(command[1] if command[0] == sys.executable else command[0]).name
+        return subprocess.CompletedProcess(command, 124, "", f"{program}: timed out after {SCRIPT_SECONDS} s")
+    except OSError as exc:
+        return subprocess.CompletedProcess(command, 126, "", f"{command[0]}: {exc}")
 
 
 def _last_line(done: subprocess.CompletedProcess) -> str:
@@ -293,8 +344,12 @@ print(json.dumps({"elem_counts": m.elem_counts, "types": {k: str(v) for k, v in 
 
 def case_meta_as_read(root: Path, facts: SampleFacts, work: Path, env: dict) -> dict:
     """What ``validation_runtime.load_case_meta`` (and ``load_int32_assignments``) read in ``work``."""
-    done = subprocess.run([sys.executable, "-c", _LOAD_META, str((root / facts.runtime).parent)], cwd=work,
-                          env=env, capture_output=True, text=True, timeout=SCRIPT_SECONDS)
+    reader = work / "ptospec_load_meta.py"
+    reader.write_text(_LOAD_META, encoding="utf-8")
+    try:
+        done = _script(reader, work, env, str((root / facts.runtime).parent))
+    finally:
+        reader.unlink()
     if done.returncode != 0:
         raise PtospecError(f"load_case_meta failed in {work}: {_last_line(done)}", rule="samples.meta")
     return json.loads(done.stdout)
@@ -303,23 +358,25 @@ def case_meta_as_read(root: Path, facts: SampleFacts, work: Path, env: dict) -> 
 def cross_check(root: Path, facts: SampleFacts, sample: Sample, meta: CaseMeta, ptoas: Path, work: Path,
                 env: dict) -> str:
     """Compile the sample with the assembler as runop.sh does, let the tooling write its case, and compare
-    what the golden script would read there with what it reads from ours: "agrees" or the differences."""
+    what the golden script would read there with what it reads from ours: "agrees" or the differences (every
+    command runs in ``work``; a failure is reported in the text, never raised)."""
     work.mkdir(parents=True, exist_ok=True)
     arch, level = facts.arch(sample.folder)
     cpp = work / sample.folder / f"{sample.case}-pto.cpp"
     cpp.parent.mkdir(parents=True, exist_ok=True)
     flags = ["--enable-insert-sync", "--pto-arch", arch] + ([f"--pto-level=level{level}"] if level else [])
-    done = subprocess.run([str(ptoas), *flags, str(sample.pto), "-o", str(cpp)], capture_output=True, text=True,
-                          timeout=SCRIPT_SECONDS)
+    done = _run([str(ptoas), *flags, str(sample.pto), "-o", str(cpp)], work, env)
     if done.returncode != 0:
         return f"ptoas failed: {_last_line(done)}"
     gen = work / "gen"
-    done = subprocess.run([sys.executable, str(root / facts.script), "--input", str(cpp), "--testcase", sample.case,
-                           "--output-root", str(gen), "--run-mode", "sim", "--soc-version", env["SOC_VERSION"]],
-                          capture_output=True, text=True, timeout=SCRIPT_SECONDS, env=env)
+    done = _script(root / facts.script, work, env, "--input", str(cpp), "--testcase", sample.case,
+                   "--output-root", str(gen), "--run-mode", "sim", "--soc-version", env["SOC_VERSION"])
     if done.returncode != 0:
         return f"the tooling failed: {_last_line(done)}"
-    theirs = case_meta_as_read(root, facts, gen / sample.folder / sample.case, env)
-    ours = case_meta_as_read(root, facts, work.parent, env)
+    try:
+        theirs = case_meta_as_read(root, facts, gen / sample.folder / sample.case, env)
+        ours = case_meta_as_read(root, facts, work.parent, env)
+    except PtospecError as exc:
+        return str(exc)
     diffs = [f"{k}: tooling {theirs[k]}, ours {ours[k]}" for k in theirs if theirs[k] != ours.get(k)]
     return "agrees" if not diffs else "; ".join(diffs)

@@ -14,7 +14,8 @@ from ..model import Database
 from .facts import load_sample_facts
 from .harness import Outcome, find_samples, run_sample, scalar_overrides
 
-STATUSES = ("match", "mismatch", "refused", "not-runnable")
+STATUSES = ("match", "mismatch", "refused", "error", "not-runnable")
+FAILING = ("mismatch", "refused", "error")
 
 
 def _children_cpu() -> float:
@@ -42,7 +43,9 @@ def outcome_line(outcome: Outcome) -> str:
 def run_samples(db: Database, root: Path, only: list[str], ptoas: Path | None = None, keep: Path | None = None,
                 json_path: Path | None = None) -> int:
     """Every sample of the checkout ``root`` (``only``: those whose Dir/case contains one of these texts).
-    Exit status: 0 when no runnable sample mismatches or is refused, 1 otherwise (PtospecError: bad input)."""
+    Exit status: 0 when some sample ran and none mismatches, is refused or ends in error; 1 otherwise
+    (PtospecError: bad input)."""
+    root = root.resolve()
     facts = load_sample_facts(db)
     samples = find_samples(root, facts)
     if only:
@@ -58,7 +61,10 @@ def run_samples(db: Database, root: Path, only: list[str], ptoas: Path | None = 
     outcomes = []
     t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     for k, sample in enumerate(sorted(samples, key=lambda s: (s.pto is None and not s.board, s.name)), 1):
-        outcome = run_sample(db, root, facts, sample, overrides, ptoas, keep)
+        try:
+            outcome = run_sample(db, root, facts, sample, overrides, ptoas, keep)
+        except Exception as exc:  # one sample never loses the others (nor the --json file)
+            outcome = Outcome(sample, "error", f"internal error: {type(exc).__name__}: {exc}")
         counts[outcome.status] += 1
         outcomes.append(outcome)
         print(f"[{k}/{len(samples)}] {outcome_line(outcome)}", flush=True)
@@ -76,4 +82,7 @@ def run_samples(db: Database, root: Path, only: list[str], ptoas: Path | None = 
                                           "detail": o.detail, "max_error": o.max_error, "findings": o.findings,
                                           "seconds": round(o.seconds, 3), "metadata": o.meta_check}
                                          for o in outcomes], indent=1), encoding="utf-8")
-    return 0 if counts["mismatch"] == counts["refused"] == 0 else 1
+    if not any(counts[st] for st in STATUSES if st != "not-runnable"):
+        print("no sample was runnable")
+        return 1
+    return 1 if any(counts[st] for st in FAILING) else 0
