@@ -249,6 +249,12 @@ def print_whole(state: dict, merged: Path) -> None:
         if label == "cold":
             print(target_line("every positive fixed case through the lowering backend, cold", t.cpu, t.wall,
                               LOWERING_TARGET_S))
+    cold = [p for n, p in pieces.items() if n.startswith("cold")]
+    if cold:
+        cpu = tv.cpu + sum(p["user"] + p["system"] for p in cold)
+        wall = tv.wall + sum(p["wall"] for p in cold)
+        print(f"whole run (the verifier's must-reject cases and the cold lowering): {wall:.0f} s wall, {cpu:.0f} s "
+              f"CPU; {cpu / TARGET_CORES:.0f} s on {TARGET_CORES} idle cores if the work spread evenly")
     report = merged / "report.json"
     if report.is_file():
         data = json.loads(report.read_text())
