@@ -1,7 +1,8 @@
 """Figures of the PTO assembler as a backend under test, with the targets of issue 25 beside them.
 
     python benchmarks/ptoas.py --ptoas PATH --pto-isa-root PTO_ISA [--ops tadd tcmp ...] [--jobs N]
-    python benchmarks/ptoas.py --whole --ptoas PATH --pto-isa-root PTO_ISA [--jobs 2] [--state DIR] [--shards 8]
+    python benchmarks/ptoas.py --whole --ptoas PATH --pto-isa-root PTO_ISA [--jobs 2]
+                               [--state DIR] [--shards 4] [--resume]
 
 The first form measures a sample of instructions (``--ops``): verifier cases per second (must-reject cases, one
 module each, and positive cases, 40 to a module) and the lowering backend's positive cases verified per second,
@@ -273,7 +274,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel ptoas runs, compiles and runs")
     ap.add_argument("--batch", type=int, default=40, help="positive cases per verifier module (sample)")
     ap.add_argument("--whole", action="store_true", help="the whole run of every covered instruction (above)")
-    ap.add_argument("--shards", type=int, default=8, help="pieces of the whole run's lowering (default 8)")
+    ap.add_argument("--shards", type=int, default=4, help="pieces of the whole run's lowering (default 4)")
     ap.add_argument("--state", default=str(ROOT / "build" / "ptoas-bench" / "whole"),
                     help="the whole run's figures, build cache and reports (default: build/ptoas-bench/whole)")
     ap.add_argument("--resume", action="store_true", help="go on with the whole run recorded in --state")
