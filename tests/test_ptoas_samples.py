@@ -172,7 +172,7 @@ def test_a_committed_case_runs_the_launches_of_its_main_cpp(db, facts, tmp_path)
     assert case.sizes == {"srcDevice0": 128, "srcDevice1": 128, "dstDevice0": 128} and case.scalars == {"v9": 0}
     x = np.arange(32, dtype=np.float32)
     x.tofile(tmp_path / "v1.bin")
-    profile, ours, findings, _ = run_board_case(db, case, tmp_path, lambda program: "a2a3")
+    profile, ours, findings, _ = run_board_case(db, case, tmp_path, lambda program: "a2a3", facts.ir_dump_suffix)
     assert profile == "a2a3" and not findings
     np.testing.assert_array_equal(ours["v2"], x)  # copied twice, through a buffer no file initialises
     np.testing.assert_array_equal(np.fromfile(tmp_path / "v2.bin", np.float32), x)

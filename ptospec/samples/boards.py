@@ -23,7 +23,6 @@ from ..program.api import buffer_argument, entry_function, read_program, run_pro
 from ..program.walker import Walker, func_signature
 from .facts import SampleFacts
 
-CASE_FOLDERS = ("npu_validation", "board_validation")
 _LAUNCH_DEF = re.compile(r"void\s+(Launch\w+)\s*\([^)]*\)\s*\{[^}]*?\b(\w+)\s*<<<\s*(\d+)\s*,", re.S)
 _LAUNCH_CALL = re.compile(r"^\s*(Launch\w+)\s*\(([^;]*)\)\s*;", re.M)
 _READ = re.compile(r'ReadFile\(\s*"\./(\w+)\.bin"\s*,\s*\w+\s*,\s*(\w+)\s*,')
@@ -59,7 +58,7 @@ class BoardCase:
 
 def find_board_cases(root: Path, facts: SampleFacts) -> list[Path]:
     base = root / facts.directory
-    return sorted(p.parent for sub in CASE_FOLDERS for p in base.glob(f"*/{sub}/golden.py"))
+    return sorted(p.parent for sub in facts.case_folders for p in base.glob(f"*/{sub}/golden.py"))
 
 
 def sizes_of(db: Database, facts: SampleFacts) -> dict[str, int]:
@@ -118,21 +117,23 @@ def _bytes(expr: str, env: dict[str, int], sizeof: dict[str, int]) -> int:
     return total
 
 
-def kernel_file(case: BoardCase, kernel: str) -> Path | None:
-    """The .pto of the sample folder that defines ``kernel`` (None: none does, or several do)."""
-    found = [p for p in sorted(case.path.parent.glob("*.pto")) if not p.name.endswith("-pto-ir.pto")
+def kernel_file(case: BoardCase, kernel: str, ir_dump_suffix: str) -> Path | None:
+    """The .pto of the sample folder that defines ``kernel`` (None: none does, or several do; an IR dump of the
+    assembler, ``ir_dump_suffix``, is none)."""
+    found = [p for p in sorted(case.path.parent.glob("*.pto")) if not p.name.endswith(ir_dump_suffix)
              and re.search(rf"func\.func\s+@{re.escape(kernel)}\s*\(", p.read_text(encoding="utf-8"))]
     return found[0] if len(found) == 1 else None
 
 
-def run_board_case(db: Database, case: BoardCase, work: Path, profile_of) -> tuple[str, dict, list[str], float]:
+def run_board_case(db: Database, case: BoardCase, work: Path, profile_of,
+                   ir_dump_suffix: str) -> tuple[str, dict, list[str], float]:
     """Run the launches of ``case`` on the buffers the golden script wrote in ``work`` and write the output
     files there.  ``profile_of(program)``: the target of a kernel.  Returns (profile, our outputs by file stem,
     findings, seconds); raises PtospecError when a kernel cannot be found or run."""
     buffers: dict[str, np.ndarray] = {}
     profile, findings, seconds = "", [], 0.0
     for launch in case.launches:
-        path = kernel_file(case, launch.kernel)
+        path = kernel_file(case, launch.kernel, ir_dump_suffix)
         if path is None:
             raise PtospecError(f"no single .pto of {case.folder} defines @{launch.kernel}", rule="samples.kernel")
         program = read_program(path)

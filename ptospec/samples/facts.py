@@ -27,6 +27,13 @@ class SampleFacts:
     eps: dict[str, float]  # C type -> allclose tolerance of the generated compare
     ulp: dict[str, int]  # C type -> units in the last place (bfloat16)
     arch_profiles: dict[str, str]  # --pto-arch -> profile
+    compare_functions: dict[str, str]  # ulp | eps -> the template's function
+    compare_placeholder: str  # the template's line the tooling replaces with its compares
+    markers: dict[str, str]  # error | warn | failed -> what a compare script prints
+    strict_env: str  # set to 1 for the compare scripts
+    ptoas_flags: tuple[str, ...]  # runop.sh's flags before --pto-arch
+    case_folders: tuple[str, ...]  # committed board-test case directories of a sample folder
+    ir_dump_suffix: str  # the assembler's IR dumps beside the kernels
 
     def scalar_default(self, ctype: str) -> object:
         if ctype == "bool":
@@ -56,4 +63,6 @@ def load_sample_facts(db: Database) -> SampleFacts:
                        dict(s["scalar_defaults"]), s["scalar_overrides"], s["zero_override_written_as_default"],
                        dict(s["host_types"]), tuple(s["default_shape"]), dict(s["compare"]["eps"]),
                        dict(s["compare"]["ulp"]),
-                       {arch: profile for profile, arch in spec.arch.items()})
+                       {arch: profile for profile, arch in spec.arch.items()}, dict(s["compare"]["functions"]),
+                       s["compare"]["placeholder"], dict(s["compare"]["markers"]), s["strict_env"],
+                       tuple(s["ptoas_flags"]), tuple(s["case_folders"]), s["ir_dump_suffix"])

@@ -160,7 +160,7 @@ def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Pat
     (work / "main.cpp").write_text(meta.main_cpp(), encoding="utf-8")
     (work / "outputs.txt").write_text(meta.outputs_txt(), encoding="utf-8")
     # the tooling copies validation_runtime.py beside each case's scripts: here it is found on the path
-    env = script_env(str((root / facts.runtime).parent), facts.soc_of(profile))
+    env = script_env(facts, str((root / facts.runtime).parent), facts.soc_of(profile))
     if ptoas is not None:
         out.meta_check = cross_check(root, facts, sample, meta, ptoas, work / "tooling", env)
     done = _script(sample.golden, work, env)
@@ -198,7 +198,7 @@ def _run_in(db, root, facts, sample, program, profile, meta: CaseMeta, work: Pat
     if sample.compare is None and not (root / facts.compare_template).is_file():
         return _not_runnable(out, f"no {sample.case}_compare.py and no {facts.compare_template} to write one from")
     compare = sample.compare or _generated_compare(db, root, facts, meta, work)
-    _judge(out, _script(compare, work, env))
+    _judge(out, _script(compare, work, env), facts.markers)
     return out
 
 
@@ -210,10 +210,10 @@ def max_error(ours: np.ndarray, golden: np.ndarray) -> float:
     return float("nan") if np.isnan(diff).any() else float(np.max(diff, initial=0.0))
 
 
-def script_env(pythonpath: str, soc: str) -> dict[str, str]:
+def script_env(facts: SampleFacts, pythonpath: str, soc: str) -> dict[str, str]:
     """The environment a third-party script gets: what it needs to run, none of ours."""
     env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
-    env.update(PYTHONPATH=pythonpath, SOC_VERSION=soc, COMPARE_STRICT="1")
+    env.update({"PYTHONPATH": pythonpath, "SOC_VERSION": soc, facts.strict_env: "1"})
     return env
 
 
@@ -224,12 +224,12 @@ def _golden_failed(out: Outcome, done: subprocess.CompletedProcess) -> Outcome:
     return _not_runnable(out, f"golden script failed: {_last_line(done)}")
 
 
-def _judge(out: Outcome, done: subprocess.CompletedProcess) -> None:
-    """A compare script's verdict: a failing exit, an [ERROR] line or a failed compare it ignores (some committed
+def _judge(out: Outcome, done: subprocess.CompletedProcess, markers: dict[str, str]) -> None:
+    """A compare script's verdict: a failing exit, an error line or a failed compare it ignores (some committed
     compare.py print "[WARN] compare failed (ignored)" and exit 0) is a mismatch."""
     lines = done.stdout.splitlines()
-    errors = [ln for ln in lines if ln.startswith("[ERROR]") and "compare failed" not in ln]
-    ignored = [ln for ln in lines if ln.startswith("[WARN]") and "compare failed" in ln]
+    errors = [ln for ln in lines if ln.startswith(markers["error"]) and markers["failed"] not in ln]
+    ignored = [ln for ln in lines if ln.startswith(markers["warn"]) and markers["failed"] in ln]
     if done.returncode != 0 or errors or ignored:
         out.status = "mismatch"
         out.detail = "; ".join(errors[:2] + ignored[:1]) or _last_line(done)
@@ -242,13 +242,14 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
         case = read_board_case(sample.golden.parent, sizes_of(db, facts))
     except PtospecError as exc:
         return _not_runnable(out, str(exc))
-    missing = [launch.kernel for launch in case.launches if kernel_file(case, launch.kernel) is None]
+    missing = [launch.kernel for launch in case.launches
+               if kernel_file(case, launch.kernel, facts.ir_dump_suffix) is None]
     if missing:
         builders = [p.name for p in sorted(sample.golden.parent.parent.glob("*.py"))]
         return _not_runnable(out, f"no single .pto of {sample.folder} defines @{', @'.join(missing)}"
                                   + (f" (its builders {', '.join(builders)} need the assembler's Python bindings)"
                                      if builders else ""))
-    env = script_env(str(sample.golden.parent), "")
+    env = script_env(facts, str(sample.golden.parent), "")
     done = _script(sample.golden, work, env)
     if done.returncode != 0:
         return _golden_failed(out, done)
@@ -260,7 +261,8 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
     def profile_of(program) -> str:
         return sample_profile(db, program, sample.folder, facts)
     try:
-        out.profile, ours, out.findings, out.seconds = run_board_case(db, case, work, profile_of)
+        out.profile, ours, out.findings, out.seconds = run_board_case(db, case, work, profile_of,
+                                                                      facts.ir_dump_suffix)
     except PtospecError as exc:
         out.status, out.detail = "refused", _refusal(exc)
         return out
@@ -274,7 +276,7 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
     if sample.compare is None:
         return _not_runnable(out, "no compare.py in the case directory")
     env["SOC_VERSION"] = facts.soc_of(out.profile)
-    _judge(out, _script(sample.compare, work, env))
+    _judge(out, _script(sample.compare, work, env), facts.markers)
     return out
 
 
@@ -322,13 +324,14 @@ def _generated_compare(db: Database, root: Path, facts: SampleFacts, meta: CaseM
     for name in meta.outputs:
         ctype = next(p.ctype for p in meta.params if p.name == name)
         if ctype in facts.ulp:
-            lines.append(f'    ok = compare_bf16_bin("golden_{name}.bin", "{name}.bin", {facts.ulp[ctype]}) and ok')
+            lines.append(f'    ok = {facts.compare_functions["ulp"]}("golden_{name}.bin", "{name}.bin", '
+                         f'{facts.ulp[ctype]}) and ok')
         else:
             dtype = np.dtype(numpy_dtype(db, next(p.dtype for p in meta.params if p.name == name))).name
-            lines.append(f'    ok = compare_bin("golden_{name}.bin", "{name}.bin", np.dtype("{dtype}"), '
-                         f'{facts.eps.get(ctype, 0.0)}) and ok')
+            lines.append(f'    ok = {facts.compare_functions["eps"]}("golden_{name}.bin", "{name}.bin", '
+                         f'np.dtype("{dtype}"), {facts.eps.get(ctype, 0.0)}) and ok')
     path = work / "compare.py"
-    path.write_text(template.replace("@COMPARES@", "\n".join(lines)), encoding="utf-8")
+    path.write_text(template.replace(facts.compare_placeholder, "\n".join(lines)), encoding="utf-8")
     return path
 
 
@@ -364,7 +367,7 @@ def cross_check(root: Path, facts: SampleFacts, sample: Sample, meta: CaseMeta, 
     arch, level = facts.arch(sample.folder)
     cpp = work / sample.folder / f"{sample.case}-pto.cpp"
     cpp.parent.mkdir(parents=True, exist_ok=True)
-    flags = ["--enable-insert-sync", "--pto-arch", arch] + ([f"--pto-level=level{level}"] if level else [])
+    flags = [*facts.ptoas_flags, "--pto-arch", arch] + ([f"--pto-level=level{level}"] if level else [])
     done = _run([str(ptoas), *flags, str(sample.pto), "-o", str(cpp)], work, env)
     if done.returncode != 0:
         return f"ptoas failed: {_last_line(done)}"
