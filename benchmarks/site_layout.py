@@ -145,6 +145,7 @@ def main() -> int:
     if BROWSER is None:
         print("no chromium binary found (run .ci/install-browser)", file=sys.stderr)
         return 2
+    args.site = args.site.resolve()  # pages are opened by file:// address
     pages = [p for lang in args.lang for p in sorted((args.site / lang / "ops").glob("*.html"))
              if not args.ops or p.stem in args.ops]
     if not pages:

@@ -383,3 +383,16 @@ def test_usage_and_cost_facts_are_on_the_pages(db, files) -> None:
         assert int(base_k) == 32 // db.isa.dtypes[inputs].bytes
         assert int(repeats) == -(-m // 16) * -(-n // 16) * -(-k // int(base_k))
         assert int(cycles) == 14 + int(repeats) * int(cost)
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("band(shr(M, j % 4), 1)", r"\left(M \gg \left(j \bmod 4\right)\right) \mathbin{\&} 1"),
+    ("band(M, 1) == 0", r"\left(M \mathbin{\&} 1\right) = 0"),
+    ("band(M, 1) * 3", r"\left(M \mathbin{\&} 1\right) \cdot 3"),
+    ("shr(x, 3)", r"x \gg 3"),
+])
+def test_functions_written_as_operators_bracket_what_is_not_an_atom(text, shown):
+    """``band(shr(M, j % 4), 1)`` was drawn ``M >> j mod 4 & 1``, which a reader cannot parse back."""
+    node = parse_expr(text)
+    assert to_latex(node) == shown
+    assert "".join(layout(node, 6.0)).count("(") == shown.count("(")

@@ -39,7 +39,7 @@ def identifier(name: str) -> str:
     return r"\mathrm{" + name.replace("_", r"\_") + "}"
 
 
-def _prec(node: Node) -> int:
+def _prec(node: Node) -> float:
     match node:
         case Binary(op="//"):
             return _ATOM  # drawn in floor brackets: it needs no more
@@ -49,6 +49,8 @@ def _prec(node: Node) -> int:
             return _UNARY_PREC[op]
         case In():
             return 4
+        case Call() if _infix(node) is not None:
+            return 3.5  # a function written as an operator (a \gg b, a \& b): bracketed even beside a relation
         case Reduce() if counted(node) is not None:
             return _ATOM  # a count is drawn in braces
         case Reduce():
@@ -105,6 +107,8 @@ def to_latex(node: Node) -> str:
             rendered = [to_latex(a) for a in args]
             fn = FUNCTIONS.get(func)
             if fn is not None and len(rendered) == fn.arity:
+                if _infix(node) is not None:  # its operands bracketed unless atoms: (M \gg j) \& 1, not M \gg j \& 1
+                    rendered = [_wrap(a, _ATOM) for a in args]
                 return fn.latex.format(*rendered)
             return r"\operatorname{" + func.replace("_", r"\_") + "}(" + ", ".join(rendered) + ")"
         case Reduce(func=func, var=var, bound=bound, body=body):
@@ -393,6 +397,13 @@ def _wrapped_lines(node: Node, min_prec: int, budget: float) -> list[str]:
 
 
 _INFIX = re.compile(r"\{(\d+)\} (.+) \{(\d+)\}")  # a function template written as an operator: {0} op {1}
+
+
+def _infix(node: Node) -> re.Match | None:
+    """The operator form of a call whose function is written as an operator, else None."""
+    if isinstance(node, Call) and (fn := FUNCTIONS.get(node.func)) is not None and len(node.args) == fn.arity:
+        return _INFIX.fullmatch(fn.latex)
+    return None
 _ARGUMENTS = re.compile(r"\((\{\d+\}[^()]*)\)")  # a function template's bracketed arguments: ({1}, {2};\ {3} + {4})
 _SEPARATOR = re.compile(r"(,\s*|;\\ )")
 
@@ -446,7 +457,7 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
                 terms.append(lines if k == 0 else [f"{_SYMBOL[sign]} {lines[0]}", *lines[1:]])
             return _pack(terms, budget)
         case Binary(op=op, left=left, right=right) if _PREC[op] == 4:  # a relation: break after it
-            lhs, symbol = layout(left, budget), f" {_SYMBOL[op]}"
+            lhs, symbol = _wrapped_lines(left, _PREC[op], budget), f" {_SYMBOL[op]}"
             rhs = _wrapped_lines(right, _PREC[op] + 1, inner)
             glued = f"{lhs[-1]}{symbol} {rhs[0]}"
             room = budget - (_INDENT_EM if len(lhs) > 1 else 0.0)
@@ -492,9 +503,9 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             if infix := _INFIX.fullmatch(fn.latex):  # a cmp_mode b: broken after the operator, like a relation
                 left, right = (args[int(infix.group(k))] for k in (1, 3))
                 rendered = [to_latex(a) for a in args]
-                lhs = layout(left, budget)
+                lhs = _wrapped_lines(left, _ATOM, budget)
                 return [*lhs[:-1], f"{lhs[-1]} {infix.group(2).format(*rendered)}",
-                        *_indent(layout(right, inner))]
+                        *_indent(_wrapped_lines(right, _ATOM, inner))]
             # an argument too wide for its share of the line becomes a block of lines inside the call
             share = max(inner / len(args), min(12.0, 0.6 * inner))
             whole = latex_width(latex)
