@@ -66,9 +66,9 @@ class Timing:
     def cpu(self) -> float:
         return self.user + self.system
 
-    def text(self) -> str:
-        return (f"{self.wall:.0f} s wall, {self.cpu:.0f} s CPU ({self.user:.0f} user + {self.system:.0f} system; "
-                f"load {self.load_before:.1f} -> {self.load_after:.1f})")
+    def text(self, load: str = "") -> str:
+        load = load or f"load {self.load_before:.1f} -> {self.load_after:.1f}"
+        return f"{self.wall:.0f} s wall, {self.cpu:.0f} s CPU ({self.user:.0f} user + {self.system:.0f} system; {load})"
 
 
 class Clock:
@@ -245,7 +245,8 @@ def print_whole(state: dict, merged: Path) -> None:
         n = sum(p["cases_verified"] for p in parts)
         resumed = sum(1 for p in parts if p.get("resumed"))
         print(f"lowering backend, {label}: {n} positive fixed cases verified in {len(parts)} pieces, "
-              f"{sum(p['compiles'] for p in parts)} compiles, in {t.text()} = {n / t.wall:.1f} cases/s wall, "
+              f"{sum(p['compiles'] for p in parts)} compiles, in "
+              f"{t.text(f'load between {t.load_before:.1f} and {t.load_after:.1f}')} = {n / t.wall:.1f} cases/s wall, "
               f"{n / max(t.cpu, 1e-9):.1f} per CPU second" + (f" ({resumed} piece(s) resumed)" if resumed else ""))
         if label == "cold":
             print(target_line("every positive fixed case through the lowering backend, cold", t.cpu, t.wall,
