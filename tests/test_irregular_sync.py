@@ -158,6 +158,9 @@ def _check(tmp_path: Path, db, body: str, arch: str = "a5"):
     ("pto.set_flag[<PIPE_MTE2>, <PIPE_NOPE>, <EVENT_ID0>]", "sync.enum"),
     ("pto.sync.set <PIPE_V>, 0", "sync.set-pipe"),
     ("pto.sync.set <PIPE_FIX>, 0 {ffts_mode = 3 : i32}", "sync.ffts-mode"),
+    ("pto.sync.set <PIPE_FIX>, 0 {ffts_mode = 0x3 : i32}", "sync.ffts-mode"),  # as the lexer reads literals
+    ("pto.sync.set <PIPE_FIX>, 0 {ffts_mode = 08 : i32}", "sync.ffts-mode"),  # was an internal error
+    ('pto.sync.set <PIPE_FIX>, 0 {ffts_mode = "x"}', "program.syntax"),  # was taken as absent
     ("pto.get_buf[#pto.pipe_event_type<TLOAD>, 32]", "sync.buf-id"),
 ])
 def test_synchronisation_rules(tmp_path, db, line, rule):

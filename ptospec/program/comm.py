@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ProgramError
-from .lexer import int_literal
+from .lexer import integer_attributes
 from .syntax import Operation
 from .values import UNKNOWN, PartitionView, Pointer, TensorView, TileBuffer, known
 from .walker import Cursor, Walker
@@ -74,18 +74,10 @@ def _build_session(w: Walker, op: Operation) -> None:
     values = {"scratch_vec": scratch_vec, "scratch_bytes": scratch_bytes,
               "workspace_global": None if found is None else 1,
               "workspace_bytes": None if dtype is None else int(_bits(w, dtype) == 8 and dtype[0] in "iu")}
-    for key in w.spec.instructions[op.name[4:]].attributes:  # the integer attributes specs/program.yaml names
-        values[key] = _integer(attrs.get(key))
+    # the integer attributes specs/program.yaml names
+    values.update(integer_attributes(attrs, w.spec.instructions[op.name[4:]].attributes, op.pos))
     w.program_rules(op, op.name[4:], values)
     w.bind(op, [AsyncSession(scratch, workspace)])
-
-
-def _integer(text: str | None) -> int | None:
-    """An integer attribute as the lexer reads integer literals (0x hex too); None when absent or not one."""
-    try:
-        return int_literal(text.strip()) if text is not None and text.isascii() else None
-    except ValueError:
-        return None
 
 
 def _view_values(found, prefix: str) -> dict:

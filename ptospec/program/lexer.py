@@ -57,6 +57,22 @@ def int_literal(text: str) -> int | None:
     return int(text, 10)
 
 
+
+def integer_attributes(attrs: dict[str, str], keys, pos: SourcePos) -> dict[str, int | None]:
+    """The integer attributes ``keys`` of an attribute dictionary, read as integer literals (0x hex too): None
+    when absent, a ``program.syntax`` error naming the value when present but not an integer."""
+    values: dict[str, int | None] = {}
+    for key in keys:
+        text = attrs.get(key)
+        value = None if text is None else int_literal(text.strip()) if _INTEGER.fullmatch(text.strip()) else None
+        if text is not None and value is None:
+            raise ProgramError(f"attribute {key} = {text.strip()[:40]} is not an integer", "program.syntax", pos)
+        values[key] = value
+    return values
+
+
+_INTEGER = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)")
+
 _MASTER = re.compile("|".join(f"(?P<{k}>{p})" for k, p in _SIMPLE))
 # dotted names (pto.tadd, arith.constant): a dot is always followed by more of the name, so "pto." alone is no word
 _WORD = re.compile(r"[!#]?[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z0-9_$]+)*")

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import ProgramError
-from .lexer import int_literal
+from .lexer import int_literal, integer_attributes
 from .syntax import Operation
 from .values import UNKNOWN, known
 from .walker import Cursor, Walker
@@ -94,9 +94,7 @@ def _read(w: Walker, op: Operation, operands: list[str], attributes: tuple[str, 
     values: dict = dict(zip(operands, items, strict=True))
     if variadic:
         values[variadic] = extra
-    for key in attributes:
-        text = attrs.get(key)
-        values[key] = int(text, 0) if text is not None and re.fullmatch(r"-?[0-9]+", text) else None
+    values.update(integer_attributes(attrs, attributes, op.pos))
     return values
 
 
