@@ -256,7 +256,8 @@ _JUDGED: list[tuple[Database, dict[tuple, Report]]] = []  # the last database's 
 
 def judge(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> Report:
     """``validate`` of a whole, well-typed invocation without most sentences: the same rule ids, operands and
-    deferred checks, the messages of failed checks left empty.  For searches, which read only the ids: a
+    deferred checks; the messages of failed op rules' checks are left empty (location and layout rules and
+    checks that cannot be evaluated keep theirs).  For searches, which read only the ids: a
     sentence names the values a check looked at, and working those out costs more than the check.  Remembered
     apart from ``validate``'s reports (those have their sentences)."""
     key = (op.name, mode.name, profile, tuple(operands.items()))
@@ -484,8 +485,9 @@ def _op_rule_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, operan
                                    f"{rule.file}:{rule.line}")]
 
 
-_OUTCOMES: list[tuple[Database, dict[tuple[int, str], tuple[Rule, tuple, dict]]]] = []  # the last database's
-_OUTCOMES_MAX = 50_000  # outcomes remembered per rule and mode (each a few values and a verdict)
+_OUTCOMES: list[tuple[Database, dict[tuple[str, str, int], tuple[Rule, tuple, dict]], list[int]]] = []  # the last
+# database's: its tables, and how many outcomes they hold
+_OUTCOMES_MAX = 400_000  # outcomes remembered in all (each a few values and a verdict); a full search makes ~170k
 _UNSEEN = object()
 
 
@@ -494,15 +496,15 @@ def _remembered_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, ope
     """(rule, outcome) of each of ``rules`` that applies, as ``_op_rule_outcomes`` gives them without sentences,
     for a whole invocation of ``mode`` given no configuration state.  An outcome depends only on the values of
     the fields the rule reads (``reads.rule_reads``) and on the profile: each is remembered by those."""
-    if not _OUTCOMES or _OUTCOMES[0][0] is not db:
-        _OUTCOMES[:] = [(db, {})]
+    if not _OUTCOMES or _OUTCOMES[0][0] is not db or _OUTCOMES[0][2][0] >= _OUTCOMES_MAX:
+        _OUTCOMES[:] = [(db, {}, [0])]
     table = _OUTCOMES[0][1]
     found: list[tuple[Rule, list[Violation] | str] | None] = []
     missing: list[tuple[int, Rule, tuple, dict]] = []
     for rule in rules:
-        entry = table.get((id(rule), mode.name))
+        entry = table.get((op.name, mode.name, id(rule)))  # the getters read the op's lets: one entry per op
         if entry is None or entry[0] is not rule:
-            entry = table[id(rule), mode.name] = (rule, _read_getters(db, op, mode, rule), {})
+            entry = table[op.name, mode.name, id(rule)] = (rule, _read_getters(db, op, mode, rule), {})
         key = (profile, *(get(operands.get(name)) for name, get in entry[1]))
         memo = entry[2]
         outcome = memo.get(key, _UNSEEN)
@@ -514,9 +516,8 @@ def _remembered_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, ope
             db, op, mode, profile, operands, frozenset(), None, [rule for _, rule, _, _ in missing], False)}
         for at, rule, key, memo in missing:
             outcome = computed.get(id(rule))  # None: its condition does not hold here
-            if len(memo) >= _OUTCOMES_MAX:
-                memo.clear()
             memo[key] = outcome
+            _OUTCOMES[0][2][0] += 1
             if outcome is not None:
                 found[at] = (rule, outcome)
     return [item for item in found if item is not None]
@@ -647,6 +648,7 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
 
 _WHEN_FIELDS: dict[int, tuple[object, tuple[str, ...] | None]] = {}  # id(rules) -> (rules, fields their whens read)
 _APPLYING: list[tuple[object, dict[tuple, tuple[Rule, ...]]]] = []  # the last ISA's (one slot)
+_APPLYING_MAX = 20_000  # a full search meets ~360 combinations of the fields the conditions read
 
 
 def _applying(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, profile: str, scope: Scope):
@@ -655,13 +657,15 @@ def _applying(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, profil
     most of the rules (one capacity rule per location) are never looked at again."""
     entry = _WHEN_FIELDS.get(id(rules))
     if entry is None or entry[0] is not rules:
+        if len(_WHEN_FIELDS) >= _APPLYING_MAX:  # rule lists of databases loaded before
+            _WHEN_FIELDS.clear()
         reads = expression_reads([r.when for r in rules if r.when is not None], {}, {var}, {}, set())
         fields = {f for _, f in reads}
         entry = _WHEN_FIELDS[id(rules)] = (rules, tuple(sorted(fields)) if fields <= set(TileDesc.FIELDS) else None)
     fields = entry[1]
     if fields is None or type(desc) is not TileDesc:
         return rules
-    if not _APPLYING or _APPLYING[0][0] is not db.isa:
+    if not _APPLYING or _APPLYING[0][0] is not db.isa or len(_APPLYING[0][1]) >= _APPLYING_MAX:
         _APPLYING[:] = [(db.isa, {})]
     memo = _APPLYING[0][1]
     key = (id(rules), profile, *(getattr(desc, f) for f in fields))
