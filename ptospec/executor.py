@@ -302,11 +302,20 @@ def execute(
     return outputs
 
 
-def compact_modelled(db: Database, desc: TileDesc) -> bool:
-    """Whether the executor runs ``desc``'s compact mode as it is (``compact_modes.modelled`` of specs/isa.yaml)."""
-    if desc.compact == db.isa.tile_defaults["compact"] or db.isa.compact_modelled is None:
-        return desc.compact == db.isa.tile_defaults["compact"]
-    return bool(evaluate(db.isa.compact_modelled, Scope(isa=db.isa, tiles={"t": desc}, profile_constants={})))
+def compact_modelled(db: Database, desc: TileDesc, profile: str) -> bool:
+    """Whether the executor runs ``desc``'s compact mode as it is (``compact_modes.modelled`` of specs/isa.yaml),
+    remembered per tile and profile (every run asks it of every tile operand)."""
+    if not _MODELLED or _MODELLED[0][0] is not db.isa or len(_MODELLED[0][1]) >= 4096:
+        _MODELLED[:] = [(db.isa, {})]
+    memo = _MODELLED[0][1]
+    found = memo.get((desc, profile))
+    if found is None:
+        scope = Scope(isa=db.isa, tiles={"t": desc}, profile_constants=db.isa.profiles[profile].constants)
+        found = memo[desc, profile] = bool(evaluate(db.isa.compact_modelled, scope))
+    return found
+
+
+_MODELLED: list[tuple[object, dict[tuple[TileDesc, str], bool]]] = []  # the last ISA's answers (one slot)
 
 
 def _require_runnable(db: Database, op, mode, profile: str, operands, data: Mapping[str, object], state: dict,
@@ -324,7 +333,7 @@ def _require_runnable(db: Database, op, mode, profile: str, operands, data: Mapp
                               f"{profile}: give each as an input (what an earlier instruction set)",
                               rule="exec.state-unset")
     compact = [f"{o.name} ({operands[o.name].compact})" for o in mode.operands
-               if isinstance(operands.get(o.name), TileDesc) and not compact_modelled(db, operands[o.name])]
+               if isinstance(operands.get(o.name), TileDesc) and not compact_modelled(db, operands[o.name], profile)]
     if compact:
         raise InvocationError(
             f"{op.name} {mode.name}: the compact mode of {', '.join(compact)} places a boxed tile's elements in a "

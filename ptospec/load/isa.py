@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ExprError, SpecError
+from ..expr.ast import Node
 from ..expr.functions import VARIANTS
 from ..expr.parser import parse_expr
 from ..model import (
@@ -137,7 +138,7 @@ def _check_tile_defaults(src: Located, d: dict, issues: Issues) -> None:
                        f"{', '.join(group)}", "isa.tile-defaults")
 
 
-def _compact_modes(src: Located, d: dict, issues: Issues):
+def _compact_modes(src: Located, d: dict, issues: Issues) -> Node | None:
     """``compact_modes``: the assembler's numbering names modes of ``values``; ``modelled`` is a tile rule's
     expression over ``t``."""
     section = d["compact_modes"]

@@ -3,6 +3,7 @@ of the database (schema, expression syntax, names each rule may use)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -522,8 +523,7 @@ def _check_orders(src: Located, instr: ProgramInstruction, classes: dict[str, st
         issues.add(src, where, "via: classes, but synchronisation has no classes", "program.orders")
 
 
-
-def _known_source(src: Located, sources, path, name: str, issues: Issues) -> None:
+def _known_source(src: Located, sources: Collection[str], path: tuple, name: str, issues: Issues) -> None:
     """``name`` must be one of ``sources`` (the ``sources`` of specs/program.yaml): else ``program.source``."""
     if name not in sources:
         issues.add(src, path, f"unknown source {name!r}", "program.source")
