@@ -160,11 +160,21 @@ def whole(args, ptoas: str) -> int:
     state_file = state_dir / "whole.json"
     cache = state_dir / "cache"
     state: dict = {}
+    run = {"shards": args.shards, "jobs": args.jobs, "ops": args.ops, "ptoas": ptoas,
+           "ptoas_version": _output([ptoas, "--version"]), "pto_isa_root": str(Path(args.pto_isa_root).resolve()),
+           "commit": _output(["git", "-C", str(ROOT), "rev-parse", "HEAD"]),
+           "changes": _output(["git", "-C", str(ROOT), "status", "--porcelain", "--", "ptospec", "specs"])}
     if args.resume and state_file.is_file():
-        state = json.loads(state_file.read_text())
-        if (state.get("shards"), state.get("jobs"), state.get("ops")) != (args.shards, args.jobs, args.ops):
-            print(f"{state_file} was written with --shards {state.get('shards')} --jobs {state.get('jobs')} --ops "
-                  f"{state.get('ops') or '(all)'}; resume with those or start again without --resume", file=sys.stderr)
+        try:
+            state = json.loads(state_file.read_text())
+        except (OSError, ValueError) as exc:
+            print(f"cannot read {state_file} ({exc}); start again without --resume", file=sys.stderr)
+            return 2
+        differ = [k for k in run if state.get(k) != run[k]]
+        if differ:  # pieces of another checkout, binary or pto-isa would be merged into one figure
+            print(f"{state_file} was written with other {', '.join(differ)} "
+                  f"({'; '.join(f'{k}: {state.get(k)!r}' for k in differ)}); resume with those or start again "
+                  "without --resume", file=sys.stderr)
             return 2
         print(f"resuming {state_file}: {', '.join(sorted(state['pieces'])) or 'nothing'} done", file=sys.stderr)
     else:
@@ -175,7 +185,7 @@ def whole(args, ptoas: str) -> int:
                 return 2
             shutil.rmtree(state_dir)  # a previous whole run's, started again from nothing (cold)
         state_dir.mkdir(parents=True, exist_ok=True)
-        state = {"shards": args.shards, "jobs": args.jobs, "ops": args.ops, "ptoas": ptoas, "pieces": {}}
+        state = {**run, "pieces": {}}
     cache.mkdir(mode=0o700, exist_ok=True)
     pieces = state["pieces"]
     resumed = set(state.get("started", [])) - set(pieces)
@@ -183,11 +193,11 @@ def whole(args, ptoas: str) -> int:
     def save(name: str, timing: Timing, **figures) -> None:
         pieces[name] = {**asdict(timing), **figures, "resumed": name in resumed}
         state["started"] = sorted(set(state.get("started", [])) - {name})
-        state_file.write_text(json.dumps(state, indent=1) + "\n")
+        _write_state(state_file, state)
 
     def start(name: str) -> None:
         state["started"] = sorted({*state.get("started", []), name})
-        state_file.write_text(json.dumps(state, indent=1) + "\n")
+        _write_state(state_file, state)
 
     print(f"the whole run, state in {state_file} (--resume goes on from there); load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", file=sys.stderr)
@@ -199,7 +209,8 @@ def whole(args, ptoas: str) -> int:
             proc = subprocess.run([*CLI, "ptoas", "verify-table", "--ptoas", ptoas, "--cases", "must-reject",
                                    "--report-dir", str(out), "--jobs", str(args.jobs),
                                    *(["--ops", *args.ops] if args.ops else [])], cwd=ROOT, stdout=subprocess.PIPE,
-                                  text=True)
+                                  text=True, env={k: v for k, v in os.environ.items() if k != "PTO_ISA_ROOT"})
+                                  # the verifier alone: with a pto-isa root it would also run reproducers
         if proc.returncode != 0:
             print(f"verify-table failed (exit {proc.returncode})", file=sys.stderr)
             return 1
@@ -220,10 +231,30 @@ def whole(args, ptoas: str) -> int:
             save(name, t, cases_verified=stats["cases_verified"], compiles=stats.get("compiles", 0),
                  units=stats.get("units", 0))
     merged = state_dir / "report"
-    subprocess.run([*CLI, "merge-reports", *[str(p) for p in sorted((state_dir / "cold").glob("shard-*"))],
-                    "--out", str(merged)], cwd=ROOT, stdout=subprocess.DEVNULL)
+    shards = [str(p) for p in sorted((state_dir / "cold").glob("shard-*"))]
+    proc = subprocess.run([*CLI, "merge-reports", *shards, "--out", str(merged)], cwd=ROOT,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        print(f"merge-reports failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}", file=sys.stderr)
+        return 1
     print_whole(state, merged)
     return 0
+
+
+def _output(cmd: list[str]) -> str:
+    """What ``cmd`` prints, stripped ('' when it cannot run): identifies what a whole run measured."""
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip()
+
+
+def _write_state(path: Path, state: dict) -> None:
+    """Whole or not at all: a run stopped while writing leaves the previous state for --resume."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=1) + "\n")
+    os.replace(tmp, path)
 
 
 def print_whole(state: dict, merged: Path) -> None:

@@ -101,7 +101,7 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
     home = str(path.parent.resolve()) + os.sep
 
     def redirect(target):  # a case directory the script places beside itself goes to the scratch directory
-        full = os.path.abspath(target)
+        full = os.path.realpath(target)  # home is resolved too: a root reached through a link
         return os.path.join(scratch, full[len(home):]) if (full + os.sep).startswith(home) else target
 
     def chdir(target):

@@ -40,15 +40,10 @@ VERIFIER = "assembler verifier"
 UNATTRIBUTED = "not attributed"
 
 
-def replay(db, fn: Function, arch: str, case: Invocation, pto_isa_root: str, cache: str | None,
-           cxx: str | None) -> Result:
-    """The function run on the simulator by our program layer (no ptoas): outputs by operand, or the failure."""
-    return replay_many(db, [(fn, arch, case)], pto_isa_root, cache, cxx)[0]
-
-
 def replay_many(db, items: Sequence[tuple[Function, str, Invocation]], pto_isa_root: str, cache: str | None,
                 cxx: str | None, jobs: int = 1, progress: Callable[[int, int], None] | None = None) -> list[Result]:
-    """``replay`` of each (function, target, case); the replays of one architecture are built a dozen to a program
+    """Each (function, target, case) run on the simulator by our program layer, without ptoas: outputs by
+    operand, or the failure.  The replays of one architecture are built a dozen to a program
     (``program.cpusim.build_and_run_many``), each run with its own step table."""
     results: list[Result | None] = [None] * len(items)
     traces, where = [], []
