@@ -319,8 +319,8 @@ def _disjuncts(node: Node) -> list[Node]:
 # A formula wider than a page's column breaks into lines at its structure (``and``/``or`` chains, sums and
 # products, sets, relations, the cells of a brace of cases, a call's wide argument), judged by ``latex_width``.
 # The site's column holds about 36.5 em of display maths at 1280 px, and a rule table's check column about as
-# much of its smaller maths; ``latex_width`` is within about 10 % of the browser (3 % on most formulas), and
-# ``_fitted`` accepts 5 % over: LINE_EM leaves room for both.
+# much of its smaller maths; ``latex_width``'s error against the browser is stated in its
+# module, and ``_fitted`` accepts 5 % over: LINE_EM leaves room for both.
 LINE_EM = 31.0
 # The same at a phone's width (375 px): a display formula's box holds about 20.5 em there (the site sets maths a
 # little smaller on narrow screens), a stacked rule table's cell about 24 em of its smaller maths.
@@ -497,24 +497,7 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
                 stacked += [f"{shown} {said}"] if _fits(f"{shown} {said}", inner) else [shown, said]
             return [r"\begin{cases}" + r" \\ ".join(stacked) + r"\end{cases}"]
         case Call(func=func, args=args) if (fn := FUNCTIONS.get(func)) is not None and len(args) == fn.arity:
-            listed = _argument_list(fn.latex, args, inner)
-            if listed is not None:  # name(a, b; c, ...): the arguments set onto lines like a list
-                return _pack(listed, budget)
-            if infix := _INFIX.fullmatch(fn.latex):  # a cmp_mode b: broken after the operator, like a relation
-                left, right = (args[int(infix.group(k))] for k in (1, 3))
-                rendered = [to_latex(a) for a in args]
-                lhs = _wrapped_lines(left, _ATOM, budget)
-                return [*lhs[:-1], f"{lhs[-1]} {infix.group(2).format(*rendered)}",
-                        *_indent(_wrapped_lines(right, _ATOM, inner))]
-            # an argument too wide for its share of the line becomes a block of lines inside the call
-            share = max(inner / len(args), min(12.0, 0.6 * inner))
-            whole = latex_width(latex)
-            rendered = []
-            for arg in args:
-                text = to_latex(arg)
-                room = max(inner - (whole - latex_width(text)), min(10.0, inner / 2))
-                rendered.append(text if _fits(text, share) else _block(layout(arg, room)))
-            return [fn.latex.format(*rendered)]
+            return _call_lines(fn.latex, args, latex, budget)
         case Reduce() if (cond := counted(node)) is not None:
             # #{0 <= v < n | then the condition under it: the terms of an "and" in a column, as in a list
             parts = _conjuncts(cond)
@@ -536,6 +519,30 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             lines = _wrapped_lines(operand, _UNARY_PREC["not"], budget - 0.8)
             return [r"\neg " + lines[0], *lines[1:]]
     return [latex]
+
+
+def _call_lines(template: str, args: tuple[Node, ...], latex: str, budget: float) -> list[str]:
+    """A call of a known function (its LaTeX ``template``) too wide for ``budget``, as lines: its arguments
+    listed, an operator form broken after its operator, or a too-wide argument set as a block inside the call."""
+    inner = budget - _INDENT_EM
+    listed = _argument_list(template, args, inner)
+    if listed is not None:  # name(a, b; c, ...): the arguments set onto lines like a list
+        return _pack(listed, budget)
+    if infix := _INFIX.fullmatch(template):  # a cmp_mode b: broken after the operator, like a relation
+        left, right = (args[int(infix.group(k))] for k in (1, 3))
+        rendered = [to_latex(a) for a in args]
+        lhs = _wrapped_lines(left, _ATOM, budget)
+        return [*lhs[:-1], f"{lhs[-1]} {infix.group(2).format(*rendered)}",
+                *_indent(_wrapped_lines(right, _ATOM, inner))]
+    # an argument too wide for its share of the line becomes a block of lines inside the call
+    share = max(inner / len(args), min(12.0, 0.6 * inner))
+    whole = latex_width(latex)
+    rendered = []
+    for arg in args:
+        text = to_latex(arg)
+        room = max(inner - (whole - latex_width(text)), min(10.0, inner / 2))
+        rendered.append(text if _fits(text, share) else _block(layout(arg, room)))
+    return [template.format(*rendered)]
 
 
 def condition_lines(node: Node, budget: float = LINE_EM) -> list[str]:

@@ -421,7 +421,8 @@ def build_and_run_many(db: Database, traces: Sequence[Trace], pto_isa_root: str 
     program (their groups together; each trace runs its own step table on it): one compile instead of one per
     trace.  A trace whose groups do not all build there is built and run on its own, as ``build_and_run`` does,
     so that its verdict names its own steps.  Each result is the ``SimResult`` or the ``PtospecError`` that
-    ``build_and_run`` would have raised.  ``progress(done, total)`` after each program."""
+    ``build_and_run`` would have given, except that a trace built with others has an empty ``source`` and the
+    shared program's compile time.  ``progress(done, total)`` after each program."""
     backend = CpuSimBackend(db, pto_isa_root, cxx, cache)
     arch_of = program_spec(db).sim_arch
     results: list[SimResult | PtospecError | None] = [None] * len(traces)
