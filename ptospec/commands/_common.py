@@ -5,6 +5,9 @@ pays for the model, the database cache and the descriptor parser when it runs.""
 
 from __future__ import annotations
 
+import sys
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import InvocationError, PtospecError
@@ -47,3 +50,20 @@ def parse_tiles(db: Database, items: list[str] | None) -> dict:
 
 def text(mapping: dict, lang: str) -> str:
     return mapping.get(lang) or mapping.get("en", "")
+
+
+def stage_counter() -> Callable[[str, int, int], None]:
+    """``progress(stage, done, total)``: a ``[done/total] stage`` counter on stderr, redrawn at most twice a second
+    on a terminal, else a line every 10 s; the last count always shown."""
+    tty = sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < (0.5 if tty else 10):
+            return
+        last[0] = now
+        start, end = ("\r", "" if done < total else "\n") if tty else ("", "\n")
+        print(f"{start}[{done}/{total}] {stage}", end=end, file=sys.stderr, flush=True)
+
+    return progress

@@ -9,10 +9,12 @@ import os
 import shlex
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import InvocationError
+from ._common import stage_counter
 
 # backends shipped with ptospec, usable by name even when the package's entry points are not installed
 BUILTIN = {"cpusim": "ptospec.backends.cpusim:CpuSimBackend", "ptoas": "ptospec.backends.ptoas.backend:PtoasBackend"}
@@ -218,23 +220,6 @@ def _progress_stream() -> TextIO:
         return sys.stderr
 
 
-def _replay_progress():
-    """``progress(done, total)`` of the attribution's replays: a counter on stderr (a line every 10 s when
-    stderr is not a terminal)."""
-    tty = sys.stderr.isatty()
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - last[0] < (0.5 if tty else 10):
-            return
-        last[0] = now
-        start, end = ("\r", "" if done < total else "\n") if tty else ("", "\n")
-        print(f"{start}[{done}/{total}] replays built and run", end=end, file=sys.stderr, flush=True)
-
-    return progress
-
-
 def plan(db, ops: list[str], backend: str, profile: str | None, args, report_dir: Path) -> str:
     """What the run will do and how to make it shorter, printed before it starts."""
     which = f"all {len(ops)} ops" if len(ops) == len(db.ops) else f"{len(ops)} op(s): {', '.join(ops[:8])}" + (
@@ -378,7 +363,8 @@ def run(args) -> int:
     if divergences and hasattr(runner.backend, "attribute"):  # ptoas: the assembler's, or the simulator's?
         print(f"ptospec: attributing {len(divergences)} divergence(s): each group's smallest case replayed on the "
               "simulator without ptoas", file=sys.stderr)
-        divergences = runner.backend.attribute(divergences, runner.rebuild, _replay_progress())
+        replays = partial(stage_counter(), "replays built and run")
+        divergences = runner.backend.attribute(divergences, runner.rebuild, replays)
     report = ConformanceReport(db, backend, divergences, totals,
                                matrix=progress.matrix.to_json(backend)["matrix"] if progress.matrix else [],
                                stats=stats, environment=environment, command=command, skipped=progress.skips)

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from ..errors import InvocationError
+from ._common import stage_counter
 
 
 def register(sub) -> None:
@@ -167,16 +168,7 @@ def _verify_table(args) -> int:
     kinds = {"all": (True, False), "positive": (True,), "must-reject": (False,)}[args.cases]
     cases = [(tid, c) for tid, c in suite_cases(tests, ops)
              if (not args.profile or c.profile == args.profile) and (c.reject is None) in kinds]
-    last = [0.0]
-    tty = sys.stderr.isatty()
-
-    def progress(stage: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] > (0.5 if tty else 10) or done == total:
-            last[0] = now
-            start, end = ("\r", "" if done < total else "\n") if tty else ("", "\n")
-            print(f"{start}[{done}/{total}] {stage}", end=end, file=sys.stderr, flush=True)
-
+    progress = stage_counter()
     workers = args.jobs or os.cpu_count() or 1
     table = build_table(db, spec, found.path, f"ptoas {found.version_text}", cases, workers, args.batch, progress)
     table.seconds = time.monotonic() - t0
