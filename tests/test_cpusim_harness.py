@@ -773,3 +773,19 @@ def test_an_upstream_test_record_never_explains_a_backend_divergence(db):
                    descriptors={"dst": "vec, 1x256xf16", "src": "vec, 1x256xf16", "blockLen": "u32"},
                    inputs={"src": np.zeros((1, 256), np.float16), "blockLen": np.uint32(64)})
     assert explain(db, d).verdict == UNRECORDED
+
+
+@pytest.mark.parametrize("extra, off", [
+    ("", True),
+    ("// attributes of system headers: __attribute__((__always_inline__))\n", True),
+    ("inline __attribute__((always_inline)) int helper() { return 1; }\n", False),
+])
+def test_always_inline_is_turned_off_only_where_pto_inline_is_its_one_use(tmp_path, extra, off):
+    """``-Dalways_inline=unused`` (the ptoas backend's units) is safe only while PTO_INLINE is the checkout's one
+    spelling of the attribute: a header that forces inlining elsewhere keeps it."""
+    from ptospec.backends.cpusim.build import NO_FORCED_INLINE, forced_inline_off
+
+    include = tmp_path / "include" / "pto" / "common"
+    include.mkdir(parents=True)
+    (include / "type.hpp").write_text("#define PTO_INLINE inline __attribute__((always_inline))\n" + extra)
+    assert forced_inline_off(tmp_path / "include", extra) == (NO_FORCED_INLINE if off else ())

@@ -68,3 +68,25 @@ def test_each_memref_type_of_a_line_is_its_own_values(db):
                             f"outs(%b : {vec})\n    return\n  }}\n}}\n", "k.pto")
     op = program.top[0].regions[0][0].ops[0].regions[0][0].ops[0]
     assert [v for _, v in sorted(_typed_values(op).items())] == ["%s", "%a", "%b"]
+
+
+@pytest.mark.parametrize("compact", ["1", "2"])
+def test_a_compact_mode_in_a_tile_configuration_runs_as_without_it_on_a_vec_tile(db, tmp_path, compact):
+    """``compact=N : i32`` of ``#pto.tile_buf_config`` names the assembler's compact mode (``compact_modes`` of
+    specs/isa.yaml); no header reads it on a row-major Vec tile, so the kernel's result is unchanged."""
+    text = (PROGRAMS / "memref_add.pto").read_text().replace("pad=0 : i32>", f"pad=0 : i32, compact={compact} : i32>")
+    assert f"compact={compact}" in text
+    path = tmp_path / "compact.pto"
+    path.write_text(text)
+    program = read_program(path)
+    assert not check_program(db, program).violations
+    x, y = np.arange(512, dtype=np.float32).reshape(16, 32), np.full((16, 32), 2, np.float32)
+    out = run_program(db, program, {"x": x, "y": y, "z": np.zeros(512, np.float32)})
+    assert np.array_equal(out.outputs["z"][:256], (x + y)[:8].reshape(-1))
+
+
+def test_a_compact_number_the_assembler_lacks_is_refused_in_a_tile_configuration(db, tmp_path):
+    path = tmp_path / "compact.pto"
+    path.write_text((PROGRAMS / "memref_add.pto").read_text().replace("pad=0 : i32>", "pad=0 : i32, compact=7 : i32>"))
+    [finding] = check_program(db, read_program(path)).violations
+    assert finding.rule == "program.type" and "compact=7 names no compact (0 .. 2)" in finding.message

@@ -167,7 +167,7 @@ def _verify_table(args) -> int:
     t0 = time.monotonic()
     kinds = {"all": (True, False), "positive": (True,), "must-reject": (False,)}[args.cases]
     cases = [(tid, c) for tid, c in suite_cases(tests, ops)
-             if (not args.profile or c.profile == args.profile) and (c.reject is None) in kinds]
+             if (not args.profile or c.profile == args.profile) and c.positive in kinds]
     progress = stage_counter()
     workers = args.jobs or os.cpu_count() or 1
     table = build_table(db, spec, found.path, f"ptoas {found.version_text}", cases, workers, args.batch, progress)

@@ -57,8 +57,13 @@ class Case:
     reject: str | None = None  # rule id a backend must reject the case for
 
     @property
+    def positive(self) -> bool:
+        """True when the spec accepts the case (no rule a backend must reject it for)."""
+        return self.reject is None
+
+    @property
     def kind(self) -> str:
-        return "reject" if self.reject else "positive"
+        return "positive" if self.positive else "reject"
 
     def parsed(self, db: Database) -> Tiles:
         return {n: descriptor(db, t) for n, t in self.tiles.items()}

@@ -30,7 +30,7 @@ from ...model import Database
 from ...private import read_private, write_private
 from ...tile import GlobalDesc, TileDesc
 from . import cppgen, outcome
-from .build import Builder, Built, Stats, VariantStatus, bf16_flags
+from .build import Builder, Built, Stats, VariantStatus, bf16_flags, forced_inline_off
 from .execute import BatchCase, run_batch
 from .toolchain import cache_dir, find_checkout, find_compiler, jobs, private_cache
 
@@ -131,7 +131,7 @@ class Unit:
 
 class CpuSimBackend(Backend):
     name = "cpusim"
-    compile_flags: tuple[str, ...] = ()  # added to every compile of this backend (after the bf16 flags)
+    inline_off = False  # compile without always_inline where the checkout allows it (build.forced_inline_off)
 
     def __init__(self, db: Database | None = None, root: str | os.PathLike | None = None, cxx: str | None = None,
                  cache: str | os.PathLike | None = None, parallel: int | None = None) -> None:
@@ -146,7 +146,9 @@ class CpuSimBackend(Backend):
         self.jobs = jobs(parallel)
         self._stats = Stats()
         self.builder = Builder(self.compiler, self.checkout, self.cache, self._stats,
-                               [*bf16_flags(self.compiler, self.cache), *self.compile_flags])
+                               [*bf16_flags(self.compiler, self.cache),
+                                *(forced_inline_off(self.checkout.include, self.checkout.fingerprint)
+                                  if self.inline_off else ())])
         self.profiles = tuple(p for p, spec in db.isa.profiles.items() if spec.basis == "simulator")
         self._results: dict[tuple, Result] = {}
         self._plans: dict[tuple, cppgen.VariantPlan | cppgen.Unplannable] = {}  # by static_key

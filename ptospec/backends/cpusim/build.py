@@ -17,9 +17,11 @@ header (the harness header with ``<pto/pto-inst.hpp>``) is built once per toolch
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -131,6 +133,22 @@ def bf16_flags(compiler: Compiler, cache: Path) -> list[str]:
 # that the kernels of a unit share (the same code, no optimisation either way): a quarter less compile time for
 # the ptoas backend's units of 40 kernels.  (System headers spell the attribute ``__always_inline__``.)
 NO_FORCED_INLINE = ("-Dalways_inline=unused",)
+_INLINE_MACRO = re.compile(r"^\s*#\s*define\s+PTO_INLINE\b.*$", re.M)
+
+
+@functools.cache
+def forced_inline_off(include: Path, fingerprint: str) -> tuple[str, ...]:
+    """NO_FORCED_INLINE when the checkout spells ``always_inline`` only in ``PTO_INLINE``'s definition (so the
+    define changes where code is placed, never what it computes); no flag for a checkout that uses it otherwise.
+    ``fingerprint`` (the header tree's hash) keys the memo."""
+    del fingerprint
+    for path in include.rglob("*"):
+        if path.suffix not in (".h", ".hpp", ".inc", ".inl") or not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        if "always_inline" in _INLINE_MACRO.sub("", text).replace("__always_inline__", ""):
+            return ()
+    return NO_FORCED_INLINE
 
 DIAGNOSTIC_FLAGS = ["-ferror-limit=0", "-ftemplate-backtrace-limit=0", "-fno-color-diagnostics",
                     "-fno-caret-diagnostics"]

@@ -30,7 +30,7 @@ from ...model import Database
 from ...program.spec import program_spec
 from ..cpusim import outcome
 from ..cpusim.backend import CpuSimBackend, case_key, static_key
-from ..cpusim.build import NO_FORCED_INLINE, Built, VariantStatus
+from ..cpusim.build import Built, VariantStatus
 from ..cpusim.cppgen import HEADER_NAME, UnitSource
 from ..cpusim.execute import BatchCase, run_batch
 from ..cpusim.linkblame import undefined_callers
@@ -61,7 +61,7 @@ class _Kernel:
 
 class PtoasBackend(CpuSimBackend):
     name = "ptoas"
-    compile_flags = NO_FORCED_INLINE
+    inline_off = True
 
     def __init__(self, db: Database | None = None, root: str | os.PathLike | None = None, cxx: str | None = None,
                  cache: str | os.PathLike | None = None, parallel: int | None = None, ptoas: str | None = None

@@ -57,7 +57,7 @@ class Row:
 
     @property
     def spec_accepts(self) -> bool:
-        return self.case.reject is None
+        return self.case.positive
 
 
 def suite_cases(tests: Path, ops: Iterable[str] | None = None) -> list[tuple[str, Case]]:
@@ -126,7 +126,7 @@ def classify(db: Database, spec: PtoasSpec, case: Case, tiles: dict, verdict: Ve
     if verdict.status == "rejected" and function is not None and verdict.line in function.helper_lines:
         return "helper", ""
     accepts = verdict.status == "accepted"
-    if accepts == (case.reject is None):
+    if accepts == case.positive:
         return ("both-accept" if accepts else "both-reject"), ""
     choice = _choice(db, spec, case, tiles, accepts)
     if choice:
@@ -200,7 +200,7 @@ def build_table(db: Database, spec: PtoasSpec, ptoas: str, version: str, cases: 
             rows[k] = Row(tid, case, "not-expressed", str(exc), size=_size(tiles))
             continue
         prepared[k] = (case, tiles, fn, tid)
-        jobs[spec.arch[case.profile]].append(Job(k, fn, alone=case.reject is not None))
+        jobs[spec.arch[case.profile]].append(Job(k, fn, alone=not case.positive))
     done_before = 0
     runs: list[int] = []
     total = sum(len(j) for j in jobs.values())
