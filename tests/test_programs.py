@@ -520,6 +520,17 @@ def test_reshape_and_subset_alias_their_source(db, tmp_path, inputs):
     np.testing.assert_array_equal(result.outputs["arg1"], want)
 
 
+def test_a_static_valid_shape_outside_its_tile_is_reported_once(db, tmp_path):
+    """The type's valid shape is tile.valid-bounds' to check; alloc.valid-bounds judges only valid_row/valid_col
+    operands (test_dynamic_valid_shape_is_deferred_then_run)."""
+    line = f"valid_row = %vr valid_col = %c16 : {_vec(vr='?', vc='?')}"
+    assert line in DYNAMIC
+    text = DYNAMIC.replace(line, f": {_vec(vc=17)}")
+    alloc = 1 + text.splitlines().index(f"    %src = pto.alloc_tile : {_vec(vc=17)}")
+    findings = [f for f in check_program(db, _program(text, tmp_path)).violations if f.pos.line == alloc]
+    assert [f.rule for f in findings] == ["tile.valid-bounds"], [f.one_line() for f in findings]
+
+
 def test_subset_valid_shape_follows_the_assembler(db, tmp_path):
     """A window at an offset equal to its parent's valid columns gets the parent's valid columns again
     (the assembler's inference); a window typed otherwise is a type error."""
