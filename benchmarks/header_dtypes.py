@@ -137,6 +137,10 @@ class Screen:
             if loose:
                 flags.append(("looser", var, tuple(loose)))
             admitted = [t for t in self.dtypes if self.admits(op, mode, {var: t})]
+            if len(admitted) == len(self.dtypes) and len(rows[0].types) > 1:
+                # nothing constrains the variable alone: judge it beside each row's types for the other
+                # variables (an assertion tying it to another operand's type, TXOR's tmp, decides it then)
+                admitted = [t for t in self.dtypes if any(self._row_admits(op, mode, r, var, t) for r in rows)]
             if len(admitted) == len(self.dtypes):
                 if len(in_table) < len(self.dtypes):
                     flags.append(("unconstrained", var, tuple(t for t in self.dtypes if t not in in_table)))

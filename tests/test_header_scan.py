@@ -287,3 +287,14 @@ def test_a_packed_type_outside_any_is_recorded_by_the_database():
     # TPOW's scratch tile is `U: any` on A5: f4e2m1x2 is left out by the definition of any, not by the op
     assert header_dtypes.packed_outside_any(db, db.ops["tpow"], "a5", "U", "default") == {"f4e2m1x2"}
     assert header_dtypes.packed_outside_any(db, db.ops["tpow"], "a5", "T", "default") == set()
+
+
+@needs_upstream
+def test_a_variable_no_assertion_constrains_alone_is_judged_beside_the_rows_other_types(a2a3_screen, a5_screen):
+    # A2/A3 TXOR's check ties the scratch tile's type to dst's: beside each row's T, U takes T's types only
+    op, mode = _mode("txor", "default")
+    assert not [f for f in a2a3_screen.screen(op, mode) if f[1] == "U"]
+    # A5 CheckTMovAccValid<.., isQuant>: an f32 accumulator quantised to f32, bf16 or fp8 e4m3 as well
+    op, mode = _mode("tmov", "acc_quant")
+    stricter = {t for cls, var, types in a5_screen.screen(op, mode) if cls == "stricter" and var == "D" for t in types}
+    assert {"bf16", "f32", "f8e4m3"} <= stricter and "i16" not in stricter
