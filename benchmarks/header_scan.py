@@ -299,6 +299,22 @@ def parse_items(body: str) -> list:
     return items
 
 
+TYPE_TEST = re.compile(r"is_same|sizeof|isSupportType|SupportBytes|\bIs[A-Z]\w*\s*<")
+
+
+def mark_type_dispatch(items: list) -> list:
+    """``items`` of a function returning no value whose body is one ``if constexpr`` chain over element types
+    and no ``else`` (besides aliases and assertions: GenCastCallSpecialCases, one intrinsic per type pair) marked
+    ``("if", branches, "dispatch")``: a type no branch takes does nothing there, so it is not admitted."""
+    work = [i for i in items if i[0] not in ("alias", "assert")]
+    if len(work) != 1 or work[0][0] != "if":
+        return items
+    branches = work[0][1]
+    if len(branches) < 2 or branches[-1][0] is None or not all(TYPE_TEST.search(c) for c, _ in branches):
+        return items
+    return [("if", i[1], "dispatch") if i is work[0] else i for i in items]
+
+
 # ---------------------------------------------------------------- the header set of a profile
 @dataclass
 class Headers:
@@ -598,7 +614,8 @@ class Evaluator:
         if key in self.memo:
             return self.memo[key]
         if fn.items is None:
-            fn.items = parse_items(fn.body)
+            items = parse_items(fn.body)
+            fn.items = items if re.search(r"\breturn\s*[^;\s]", fn.body) else mark_type_dispatch(items)
         result = self.items_admit(fn.items, Scope(dict(scope.names), dict(scope.objects)), depth, seen | {key})
         self.memo[key] = result
         return result
@@ -623,8 +640,8 @@ class Evaluator:
                     if value is True:
                         break
                 else:
-                    if item[1] and item[1][-1][0] is not None:
-                        possible.append([])  # no branch taken
+                    if item[1] and item[1][-1][0] is not None and len(item) < 3:
+                        possible.append([])  # no branch taken (a type dispatch does nothing then: not admitted)
                 if not any(self.items_admit(b, Scope(dict(scope.names), dict(scope.objects)), depth, seen)
                            for b in possible):
                     return False

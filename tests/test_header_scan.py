@@ -298,3 +298,47 @@ def test_a_variable_no_assertion_constrains_alone_is_judged_beside_the_rows_othe
     op, mode = _mode("tmov", "acc_quant")
     stricter = {t for cls, var, types in a5_screen.screen(op, mode) if cls == "stricter" and var == "D" for t in types}
     assert {"bf16", "f32", "f8e4m3"} <= stricter and "i16" not in stricter
+
+
+DISPATCH = """
+template <typename T>
+PTO_INTERNAL void CopyRow(T* dst)
+{
+    if constexpr (sizeof(T) == 1) {
+        copy_b8(dst);
+    } else if constexpr (sizeof(T) == 2) {
+        copy_b16(dst);
+    }
+}
+template <typename T>
+PTO_INTERNAL constexpr int ModeOf()
+{
+    int mode = 0;
+    if constexpr (std::is_same<T, half>::value) {
+        mode = 1;
+    } else if constexpr (std::is_same<T, float>::value) {
+        mode = 2;
+    }
+    return mode;
+}
+template <typename T>
+PTO_INTERNAL void TROW_IMPL(T* dst) { CopyRow<T>(dst); }
+template <typename T>
+PTO_INTERNAL void TMODE_IMPL(T* dst) { ModeOf<T>(); }
+"""
+
+
+def test_a_type_no_branch_of_a_type_dispatch_takes_does_nothing_so_is_not_admitted():
+    ev = hs.Evaluator(hs.Headers.parse({"dispatch.hpp": DISPATCH}, hs.MACROS["a5"], CPP, WIDTHS))
+    def admits(name: str, dtype: str) -> bool:
+        return ev.call_admits(name, ["T"], ["dst"], hs.Scope({"T": hs.Elem(dtype)}), 0, frozenset())
+    assert admits("TROW_IMPL", "i8") and admits("TROW_IMPL", "f16") and not admits("TROW_IMPL", "i64")
+    # a function that returns a value after its chain (a default) is no dispatch: every type passes
+    assert admits("TMODE_IMPL", "i64") and admits("TMODE_IMPL", "f16")
+
+
+@needs_upstream
+def test_upstream_mgather_a2a3_row_copies_one_to_four_byte_elements(a2a3_screen):
+    # MGatherRowDma picks copy_gm_to_ubuf_align_b8/b16/b32 by sizeof(T) and has no branch for 8 bytes
+    op, mode = _mode("mgather", "row")
+    assert a2a3_screen.admits(op, mode, {"T": "i32"}) and not a2a3_screen.admits(op, mode, {"T": "i64"})
