@@ -96,3 +96,20 @@ def test_unknown_names_and_fields(db):
         evaluate(parse_expr("system(1)"), s)
     with pytest.raises(ExprError, match="division by zero"):
         evaluate(parse_expr("src.rows / 0"), s)
+
+
+def test_a_side_known_alone_decides_and_and_or(db):
+    """Kleene logic over values known only at run time (a dynamic valid row): a false side makes ``and`` false and
+    a true side makes ``or`` true, so a check fails at check time although another of its terms is deferred."""
+    from ptospec.errors import UnknownValue
+
+    s = scope(db, src=TileDesc("Vec", "f32", 16, 256, None, 255))
+    with pytest.raises(UnknownValue):
+        evaluate(parse_expr("src.valid_row > 0"), s)
+    assert evaluate(parse_expr("src.valid_row > 0 and src.cols == 1"), s) is False
+    assert evaluate(parse_expr("src.cols == 1 and src.valid_row > 0"), s) is False
+    assert evaluate(parse_expr("src.valid_row > 0 or src.cols == 256"), s) is True
+    for text in ("src.valid_row > 0 and src.cols == 256", "src.cols == 256 and src.valid_row > 0",
+                 "src.valid_row > 0 or src.cols == 1"):
+        with pytest.raises(UnknownValue):
+            evaluate(parse_expr(text), s)

@@ -170,7 +170,17 @@ def _compile(node: Node) -> Evaluator:
         return lambda scope: not _truth(operand(scope))
     if isinstance(node, Binary) and node.op == "and":
         a, b = _compile(node.left), _compile(node.right)
-        return lambda scope: _truth(a(scope)) and _truth(b(scope))
+
+        def both(scope: Scope) -> Any:
+            # A known-false side decides even when the other side is unknown.
+            try:
+                left = _truth(a(scope))
+            except UnknownValue:
+                if not _truth(b(scope)):
+                    return False
+                raise
+            return left and _truth(b(scope))
+        return both
     if isinstance(node, Binary) and node.op == "or":
         a, b = _compile(node.left), _compile(node.right)
 
