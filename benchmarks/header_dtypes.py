@@ -51,6 +51,8 @@ class Screen:
         cpp = {d.cpp: n for n, d in db.isa.dtypes.items() if n in self.dtypes}
         widths = {n: d.bytes for n, d in db.isa.dtypes.items()}
         self.ev = Evaluator(Headers.read(root, profile, cpp, widths))
+        self._debug_args = (root, profile, cpp, widths)
+        self._debug_ev: Evaluator | None = None
         self._admitted: dict[tuple, bool] = {}
 
     def placements(self, op: OpSpec, mode: Mode) -> list[dict[str, str]]:
@@ -103,7 +105,7 @@ class Screen:
             conv = Tile(binding.get(data.dtype), "Mat", conv=True)
             scope.names[mode.cpp_conv_tile.name] = scope.objects[mode.cpp_conv_tile.name] = conv
         targs = list(mode.cpp_template) or None
-        return self.ev.call_admits(mode.cpp_name, targs, list(mode.cpp_args), scope, 0, frozenset())
+        return self.evaluator(mode).call_admits(mode.cpp_name, targs, list(mode.cpp_args), scope, 0, frozenset())
 
     def _scalar_types(self, op: OpSpec, mode: Mode) -> dict[str, str]:
         """Each type variable only scalar operands use that the mode's rows give one type, bound to it: it
@@ -121,7 +123,21 @@ class Screen:
 
     def reachable(self, mode: Mode) -> bool:
         """Whether the mode's call resolves to a function of the headers at all."""
-        return bool(self.ev.h.functions.get(mode.cpp_name))
+        return bool(self.evaluator(mode).h.functions.get(mode.cpp_name))
+
+    def debug_only(self, mode: Mode) -> bool:
+        """Whether the mode's function exists only in a debug build (TPRINT: ``#if defined(_DEBUG) || ...``)."""
+        return not self.ev.h.functions.get(mode.cpp_name) and self.evaluator(mode) is not self.ev
+
+    def evaluator(self, mode: Mode) -> Evaluator:
+        """The headers as the profile compiles them, or as its debug build (``_DEBUG``) does when only that
+        defines the mode's function."""
+        if self.ev.h.functions.get(mode.cpp_name):
+            return self.ev
+        if self._debug_ev is None:
+            root, profile, cpp, widths = self._debug_args
+            self._debug_ev = Evaluator(Headers.read(root, profile, cpp, widths, extra_macros={"_DEBUG"}))
+        return self._debug_ev if self._debug_ev.h.functions.get(mode.cpp_name) else self.ev
 
     def screen(self, op: OpSpec, mode: Mode) -> list[tuple[str, str, tuple[str, ...]]]:
         """(class, variable, dtypes) flags of one mode: looser, stricter, unconstrained."""
@@ -198,6 +214,7 @@ def main() -> int:
                     counts["read by hand"] += 1
                     print(f"{op.name:16} {profile:5} {mode.name:14} READ BY HAND  no function {mode.cpp_name}")
                     continue
+                name = f"{mode.name} (_DEBUG)" if screen.debug_only(mode) else mode.name  # TPRINT: debug builds only
                 for cls, var, types in screen.screen(op, mode):
                     by_any = packed_outside_any(db, op, profile, var, mode.name)
                     if cls == "unconstrained":  # what a difference or the definition of any records is not open
@@ -206,7 +223,7 @@ def main() -> int:
                                                          " (any: packed types only where named)")):
                             counts["recorded"] += len(done)
                             if args.verbose and done:
-                                print(f"{op.name:16} {profile:5} {mode.name:14} recorded  {var}: "
+                                print(f"{op.name:16} {profile:5} {name:14} recorded  {var}: "
                                       f"{', '.join(t for t in types if t in done)}{why}")
                         types = tuple(t for t in types if t not in by_op | by_any)
                         if not types:
@@ -216,16 +233,16 @@ def main() -> int:
                         done = [t for t in types if t in recorded]
                         counts["recorded"] += len(done)
                         if args.verbose and done:
-                            print(f"{op.name:16} {profile:5} {mode.name:14} recorded  {var}: {', '.join(done)}")
+                            print(f"{op.name:16} {profile:5} {name:14} recorded  {var}: {', '.join(done)}")
                         types = tuple(t for t in types if t not in recorded)
                         cls = "stricter unrecorded"
                     if cls == "unconstrained":
                         counts["read by hand"] += 1
-                        print(f"{op.name:16} {profile:5} {mode.name:14} READ BY HAND  {var}: no assertion "
+                        print(f"{op.name:16} {profile:5} {name:14} READ BY HAND  {var}: no assertion "
                               f"constrains it (table leaves out {', '.join(types)})")
                     elif types:
                         counts[cls] += len(types)
-                        print(f"{op.name:16} {profile:5} {mode.name:14} {cls.upper():9} {var}: {', '.join(types)}")
+                        print(f"{op.name:16} {profile:5} {name:14} {cls.upper():9} {var}: {', '.join(types)}")
     print(f"looser {counts['looser']}, stricter unrecorded {counts['stricter unrecorded']}, "
           f"recorded {counts['recorded']}, read by hand {counts['read by hand']} "
           "(cells are (op, profile, mode, variable, dtype); read by hand counts (op, profile, mode[, variable]))")

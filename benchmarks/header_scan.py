@@ -324,10 +324,11 @@ class Headers:
     widths: dict[str, int]  # database dtype -> bytes
 
     @classmethod
-    def read(cls, root: Path, profile: str, cpp_dtype: dict[str, str], widths: dict[str, int]) -> Headers:
+    def read(cls, root: Path, profile: str, cpp_dtype: dict[str, str], widths: dict[str, int],
+             extra_macros: frozenset[str] | set[str] = frozenset()) -> Headers:
         texts = {str(path.relative_to(root)): path.read_text(errors="replace")
                  for d in DIRS[profile] for path in sorted((root / "include/pto" / d).rglob("*.hpp"))}
-        return cls.parse(texts, MACROS[profile], cpp_dtype, widths)
+        return cls.parse(texts, MACROS[profile] | set(extra_macros), cpp_dtype, widths)
 
     @classmethod
     def parse(cls, texts: dict[str, str], macros: set[str], cpp_dtype: dict[str, str],

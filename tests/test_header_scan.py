@@ -342,3 +342,12 @@ def test_upstream_mgather_a2a3_row_copies_one_to_four_byte_elements(a2a3_screen)
     # MGatherRowDma picks copy_gm_to_ubuf_align_b8/b16/b32 by sizeof(T) and has no branch for 8 bytes
     op, mode = _mode("mgather", "row")
     assert a2a3_screen.admits(op, mode, {"T": "i32"}) and not a2a3_screen.admits(op, mode, {"T": "i64"})
+
+
+@needs_upstream
+def test_a_function_only_a_debug_build_defines_is_screened_in_that_build(a2a3_screen):
+    # pto_instr.hpp defines TPRINT under #if defined(_DEBUG) || defined(__CPU_SIM) only
+    _op, mode = _mode("tprint", "tile")
+    assert not a2a3_screen.ev.h.functions.get("TPRINT")
+    assert a2a3_screen.reachable(mode) and a2a3_screen.debug_only(mode)
+    assert a2a3_screen.evaluator(mode).h.functions.get("TPRINT_IMPL")
