@@ -16,7 +16,8 @@ A binding of element types is *rejected* when every path fails a ``static_assert
 - READ BY HAND: no call path found for the mode, or a type variable no assertion constrains on the
   mode's paths although the table restricts it (the header leaves it to the intrinsics).
 
-A type variable only scalar operands use is fixed by the C++ signature and not screened. Exits 1 when a
+A type variable only scalar operands (or an operand the call takes as a C++ struct) use is fixed by the
+C++ signature and not screened. Exits 1 when a
 looser or an unrecorded stricter flag remains. Nothing is copied from the headers; only type names are
 compared.
 """
@@ -143,7 +144,9 @@ class Screen:
         """(class, variable, dtypes) flags of one mode: looser, stricter, unconstrained."""
         table = op.dtypes[self.profile]
         rows = [r for r in table.rows if not r.modes or mode.name in r.modes]
-        tiles = {o.dtype for o in mode.operands if o.role in ("in", "out", "tmp") and o.dtype}
+        # an operand the C++ call takes as a struct (TMRGSORT's MrgSortExecutedNumList of uint16_t fields) has
+        # its element type fixed by the signature, like a scalar's: not screened
+        tiles = {o.dtype for o in mode.operands if o.role in ("in", "out", "tmp") and o.dtype and not o.cpp_struct}
         vars_ = [v for v in dict.fromkeys(v for r in rows for v in r.types) if v in tiles]
         flags = []
         for var in vars_:

@@ -351,3 +351,10 @@ def test_a_function_only_a_debug_build_defines_is_screened_in_that_build(a2a3_sc
     assert not a2a3_screen.ev.h.functions.get("TPRINT")
     assert a2a3_screen.reachable(mode) and a2a3_screen.debug_only(mode)
     assert a2a3_screen.evaluator(mode).h.functions.get("TPRINT_IMPL")
+
+
+@needs_upstream
+def test_an_operand_the_call_takes_as_a_struct_is_not_screened(a5_screen):
+    # TMRGSORT's executedNumList is a MrgSortExecutedNumList (uint16_t fields) in C++: C is the signature's
+    op, mode = _mode("tmrgsort", "two")
+    assert not [f for f in a5_screen.screen(op, mode) if f[1] == "C"]
