@@ -49,7 +49,7 @@ class Screen:
     def __init__(self, db: Database, root: Path, profile: str):
         self.db, self.profile = db, profile
         self.dtypes = [n for n, d in db.isa.dtypes.items() if d.profiles is None or profile in d.profiles]
-        cpp = {d.cpp: n for n, d in db.isa.dtypes.items() if n in self.dtypes}
+        cpp = {d.cpp: n for n, d in db.isa.dtypes.items()}  # every C++ name, emulated types included
         widths = {n: d.bytes for n, d in db.isa.dtypes.items()}
         self.ev = Evaluator(Headers.read(root, profile, cpp, widths))
         self._debug_args = (root, profile, cpp, widths)

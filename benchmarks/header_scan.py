@@ -222,9 +222,11 @@ def statement_end(body: str, j: int) -> int:
 
 
 def parse_items(body: str) -> list:
-    """("assert", expr) | ("alias", name, type) | ("call", name, targs|None, args) | ("if", [(cond|None, items)])."""
+    """("assert", expr) | ("alias", name, type) | ("let", name, bool expr) | ("call", name, targs|None, args) |
+    ("if", [(cond|None, items)])."""
     items, i = [], 0
     pat = re.compile(r"static_assert\s*\(|using\s+(\w+)\s*=|typedef\s|if\s+constexpr\s*\(|"
+                     r"(?<![\w.>:])(?:static\s+)?constexpr\s+bool\s+(\w+)\s*=|"
                      r"(?<![\w.>:])([A-Za-z_]\w*)\s*(<|\()")
     while True:
         m = pat.search(body, i)
@@ -235,6 +237,10 @@ def parse_items(body: str) -> list:
             end = balanced(body, m.end() - 1)
             items.append(("assert", split_top(body[m.end():end - 1], ",")[0]))
             i = end
+        elif m.group(2):  # a local constexpr bool: its condition, read where the name is used
+            end = body.find(";", m.end())
+            items.append(("let", m.group(2), body[m.end():end].strip()))
+            i = end + 1
         elif s.startswith("using"):
             end = body.find(";", m.end())
             items.append(("alias", m.group(1), body[m.end():end].strip()))
@@ -275,9 +281,9 @@ def parse_items(body: str) -> list:
             items.append(("if", branches))
             i = max(j, m.end())
         else:
-            name, j = m.group(2), m.end() - 1
+            name, j = m.group(3), m.end() - 1
             targs = None
-            if m.group(3) == "<":
+            if m.group(4) == "<":
                 end = balanced(body, j, "<", ">")
                 rest = body[end:].lstrip()
                 if not rest.startswith("("):
@@ -371,6 +377,13 @@ class Value:
     value: str | None = None  # "ElementOp::OP_MUL"
 
 
+@dataclass(frozen=True)
+class Let:
+    """A local ``constexpr bool`` of a body (CheckMadMxValid's ``isFp4``): its condition, read where it is used."""
+
+    expr: str
+
+
 @dataclass
 class Scope:
     names: dict[str, object] = field(default_factory=dict)  # template/type names -> Tile | Elem | Value
@@ -453,6 +466,8 @@ class Evaluator:
         held = scope.names.get(e)
         if isinstance(held, Value) and held.value in ("true", "false"):
             return held.value == "true"
+        if isinstance(held, Let):
+            return self.truth(held.expr, scope, depth + 1)
         if e.startswith("!") and not e.startswith("!="):
             v = self.truth(e[1:], scope, depth + 1)
             return UNKNOWN if v is UNKNOWN else not v
@@ -625,6 +640,8 @@ class Evaluator:
         for item in items:
             if item[0] == "alias":
                 scope.names[item[1]] = self.type_of(item[2], scope)
+            elif item[0] == "let":
+                scope.names[item[1]] = Let(item[2])
             elif item[0] == "assert":
                 if self.truth(item[1], scope) is False:
                     return False

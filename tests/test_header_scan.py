@@ -358,3 +358,30 @@ def test_an_operand_the_call_takes_as_a_struct_is_not_screened(a5_screen):
     # TMRGSORT's executedNumList is a MrgSortExecutedNumList (uint16_t fields) in C++: C is the signature's
     op, mode = _mode("tmrgsort", "two")
     assert not [f for f in a5_screen.screen(op, mode) if f[1] == "C"]
+
+
+def test_a_local_constexpr_bool_is_read_where_it_is_used():
+    header = """
+template <typename A, typename B>
+constexpr bool isFp8Pair = std::is_same_v<A, float8_e4m3_t> && std::is_same_v<B, float8_e4m3_t>;
+template <typename T, typename U>
+PTO_INTERNAL void TMX_IMPL(T* a, U* b)
+{
+    constexpr bool isFp8 = isFp8Pair<T, U>;
+    static_assert(isFp8 || std::is_same_v<T, half>, "pairs");
+}
+"""
+    ev = hs.Evaluator(hs.Headers.parse({"mx.hpp": header}, hs.MACROS["a5"], CPP, WIDTHS))
+    def admits(a: str, b: str | None) -> bool:
+        scope = hs.Scope({"T": hs.Elem(a), "U": hs.Elem(b)})
+        return ev.call_admits("TMX_IMPL", ["T", "U"], ["a", "b"], scope, 0, frozenset())
+    assert admits("f8e4m3", "f8e4m3") and admits("f16", "i8") and admits("f8e4m3", None)
+    assert not admits("i8", None) and not admits("f8e4m3", "i8")
+
+
+@needs_upstream
+def test_upstream_tmatmul_mx_a5_takes_fp8_and_fp4_operands_only(a5_screen):
+    # CheckMadMxValid: constexpr bool isFp4/isFp8 = isSupportedFp4Combo/isSupportedFp8Combo<AType, BType>
+    op, mode = _mode("tmatmul_mx", "default")
+    assert a5_screen.admits(op, mode, {"A": "f8e5m2"}) and a5_screen.admits(op, mode, {"A": "f4e2m1x2"})
+    assert not a5_screen.admits(op, mode, {"A": "f16"}) and not a5_screen.admits(op, mode, {"A": "i8"})
