@@ -232,24 +232,59 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
     for var in [*d.get("types", {}), *d.get("type_words", ())]:
         if var not in type_vars:
             problem(f"types: no type variable {var!r} in the mode(s)", "goldens.type")
+    shapes, layouts = _shapes(db, d, operands, problem)
+    _check_attrs(db, d, named, problem)
+    scalar_ops = {o.name for m in named for o in m.operands if o.role == "scalar"}
+    for name, text in d.get("scalars", {}).items():
+        if name not in scalar_ops:
+            problem(f"scalars: no scalar operand {name!r} in the mode(s)", "goldens.operand")
+        _extents([text], f"scalars of {name}", problem)
+    out_ops = {o.name for m in named for o in m.operands if o.role == "out"}
+    for stem in d.get("initial", ()):
+        if d.get("files", {}).get(stem) not in out_ops:
+            problem(f"initial: file {stem!r} is no output's file", "goldens.operand")
+    file_shapes = {}
+    for stem, shape in d.get("file_shapes", {}).items():
+        if stem not in d.get("files", {}):
+            problem(f"file_shapes: no file {stem!r} in files", "goldens.operand")
+        file_shapes[stem] = _extents(shape, f"file_shapes of {stem}", problem)
+    return GoldenDir(d["dir"], op.name, tuple(d.get("platforms", PLATFORMS)), d["source"], chosen,
+                     dict(d.get("files", {})), {k: v for k, v in shapes.items() if v},
+                     {k: v for k, v in layouts.items() if v}, _words(d.get("word")), tuple(d.get("cases", ())),
+                     dict(d.get("when", {})),
+                     d.get("unmapped"), dict(d.get("types", {})), tuple(d.get("type_words", ())),
+                     _views(db, d, operands, problem),
+                     dict(d.get("attrs", {})), dict(d.get("attr_params", {})), tuple(d.get("attr_words", ())),
+                     {k: str(v) for k, v in d.get("scalars", {}).items()}, file_shapes, tuple(d.get("initial", ())))
 
-    def extents(texts, what: str) -> tuple[Extent, ...]:
-        try:
-            return tuple(parse_extent(t) for t in texts)
-        except ValueError as exc:
-            problem(f"{what}: {exc.args[0]} is not an expression of parameter names and integers", "goldens.extent")
-            return ()
 
+def _extents(texts, what: str, problem) -> tuple[Extent, ...]:
+    try:
+        return tuple(parse_extent(t) for t in texts)
+    except ValueError as exc:
+        problem(f"{what}: {exc.args[0]} is not an expression of parameter names and integers", "goldens.extent")
+        return ()
+
+
+def _shapes(db: Database, d: dict, operands: set[str], problem) -> tuple[dict, dict]:
+    """An entry's ``shapes``: per operand, its valid and tile extents, and its location and layouts."""
     shapes, layouts = {}, {}
+    known = {"loc": db.isa.tile_types, "blayout": db.isa.blayouts, "slayout": db.isa.slayouts}
     for operand, kinds in d.get("shapes", {}).items():
         if operand not in operands:
             problem(f"shapes: no operand {operand!r} in the mode(s)", "goldens.operand")
-        shapes[operand] = {k: extents(v, f"shapes of {operand}") for k, v in kinds.items() if k in ("valid", "tile")}
+        shapes[operand] = {k: _extents(v, f"shapes of {operand}", problem) for k, v in kinds.items()
+                           if k in ("valid", "tile")}
         layouts[operand] = {k: v for k, v in kinds.items() if k in ("loc", "blayout", "slayout")}
-        known = {"loc": db.isa.tile_types, "blayout": db.isa.blayouts, "slayout": db.isa.slayouts}
         for k, v in layouts[operand].items():
             if v not in known[k]:
                 problem(f"shapes of {operand}: no {k} {v!r}", "goldens.layout")
+    return shapes, layouts
+
+
+def _check_attrs(db: Database, d: dict, named: list, problem) -> None:
+    """An entry's ``attrs``, ``attr_params`` and ``attr_words`` name attribute operands of its modes (and
+    enumerators of theirs)."""
     attr_ops = {o.name: o for m in named for o in m.operands if o.role == "attr"}
     for name, value in d.get("attrs", {}).items():
         o = attr_ops.get(name)
@@ -263,32 +298,16 @@ def _entry(db: Database, d: dict, problem) -> GoldenDir | None:
     for name in d.get("attr_words", ()):
         if name not in attr_ops or not attr_ops[name].enum:
             problem(f"attr_words: no enumerated attribute operand {name!r} in the mode(s)", "goldens.attr")
-    scalar_ops = {o.name for m in named for o in m.operands if o.role == "scalar"}
-    for name, text in d.get("scalars", {}).items():
-        if name not in scalar_ops:
-            problem(f"scalars: no scalar operand {name!r} in the mode(s)", "goldens.operand")
-        extents([text], f"scalars of {name}")
-    out_ops = {o.name for m in named for o in m.operands if o.role == "out"}
-    for stem in d.get("initial", ()):
-        if d.get("files", {}).get(stem) not in out_ops:
-            problem(f"initial: file {stem!r} is no output's file", "goldens.operand")
-    file_shapes = {}
-    for stem, shape in d.get("file_shapes", {}).items():
-        if stem not in d.get("files", {}):
-            problem(f"file_shapes: no file {stem!r} in files", "goldens.operand")
-        file_shapes[stem] = extents(shape, f"file_shapes of {stem}")
+
+
+def _views(db: Database, d: dict, operands: set[str], problem) -> dict[str, View]:
+    """An entry's ``views``: the global view each named operand is read through."""
     views = {}
     for operand, v in d.get("views", {}).items():
         if operand not in operands:
             problem(f"views: no operand {operand!r} in the mode(s)", "goldens.operand")
         if v["layout"] not in db.isa.global_layouts:
             problem(f"views of {operand}: no global layout {v['layout']!r}", "goldens.layout")
-        views[operand] = View(extents(v["shape"], f"views of {operand}"), v["layout"],
-                              extents(v.get("buffer", ()), f"views of {operand}"))
-    return GoldenDir(d["dir"], op.name, tuple(d.get("platforms", PLATFORMS)), d["source"], chosen,
-                     dict(d.get("files", {})), {k: v for k, v in shapes.items() if v},
-                     {k: v for k, v in layouts.items() if v}, _words(d.get("word")), tuple(d.get("cases", ())),
-                     dict(d.get("when", {})),
-                     d.get("unmapped"), dict(d.get("types", {})), tuple(d.get("type_words", ())), views,
-                     dict(d.get("attrs", {})), dict(d.get("attr_params", {})), tuple(d.get("attr_words", ())),
-                     {k: str(v) for k, v in d.get("scalars", {}).items()}, file_shapes, tuple(d.get("initial", ())))
+        views[operand] = View(_extents(v["shape"], f"views of {operand}", problem), v["layout"],
+                              _extents(v.get("buffer", ()), f"views of {operand}", problem))
+    return views

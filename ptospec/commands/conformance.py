@@ -273,11 +273,49 @@ def _test_files(args, db, ops: list[str]) -> list[Path]:
 
 
 def run(args) -> int:
-    import pytest
-
-    from ..conformance.divergence import KNOWN_BUG, RECORDED, ConformanceReport
+    from ..conformance.divergence import KNOWN_BUG, RECORDED
     from ..dbcache import load_database_cached
 
+    _check_options(args)
+    db = load_database_cached(getattr(args, "specs", None))  # a repeated run reads the database built before
+    ops = _op_names(db, args.ops)
+    backend = args.backend
+    if backend == "ptoas":
+        _prepare_ptoas(args)
+    if backend in ("cpusim", "ptoas"):
+        _prepare_cpusim(args)
+    profile = _run_profile(db, backend, args.profile)
+    files = _test_files(args, db, ops)
+    report_dir = Path(args.report_dir or Path("build") / "conformance" / backend.replace(":", "_").replace("/", "_"))
+    report_dir.mkdir(parents=True, exist_ok=True)
+
+    print(plan(db, ops, backend, profile, args, report_dir), file=sys.stderr)
+    stream = _progress_stream()
+    progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1, db)
+    code, wall = _run_pytest(_pytest_args(args, db, files, profile), db, progress, report_dir / "pytest.log")
+    if progress.runner is None:
+        print(f"ptospec: error: the conformance run did not start (pytest exit {int(code)}); "
+              f"see {report_dir / 'pytest.log'}", file=sys.stderr)
+        for err in progress.collect_errors[:3]:
+            print(f"ptospec: {err}", file=sys.stderr)
+        return 2
+
+    tally = progress.runner.tally
+    stats = _run_stats(progress.runner, tally, args.derived, wall)
+    report = _report(db, backend, args, progress, stats)
+    json_path, md_path = report.write(report_dir)
+    data = report.to_json()
+
+    _print_summary(backend, profile, args.derived, progress, tally, stats, data, wall, md_path, json_path)
+    attention = [e for e in data["divergences"] if e["verdict"] not in (RECORDED, KNOWN_BUG)]
+    if int(code) not in (0, 1):  # interrupted, internal or usage error
+        print(f"ptospec: pytest exited with status {int(code)}; see {report_dir / 'pytest.log'}", file=sys.stderr)
+        return 2
+    return 1 if attention else 0
+
+
+def _check_options(args) -> None:
+    """One clear error for a bad --derived, --shard, --jobs or --backend, before anything is loaded or run."""
     if args.derived < 0:
         raise InvocationError("--derived must be 0 or more", rule="cli.derived", where="--derived")
     if args.shard is not None:
@@ -290,25 +328,22 @@ def run(args) -> int:
         from ..conformance.load import backend_class
 
         backend_class(_backend_spec(args.backend))
-    db = load_database_cached(getattr(args, "specs", None))  # a repeated run reads the database built before
-    ops = _op_names(db, args.ops)
-    backend = args.backend
-    profile = args.profile
-    if backend == "ptoas":
-        _prepare_ptoas(args)
-    if backend in ("cpusim", "ptoas"):
-        _prepare_cpusim(args)
+
+
+def _run_profile(db, backend: str, profile: str | None) -> str | None:
+    """--profile, checked; for the simulator without one, the database's one simulator profile."""
     if backend == "cpusim" and profile is None:
         sims = [p for p, spec in db.isa.profiles.items() if spec.basis == "simulator"]
         profile = sims[0] if len(sims) == 1 else None
     if profile is not None and profile not in db.isa.profiles:
         raise InvocationError(f"unknown profile {profile!r} (known: {', '.join(db.isa.profiles)})",
                               rule="cli.profile", where="--profile")
-    files = _test_files(args, db, ops)
-    report_dir = Path(args.report_dir or Path("build") / "conformance" / backend.replace(":", "_").replace("/", "_"))
-    report_dir.mkdir(parents=True, exist_ok=True)
+    return profile
 
-    pytest_args = [*map(str, files), f"--pto-backend={_backend_spec(backend)}", f"--pto-specs={db.root}",
+
+def _pytest_args(args, db, files: list[Path], profile: str | None) -> list[str]:
+    """pytest's command line for the generated modules ``files``: the backend, profile, shard and selection."""
+    pytest_args = [*map(str, files), f"--pto-backend={_backend_spec(args.backend)}", f"--pto-specs={db.root}",
                    "-p", "no:cacheprovider", "-q", "--tb=line", "-o", "addopts=",
                    "--assert=plain"]  # the generated modules assert nothing: import them from bytecode, unparsed
     if profile:
@@ -324,60 +359,59 @@ def run(args) -> int:
 
     if not any(ep.name == "ptospec" for ep in entry_points(group="pytest11")):
         pytest_args += ["-p", "ptospec.conformance.plugin"]
+    return pytest_args
 
-    print(plan(db, ops, backend, profile, args, report_dir), file=sys.stderr)
-    stream = _progress_stream()
-    progress = Progress(stream, _backend_spec(backend), args.derived, args.jobs or os.cpu_count() or 1, db)
+
+def _run_pytest(pytest_args: list[str], db, progress, log_path: Path) -> tuple[int, float]:
+    """Run pytest in this process, its output into ``log_path`` (never through a link) and the progress on
+    ``progress``'s stream (closed after, unless it is stderr): (its exit code, wall seconds)."""
+    import pytest
+
+    stream = progress.stream
     start = time.perf_counter()
     try:
-        log_fd = os.open(report_dir / "pytest.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with open(log_fd, "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):  # never through a link
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with open(log_fd, "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
             code = pytest.main(pytest_args, plugins=[_shared_database(db), progress])
     finally:
         if stream is not sys.stderr:
             stream.close()
-    wall = time.perf_counter() - start
-    if progress.runner is None:
-        print(f"ptospec: error: the conformance run did not start (pytest exit {int(code)}); "
-              f"see {report_dir / 'pytest.log'}", file=sys.stderr)
-        for err in progress.collect_errors[:3]:
-            print(f"ptospec: {err}", file=sys.stderr)
-        return 2
+    return code, time.perf_counter() - start
 
-    runner = progress.runner
-    tally = runner.tally
+
+def _run_stats(runner, tally: dict, derived: int, wall: float) -> dict[str, object]:
+    """The run's figures for the report: cases verified, passed, failed, skipped, the rate and the backend's."""
     verified = tally["passed"] + tally["failed"]
-    stats: dict[str, object] = {"wall_seconds": round(wall, 2), "derived_per_fixed_case": args.derived,
+    stats: dict[str, object] = {"wall_seconds": round(wall, 2), "derived_per_fixed_case": derived,
                                 "cases_verified": verified, "cases_verified_passed": tally["passed"],
                                 "cases_verified_failed": tally["failed"], "cases_not_run_skipped": tally["skipped"],
                                 "cases_without_data_semantics": tally["no_data"],
                                 "cases_cross_core_validator_only": tally["cross_core"],
                                 "cases_verified_per_second": round(verified / wall, 1) if wall else 0.0}
     stats.update(runner.backend.stats())
+    return stats
+
+
+def _report(db, backend: str, args, progress, stats: dict):
+    """The run's ``ConformanceReport``; a backend that can attribute its divergences (ptoas: the assembler's,
+    or the simulator's?) replays each group's smallest case first."""
+    from ..conformance.divergence import ConformanceReport
+
+    runner = progress.runner
     environment = runner.backend.describe() if hasattr(runner.backend, "describe") else {}
     totals = {"total": progress.total, **progress.counts}
     command = "ptospec " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""
     if args.shard:
         environment = {**environment, "shard": args.shard}
     divergences = list(runner.divergences)
-    if divergences and hasattr(runner.backend, "attribute"):  # ptoas: the assembler's, or the simulator's?
+    if divergences and hasattr(runner.backend, "attribute"):
         print(f"ptospec: attributing {len(divergences)} divergence(s): each group's smallest case replayed on the "
               "simulator without ptoas", file=sys.stderr)
         replays = partial(stage_counter(), "replays built and run")
         divergences = runner.backend.attribute(divergences, runner.rebuild, replays)
-    report = ConformanceReport(db, backend, divergences, totals,
-                               matrix=progress.matrix.to_json(backend)["matrix"] if progress.matrix else [],
-                               stats=stats, environment=environment, command=command, skipped=progress.skips)
-    json_path, md_path = report.write(report_dir)
-    data = report.to_json()
-
-    _print_summary(backend, profile, args.derived, progress, tally, stats, data, wall, md_path, json_path)
-    entries = data["divergences"]
-    attention = [e for e in entries if e["verdict"] not in (RECORDED, KNOWN_BUG)]
-    if int(code) not in (0, 1):  # interrupted, internal or usage error
-        print(f"ptospec: pytest exited with status {int(code)}; see {report_dir / 'pytest.log'}", file=sys.stderr)
-        return 2
-    return 1 if attention else 0
+    return ConformanceReport(db, backend, divergences, totals,
+                             matrix=progress.matrix.to_json(backend)["matrix"] if progress.matrix else [],
+                             stats=stats, environment=environment, command=command, skipped=progress.skips)
 
 
 def _print_summary(backend: str, profile: str | None, derived: int, progress, tally: dict, stats: dict, data: dict,

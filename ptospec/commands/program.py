@@ -21,6 +21,12 @@ MAX_GLOBAL_BYTES = 2 << 30  # per argument file
 
 
 def register(sub) -> None:
+    _register_check(sub)
+    _register_run(sub)
+    _register_compare(sub)
+
+
+def _register_check(sub) -> None:
     p = sub.add_parser(
         "check-program", help="check every instruction of a .pto program (the PTO assembler's dialect)",
         description="Read a program written in the PTO assembler's dialect (module, func.func, arith, scf, the "
@@ -56,6 +62,8 @@ def register(sub) -> None:
                    "them, on the pipes the profile does not order by itself")
     p.set_defaults(func=run_check)
 
+
+def _register_run(sub) -> None:
     r = sub.add_parser(
         "run-program", help="run a .pto kernel with the reference interpreter on .npy inputs",
         description="Run a kernel written in the PTO assembler's dialect with the NumPy reference interpreter. "
@@ -99,6 +107,8 @@ def register(sub) -> None:
     _simulator_options(r)
     r.set_defaults(func=run_run)
 
+
+def _register_compare(sub) -> None:
     c = sub.add_parser(
         "compare-program", help="run a .pto kernel on the reference interpreter and the CPU simulator and compare",
         description="Run a kernel with the reference interpreter, replay the instructions it executed on the CPU "

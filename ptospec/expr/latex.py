@@ -457,16 +457,7 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
                 terms.append(lines if k == 0 else [f"{_SYMBOL[sign]} {lines[0]}", *lines[1:]])
             return _pack(terms, budget)
         case Binary(op=op, left=left, right=right) if _PREC[op] == 4:  # a relation: break after it
-            lhs, symbol = _wrapped_lines(left, _PREC[op], budget), f" {_SYMBOL[op]}"
-            rhs = _wrapped_lines(right, _PREC[op] + 1, inner)
-            glued = f"{lhs[-1]}{symbol} {rhs[0]}"
-            room = budget - (_INDENT_EM if len(lhs) > 1 else 0.0)
-            short = len(rhs) == 1 and latex_width(rhs[0]) < _MIN_PART_EM
-            if _fits(glued, room) or (short and (len(lhs) > 1 or _fits(lhs[0], room))):
-                return _join(lhs, f"{symbol} ", rhs)  # a short right side stays on the line
-            if short:  # ... unless it follows a left side that cannot break and is too wide already: under it
-                return [*lhs, *_indent([f"{symbol.strip()} {rhs[0]}"])]
-            return [*lhs[:-1], lhs[-1] + symbol, *_indent(rhs)]
+            return _relation_lines(op, left, right, budget)
         case Binary(op="%", left=left, right=right):  # a wide divisor (a brace of cases) laid out on its own
             lhs = _wrapped_lines(left, _PREC["%"], inner)
             rhs = _wrapped_lines(right, _PREC["%"] + 1, max(inner - latex_width(lhs[-1]) - 2.3, inner / 2))
@@ -476,26 +467,7 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             rendered = [to_latex(item) + ("," if k < last else r"\}") for k, item in enumerate(items)]
             return _pack([[rf"{_wrap(value, 5)} \in \{{{rendered[0]}"], *([r] for r in rendered[1:])], budget)
         case Call(func="select", args=(_, _, _)):
-            rows = []
-            while isinstance(node, Call) and node.func == "select" and len(node.args) == 3:
-                cond, value, node = node.args
-                rows.append((value, cond))
-            values = [_block(layout(v, inner / 2)) for v, _ in rows]
-            room = max(inner - max(latex_width(v) for v in values), inner / 2)
-            cells = [f"{v} & {_block(condition_lines(c, room))}" for v, (_, c) in zip(values, rows, strict=True)]
-            cells.append(f"{_block(layout(node, inner / 2))} & {word('otherwise')}")
-            side_by_side = r"\begin{cases}" + r" \\ ".join(cells) + r"\end{cases}"
-            if _fits(side_by_side, budget):
-                return [side_by_side]
-            # too wide for values and conditions side by side: each value, then its condition under it
-            lead = rf"\quad {word('if')}\ "
-            stacked = []
-            for value, cond in [*rows, (node, None)]:
-                shown = _block(layout(value, inner))
-                said = rf"\quad {word('otherwise')}" if cond is None else lead + _block(
-                    condition_lines(cond, inner - _INDENT_EM - latex_width(lead)))
-                stacked += [f"{shown} {said}"] if _fits(f"{shown} {said}", inner) else [shown, said]
-            return [r"\begin{cases}" + r" \\ ".join(stacked) + r"\end{cases}"]
+            return _select_lines(node, budget)
         case Call(func=func, args=args) if (fn := FUNCTIONS.get(func)) is not None and len(args) == fn.arity:
             return _call_lines(fn.latex, args, latex, budget)
         case Reduce() if (cond := counted(node)) is not None:
@@ -519,6 +491,48 @@ def layout(node: Node, budget: float = LINE_EM) -> list[str]:
             lines = _wrapped_lines(operand, _UNARY_PREC["not"], budget - 0.8)
             return [r"\neg " + lines[0], *lines[1:]]
     return [latex]
+
+
+def _relation_lines(op: str, left: Node, right: Node, budget: float) -> list[str]:
+    """A relation too wide for ``budget``: broken after its symbol, the right side indented (a short right side
+    stays on the line)."""
+    inner = budget - _INDENT_EM
+    lhs, symbol = _wrapped_lines(left, _PREC[op], budget), f" {_SYMBOL[op]}"
+    rhs = _wrapped_lines(right, _PREC[op] + 1, inner)
+    glued = f"{lhs[-1]}{symbol} {rhs[0]}"
+    room = budget - (_INDENT_EM if len(lhs) > 1 else 0.0)
+    short = len(rhs) == 1 and latex_width(rhs[0]) < _MIN_PART_EM
+    if _fits(glued, room) or (short and (len(lhs) > 1 or _fits(lhs[0], room))):
+        return _join(lhs, f"{symbol} ", rhs)  # a short right side stays on the line
+    if short:  # ... unless it follows a left side that cannot break and is too wide already: under it
+        return [*lhs, *_indent([f"{symbol.strip()} {rhs[0]}"])]
+    return [*lhs[:-1], lhs[-1] + symbol, *_indent(rhs)]
+
+
+def _select_lines(node: Node, budget: float) -> list[str]:
+    """A chain of ``select`` too wide for ``budget`` as a brace of cases: values and conditions side by side,
+    else each value with its condition under it."""
+    inner = budget - _INDENT_EM
+    rows = []
+    while isinstance(node, Call) and node.func == "select" and len(node.args) == 3:
+        cond, value, node = node.args
+        rows.append((value, cond))
+    values = [_block(layout(v, inner / 2)) for v, _ in rows]
+    room = max(inner - max(latex_width(v) for v in values), inner / 2)
+    cells = [f"{v} & {_block(condition_lines(c, room))}" for v, (_, c) in zip(values, rows, strict=True)]
+    cells.append(f"{_block(layout(node, inner / 2))} & {word('otherwise')}")
+    side_by_side = r"\begin{cases}" + r" \\ ".join(cells) + r"\end{cases}"
+    if _fits(side_by_side, budget):
+        return [side_by_side]
+    # too wide for values and conditions side by side: each value, then its condition under it
+    lead = rf"\quad {word('if')}\ "
+    stacked = []
+    for value, cond in [*rows, (node, None)]:
+        shown = _block(layout(value, inner))
+        said = rf"\quad {word('otherwise')}" if cond is None else lead + _block(
+            condition_lines(cond, inner - _INDENT_EM - latex_width(lead)))
+        stacked += [f"{shown} {said}"] if _fits(f"{shown} {said}", inner) else [shown, said]
+    return [r"\begin{cases}" + r" \\ ".join(stacked) + r"\end{cases}"]
 
 
 def _call_lines(template: str, args: tuple[Node, ...], latex: str, budget: float) -> list[str]:

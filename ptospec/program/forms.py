@@ -17,15 +17,39 @@ _SIZES = re.compile(r"^array<\s*i32\s*:\s*([0-9,\s]*)>$")
 def custom_form(op: Operation, form: GenericForm, segment_sizes: str) -> Operation:
     """``"pto.op"(%a, %b) <{sizes = array<i32: 1, 1>, k = v}> : (A, B) -> ()`` as
     ``pto.op ins(%a : A) outs(%b : B) {k = v}``: the values fill ``form.segments`` by the segment sizes."""
-    toks, i = op.tail, 0
+    values, props, types, results = _generic_parts(op)
+    if len(types) != len(values) or any(len(v) != 1 or v[0].kind != "value" for v in values):
+        raise _generic_error(op, f"{len(values)} operand(s) and {len(types)} type(s)")
+    sizes = next((it for it in props if it[0].text.strip('"') == segment_sizes), None)
+    m = _SIZES.match(sizes[-1].text) if sizes and len(sizes) >= 3 else None
+    counts = [int(x) for x in m.group(1).replace(" ", "").split(",") if x] if m else None
+    if counts is None or len(counts) != len(form.segments) or sum(counts) != len(values):
+        raise _generic_error(op, f"{segment_sizes} must give one size per operand segment "
+                             f"({', '.join(form.segments)}) adding up to the {len(values)} operand(s)")
+    filled: dict[str, list[tuple[Token, list[Token]]]] = {}
+    k = 0
+    for name, n in zip(form.segments, counts, strict=True):
+        filled[name] = [(values[j][0], types[j]) for j in range(k, k + n)]
+        k += n
+    out = _custom_tokens(op.tail[0], form, filled, [it for it in props if it is not sizes])
+    if results and not (len(results) == 3 and [t.text for t in results] == ["->", "(", ")"]):
+        out.extend(results)
+    return replace(op, tail=tuple(_respaced(out)))
 
-    def fail(why: str) -> ProgramError:
-        return ProgramError(f"{op.name} in the generic form: {why}", "program.syntax", op.pos)
+
+def _generic_error(op: Operation, why: str) -> ProgramError:
+    return ProgramError(f"{op.name} in the generic form: {why}", "program.syntax", op.pos)
+
+
+def _generic_parts(op: Operation) -> tuple[list[list[Token]], list[list[Token]], list[list[Token]], tuple[Token, ...]]:
+    """A generic line's tail ``(%a, %b) <{p = v, ...}> : (A, B) -> ()`` read as (its values, its properties,
+    its operand types: each a list of tokens; the tokens after the types)."""
+    toks, i = op.tail, 0
 
     def group(open_: str, close: str) -> list[list[Token]]:
         nonlocal i
         if i >= len(toks) or toks[i].text != open_:
-            raise fail(f"expected {open_!r}")
+            raise _generic_error(op, f"expected {open_!r}")
         items: list[list[Token]] = [[]]
         depth, i = 0, i + 1
         while i < len(toks) and not (depth == 0 and toks[i].text == close):
@@ -38,7 +62,7 @@ def custom_form(op: Operation, form: GenericForm, segment_sizes: str) -> Operati
                 items[-1].append(t)
             i += 1
         if i >= len(toks):
-            raise fail(f"expected {close!r}")
+            raise _generic_error(op, f"expected {close!r}")
         i += 1
         return [it for it in items if it]
 
@@ -48,28 +72,20 @@ def custom_form(op: Operation, form: GenericForm, segment_sizes: str) -> Operati
         i += 1
         props = group("{", "}")
         if i >= len(toks) or toks[i].text != ">":
-            raise fail("expected '>' after the properties")
+            raise _generic_error(op, "expected '>' after the properties")
         i += 1
     if i >= len(toks) or toks[i].text != ":":
-        raise fail("expected ':' and the operand types")
+        raise _generic_error(op, "expected ':' and the operand types")
     i += 1
     types = group("(", ")")
-    results = toks[i:]
-    if len(types) != len(values) or any(len(v) != 1 or v[0].kind != "value" for v in values):
-        raise fail(f"{len(values)} operand(s) and {len(types)} type(s)")
-    sizes = next((it for it in props if it[0].text.strip('"') == segment_sizes), None)
-    m = _SIZES.match(sizes[-1].text) if sizes and len(sizes) >= 3 else None
-    counts = [int(x) for x in m.group(1).replace(" ", "").split(",") if x] if m else None
-    if counts is None or len(counts) != len(form.segments) or sum(counts) != len(values):
-        raise fail(f"{segment_sizes} must give one size per operand segment ({', '.join(form.segments)}) "
-                   f"adding up to the {len(values)} operand(s)")
-    filled: dict[str, list[tuple[Token, list[Token]]]] = {}
-    k = 0
-    for name, n in zip(form.segments, counts, strict=True):
-        filled[name] = [(values[j][0], types[j]) for j in range(k, k + n)]
-        k += n
+    return values, props, types, toks[i:]
+
+
+def _custom_tokens(at: Token, form: GenericForm, filled: dict[str, list[tuple[Token, list[Token]]]],
+                   kept: list[list[Token]]) -> list[Token]:
+    """The tokens of ``ins(%a : A) outs(%b : B) {k = v}``: the segments' values and types in ``form``'s ins and
+    outs, then the properties ``kept``; the punctuation made is placed at ``at``."""
     out: list[Token] = []
-    at = toks[0]
 
     def emit(text: str, kind: str = "punct") -> None:
         out.append(Token(kind, text, at.line, at.col, len(out) * 2, len(out) * 2 + 1, False))
@@ -89,7 +105,6 @@ def custom_form(op: Operation, form: GenericForm, segment_sizes: str) -> Operati
             if j < len(pairs) - 1:
                 emit(",")
         emit(")")
-    kept = [it for it in props if it is not sizes]
     if kept:
         emit("{")
         for j, it in enumerate(kept):
@@ -97,9 +112,7 @@ def custom_form(op: Operation, form: GenericForm, segment_sizes: str) -> Operati
             if j < len(kept) - 1:
                 emit(",")
         emit("}")
-    if results and not (len(results) == 3 and [t.text for t in results] == ["->", "(", ")"]):
-        out.extend(results)
-    return replace(op, tail=tuple(_respaced(out)))
+    return out
 
 
 def _respaced(toks: list[Token]) -> list[Token]:

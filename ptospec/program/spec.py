@@ -201,49 +201,13 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
     check_schema(src, "program")
     issues = Issues()
     data = src.data
-    for alias, target in data["targets"].items():
-        if target not in db.isa.profiles:
-            issues.add(src, ("targets", alias), f"{alias} names unknown profile {target!r}", "program.target")
-    for alias, target in data["dtype_aliases"].items():
-        if target not in db.isa.dtypes:
-            issues.add(src, ("dtype_aliases", alias), f"{alias} stands for unknown dtype {target!r}", "program.dtype")
-        if alias in db.isa.dtypes:
-            issues.add(src, ("dtype_aliases", alias), f"{alias} is already a dtype of the ISA", "program.dtype")
+    _check_aliases(src, data, db, issues)
     enums = {k: tuple(v) for k, v in data["synchronisation"]["enums"].items()}
     enumerators = {e for values in enums.values() for e in values}
-    instructions = {}
-    for name, d in data["instructions"].items():
-        instructions[name] = _instruction(src, name, d, set(data["sources"]), issues)
-    sync = tuple(data["synchronisation"]["instructions"])
-    for name in sync:
-        if name in instructions or name in db.ops:
-            issues.add(src, ("synchronisation", "instructions", name), f"{name} is also an instruction with "
-                       "semantics (an instruction is specified in one place)", "program.duplicate")
-            continue
-        instructions[name] = _instruction(src, name, data["synchronisation"]["instructions"][name],
-                                          set(data["sources"]), issues, enums, enumerators, set(db.isa.profiles))
+    instructions, sync = _instructions(src, data, db, enums, enumerators, issues)
     sim = data["simulator"]
-    _known_source(src, data["sources"], ("simulator", "source"), sim["source"], issues)
-    for profile in sim["arch"]:
-        if profile not in db.isa.profiles:
-            issues.add(src, ("simulator", "arch", profile), f"unknown profile {profile!r}", "program.target")
-    for loc in db.isa.tile_types:
-        if loc not in sim["regions"]:
-            issues.add(src, ("simulator", "regions"), f"tile location {loc} has no simulator region",
-                       "program.simulator")
-    for loc in sim["regions"]:
-        if loc not in db.isa.tile_types:
-            issues.add(src, ("simulator", "regions", loc), f"{loc} is not a tile location", "program.simulator")
-    if data["default_target"] not in data["targets"]:
-        issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
-                   "program.target")
     devices = data.get("device_specs", {})
-    if devices:
-        _known_source(src, data["sources"], ("device_specs", "source"), devices["source"], issues)
-    for prefix, target in devices.get("prefixes", {}).items():
-        if target not in data["targets"]:
-            issues.add(src, ("device_specs", "prefixes", prefix), f"{prefix} names {target!r}, not one of targets",
-                       "program.target")
+    _check_simulator_and_devices(src, data, db, issues)
     frontend = _frontend_pipes(src, data, db, issues)
     inference = _layout_inference(src, data, db, issues)
     lowerings = _lowerings(src, data, db, issues)
@@ -273,6 +237,63 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        data.get("generic_forms", {}).get("segment_sizes", ""), generic, unmatched,
                        _struct_values(src, data, issues), data.get("unimplemented_operations", {}).get("rule", ""),
                        dict(devices.get("prefixes", {})))
+
+
+def _check_aliases(src: Located, data: dict, db: Database, issues: Issues) -> None:
+    """``targets`` name profiles; ``dtype_aliases`` stand for dtypes and are none themselves."""
+    for alias, target in data["targets"].items():
+        if target not in db.isa.profiles:
+            issues.add(src, ("targets", alias), f"{alias} names unknown profile {target!r}", "program.target")
+    for alias, target in data["dtype_aliases"].items():
+        if target not in db.isa.dtypes:
+            issues.add(src, ("dtype_aliases", alias), f"{alias} stands for unknown dtype {target!r}", "program.dtype")
+        if alias in db.isa.dtypes:
+            issues.add(src, ("dtype_aliases", alias), f"{alias} is already a dtype of the ISA", "program.dtype")
+
+
+def _instructions(src: Located, data: dict, db: Database, enums: dict[str, tuple[str, ...]], enumerators: set[str],
+                  issues: Issues) -> tuple[dict[str, ProgramInstruction], tuple[str, ...]]:
+    """(the instructions, the names of the synchronisation instructions among them): an instruction is
+    specified in one place (not also as a synchronisation instruction, nor as an op of the database)."""
+    instructions = {}
+    for name, d in data["instructions"].items():
+        instructions[name] = _instruction(src, name, d, set(data["sources"]), issues)
+    sync = tuple(data["synchronisation"]["instructions"])
+    for name in sync:
+        if name in instructions or name in db.ops:
+            issues.add(src, ("synchronisation", "instructions", name), f"{name} is also an instruction with "
+                       "semantics (an instruction is specified in one place)", "program.duplicate")
+            continue
+        instructions[name] = _instruction(src, name, data["synchronisation"]["instructions"][name],
+                                          set(data["sources"]), issues, enums, enumerators, set(db.isa.profiles))
+    return instructions, sync
+
+
+def _check_simulator_and_devices(src: Located, data: dict, db: Database, issues: Issues) -> None:
+    """The simulator's architectures and memory regions, the default target and the device-spec prefixes name
+    what the database and ``targets`` know."""
+    sim = data["simulator"]
+    _known_source(src, data["sources"], ("simulator", "source"), sim["source"], issues)
+    for profile in sim["arch"]:
+        if profile not in db.isa.profiles:
+            issues.add(src, ("simulator", "arch", profile), f"unknown profile {profile!r}", "program.target")
+    for loc in db.isa.tile_types:
+        if loc not in sim["regions"]:
+            issues.add(src, ("simulator", "regions"), f"tile location {loc} has no simulator region",
+                       "program.simulator")
+    for loc in sim["regions"]:
+        if loc not in db.isa.tile_types:
+            issues.add(src, ("simulator", "regions", loc), f"{loc} is not a tile location", "program.simulator")
+    if data["default_target"] not in data["targets"]:
+        issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
+                   "program.target")
+    devices = data.get("device_specs", {})
+    if devices:
+        _known_source(src, data["sources"], ("device_specs", "source"), devices["source"], issues)
+    for prefix, target in devices.get("prefixes", {}).items():
+        if target not in data["targets"]:
+            issues.add(src, ("device_specs", "prefixes", prefix), f"{prefix} names {target!r}, not one of targets",
+                       "program.target")
 
 
 def _expression(src: Located, path: tuple, text: str, names: set[str], issues: Issues) -> Node | None:

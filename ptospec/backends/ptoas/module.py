@@ -113,19 +113,9 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
     ``<operand>_gm`` (rows x cols elements, the tile's layout) with its valid shape set to the full tile, then
     its valid shape is set from ``<operand>_vr``/``_vc``, the instruction runs, and each output tile is stored
     back whole.  Only Vec tiles in row- or column-major without boxes can be exchanged so."""
-    if op.mnemonic in spec.uncovered:
-        raise NotExpressible(f"the assembler has no operation {op.mnemonic}")
-    unwritten = spec.unwritten(op.mnemonic, mode.name)
-    if unwritten is not None:
-        raise NotExpressible(f"{op.mnemonic} {mode.name}: {unwritten['en']}")
+    form = _dps_form(spec, op, mode, io)
     ssa = op.mnemonic in spec.syntax.ssa_form
-    if ssa and io:
-        raise NotExpressible(f"{op.mnemonic} is written in SSA form only: its result cannot take a run-time valid "
-                             "shape before it exists")
     absent = spec.syntax.absent(op.mnemonic)
-    form = mode.asm.get("dps")
-    if form is None:
-        raise NotExpressible(f"{op.mnemonic} {mode.name} has no dps form")
     body = _Body()
     args: list[Argument] = []
     types: dict[str, str] = {}
@@ -187,6 +177,28 @@ def case_function(db: Database, spec: PtoasSpec, op: OpSpec, mode: Mode, tiles: 
     own = next((name.removeprefix("pto.") for name, (o, m) in program_spec(db).mnemonics.items()
                 if o == op.name and m == mode.name), op.mnemonic)  # the mode's own operation (pto.textract_fp)
     line = _instruction(spec, op.mnemonic, form, values, types, attr_text, own)
+    return _function(name, args, body, helpers, line, pointers)
+
+
+def _dps_form(spec: PtoasSpec, op: OpSpec, mode: Mode, io: bool):
+    """The mode's destination-passing form, or ``NotExpressible`` saying why the assembler cannot take it."""
+    if op.mnemonic in spec.uncovered:
+        raise NotExpressible(f"the assembler has no operation {op.mnemonic}")
+    unwritten = spec.unwritten(op.mnemonic, mode.name)
+    if unwritten is not None:
+        raise NotExpressible(f"{op.mnemonic} {mode.name}: {unwritten['en']}")
+    if io and op.mnemonic in spec.syntax.ssa_form:
+        raise NotExpressible(f"{op.mnemonic} is written in SSA form only: its result cannot take a run-time valid "
+                             "shape before it exists")
+    form = mode.asm.get("dps")
+    if form is None:
+        raise NotExpressible(f"{op.mnemonic} {mode.name} has no dps form")
+    return form
+
+
+def _function(name: str, args: list[Argument], body: _Body, helpers: list[str], line: str,
+              pointers: dict[str, GlobalDesc]) -> Function:
+    """The function's text: constants, views and tiles, helpers, valid shapes, the instruction, stores."""
     consts = [f"{c} = arith.constant {v} : index" for v, c in sorted(body.consts.items())]
     statements = [*consts, *body.lines, *helpers, *body.before]
     signature = ", ".join(f"%{a.name}: {a.type}" for a in args)

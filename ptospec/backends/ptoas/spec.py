@@ -98,6 +98,32 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
         if d[key] not in sources:
             issues.add(src, (key,), f"unknown source {d[key]!r}", "ptoas.source")
     syn = d["syntax"]
+    _check_syntax(src, d, db, sources, issues)
+    if d["build"]["source"] not in sources:
+        issues.add(src, ("build", "source"), f"unknown source {d['build']['source']!r}", "ptoas.source")
+    mnemonics = {op.mnemonic for op in db.ops.values()}  # empty when only this file is linted: not checked
+    for name in d["uncovered"]:
+        if mnemonics and name not in mnemonics:
+            issues.add(src, ("uncovered", name), f"{name} is not an instruction of the database", "ptoas.op")
+    choices = _choices(src, d, db, sources, mnemonics, issues)
+    _check_samples(src, d.get("samples"), sources, db, issues)
+    if issues.items:
+        raise DatabaseErrors(issues.items)
+    b = d["build"]
+    return PtoasSpec(dict(d["sources"]), d["tested_commit"], version_tuple(d["minimum_version"]), dict(d["arch"]),
+                     Build(tuple(b["apt"]), tuple(b["tools"]), tuple(b["cmake"]), b["binary"]),
+                     frozenset(d["locations"]), dict(d["uncovered"]), tuple(choices), str(path),
+                     Syntax(frozenset(syn["attributes_in_ins"]), frozenset(syn["attributes_after_comma"]),
+                            frozenset(syn["typed_operands"]), frozenset(syn.get("ssa_form", ())),
+                            tuple((k, frozenset(v)) for k, v in syn.get("absent_attributes", {}).items())),
+                     {k: (tuple(v["modes"]), v["text"]) for k, v in d.get("unwritten_modes", {}).items()},
+                     dict(d.get("samples", {})))
+
+
+def _check_syntax(src, d: dict, db: Database, sources: set[str], issues: Issues) -> None:
+    """``syntax`` and ``unwritten_modes`` name known sources, instructions of the database, their attribute
+    operands and modes."""
+    syn = d["syntax"]
     if syn["source"] not in sources:
         issues.add(src, ("syntax", "source"), f"unknown source {syn['source']!r}", "ptoas.source")
     known = mnemonics_known(db)  # empty when only this file is linted: not checked
@@ -121,12 +147,11 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
         for mode in entry["modes"]:
             if mode not in modes:
                 issues.add(src, ("unwritten_modes", name), f"{name} has no mode {mode!r}", "ptoas.op")
-    if d["build"]["source"] not in sources:
-        issues.add(src, ("build", "source"), f"unknown source {d['build']['source']!r}", "ptoas.source")
-    mnemonics = {op.mnemonic for op in db.ops.values()}  # empty when only this file is linted: not checked
-    for name in d["uncovered"]:
-        if mnemonics and name not in mnemonics:
-            issues.add(src, ("uncovered", name), f"{name} is not an instruction of the database", "ptoas.op")
+
+
+def _choices(src, d: dict, db: Database, sources: set[str], mnemonics: set[str], issues: Issues) -> list[Choice]:
+    """The dialect's choices, each once, with known sources; a normalisation names a dialect location, profiles
+    with an assembler target and values of specs/isa.yaml."""
     choices = []
     seen: set[str] = set()
     for k, c in enumerate(d["choices"]):
@@ -150,18 +175,7 @@ def load_ptoas_spec(db: Database, root: Path | None = None) -> PtoasSpec:
             issues.add(src, (*where, "op"), f"{c['op']} is not an instruction of the database", "ptoas.op")
         choices.append(Choice(c["id"], c["kind"], c["text"], c["source"], c.get("loc", ""), c.get("field", ""),
                               tuple(c.get("value", {}).items()), c.get("op", "")))
-    _check_samples(src, d.get("samples"), sources, db, issues)
-    if issues.items:
-        raise DatabaseErrors(issues.items)
-    b = d["build"]
-    return PtoasSpec(dict(d["sources"]), d["tested_commit"], version_tuple(d["minimum_version"]), dict(d["arch"]),
-                     Build(tuple(b["apt"]), tuple(b["tools"]), tuple(b["cmake"]), b["binary"]),
-                     frozenset(d["locations"]), dict(d["uncovered"]), tuple(choices), str(path),
-                     Syntax(frozenset(syn["attributes_in_ins"]), frozenset(syn["attributes_after_comma"]),
-                            frozenset(syn["typed_operands"]), frozenset(syn.get("ssa_form", ())),
-                            tuple((k, frozenset(v)) for k, v in syn.get("absent_attributes", {}).items())),
-                     {k: (tuple(v["modes"]), v["text"]) for k, v in d.get("unwritten_modes", {}).items()},
-                     dict(d.get("samples", {})))
+    return choices
 
 
 def _check_samples(src, samples: dict | None, sources: set[str], db: Database, issues: Issues) -> None:
