@@ -66,12 +66,13 @@ class TileDesc:
         searches make hundreds of thousands of these)."""
         if not changes.keys() <= _TILE_FIELDS:
             return replace(self, **changes)  # raises the usual TypeError for an unknown field
-        new = object.__new__(TileDesc)
-        state = new.__dict__
-        state.update(self.__dict__)
-        for remembered in _REMEMBERED:
-            state.pop(remembered, None)
+        state = self.__dict__.copy()
+        if len(state) > len(_TILE_FIELDS):
+            for remembered in _REMEMBERED:
+                state.pop(remembered, None)
         state.update(changes)
+        new = object.__new__(TileDesc)
+        object.__setattr__(new, "__dict__", state)
         return new
 
 

@@ -485,8 +485,8 @@ def _op_rule_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, operan
                                    f"{rule.file}:{rule.line}")]
 
 
-_OUTCOMES: list[tuple[Database, dict[tuple[str, str, int], tuple[Rule, tuple, dict]], list[int]]] = []  # the last
-# database's: its tables, and how many outcomes they hold
+_OUTCOMES: list[tuple[Database, dict[tuple, tuple], list[int]]] = []  # the last database's: its tables (per
+# rule and per list of rules), and how many outcomes they hold
 _OUTCOMES_MAX = 400_000  # outcomes remembered in all (each a few values and a verdict); a full search makes ~170k
 _UNSEEN = object()
 
@@ -499,18 +499,20 @@ def _remembered_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, ope
     if not _OUTCOMES or _OUTCOMES[0][0] is not db or _OUTCOMES[0][2][0] >= _OUTCOMES_MAX:
         _OUTCOMES[:] = [(db, {}, [0])]
     table = _OUTCOMES[0][1]
+    group = table.get((op.name, mode.name, profile, id(rules)))  # searches pass the same few lists again and again
+    if group is None or group[0] is not rules:
+        group = table[op.name, mode.name, profile, id(rules)] = (
+            rules, tuple(_outcome_memo(db, op, mode, profile, rule, table) for rule in rules))
     found: list[tuple[Rule, list[Violation] | str] | None] = []
-    missing: list[tuple[int, Rule, tuple, dict]] = []
-    for rule in rules:
-        entry = table.get((op.name, mode.name, id(rule)))  # the getters read the op's lets: one entry per op
-        if entry is None or entry[0] is not rule:
-            entry = table[op.name, mode.name, id(rule)] = (rule, _read_getters(db, op, mode, rule), {})
-        key = (profile, *(get(operands.get(name)) for name, get in entry[1]))
-        memo = entry[2]
+    missing: list[tuple[int, Rule, object, dict]] = []
+    for rule, key_of, memo in group[1]:
+        key = key_of(operands)
         outcome = memo.get(key, _UNSEEN)
         if outcome is _UNSEEN:
             missing.append((len(found), rule, key, memo))
-        found.append(None if outcome is _UNSEEN or outcome is None else (rule, outcome))
+            found.append(None)
+        elif outcome is not None:
+            found.append((rule, outcome))
     if missing:
         computed = {id(rule): outcome for rule, outcome in _op_rule_outcomes(
             db, op, mode, profile, operands, frozenset(), None, [rule for _, rule, _, _ in missing], False)}
@@ -518,9 +520,27 @@ def _remembered_outcomes(db: Database, op: OpSpec, mode: Mode, profile: str, ope
             outcome = computed.get(id(rule))  # None: its condition does not hold here
             memo[key] = outcome
             _OUTCOMES[0][2][0] += 1
-            if outcome is not None:
-                found[at] = (rule, outcome)
+            found[at] = (rule, outcome) if outcome is not None else None
     return [item for item in found if item is not None]
+
+
+def _outcome_memo(db: Database, op: OpSpec, mode: Mode, profile: str, rule: Rule,
+                  table: dict) -> tuple[Rule, Callable[[Mapping], object], dict]:
+    """(rule, what of the operands its outcome depends on, its outcomes on ``profile`` by those), one per op,
+    mode, rule and profile (the getters read the op's lets)."""
+    entry = table.get((op.name, mode.name, profile, rule.id, id(rule)))
+    if entry is None or entry[0] is not rule:
+        entry = table[op.name, mode.name, profile, rule.id, id(rule)] = (
+            rule, _key_function(_read_getters(db, op, mode, rule)), {})
+    return entry
+
+
+def _key_function(getters: tuple[tuple[str, Callable], ...]) -> Callable[[Mapping], object]:
+    """The operands -> what ``getters`` read of them, as one hashable value."""
+    if len(getters) == 1:
+        ((name, get),) = getters
+        return lambda operands: get(operands.get(name))
+    return lambda operands: tuple([get(operands.get(name)) for name, get in getters])
 
 
 def _read_getters(db: Database, op: OpSpec, mode: Mode, rule: Rule) -> tuple[tuple[str, Callable], ...]:
@@ -553,9 +573,26 @@ def _fields_of(fields: tuple[str, ...]) -> Callable:
     return read
 
 
-def type_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> list[Violation]:
+_DTYPE_VERDICTS: list[tuple[Database, dict[tuple, tuple[Violation, ...]]]] = []  # the last database's (one slot)
+
+
+def type_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands: Mapping) -> tuple[Violation, ...]:
     """The element-type checks of a well-formed invocation: operands sharing a type variable share the
-    dtype (``dtype.same-<var>``), and the profile's dtype table admits the types (``dtype.<var>``)."""
+    dtype (``dtype.same-<var>``), and the profile's dtype table admits the types (``dtype.<var>``).
+    Remembered per operands' element types (searches vary the shapes far more often than the types)."""
+    key = (op.name, mode.name, profile, tuple(operands), tuple([d.dtype for d in operands.values()]))
+    if not _DTYPE_VERDICTS or _DTYPE_VERDICTS[0][0] is not db or len(_DTYPE_VERDICTS[0][1]) >= _REPORTS_MAX:
+        _DTYPE_VERDICTS[:] = [(db, {})]
+    memo = _DTYPE_VERDICTS[0][1]
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = (*_same_type_violations(mode, operands),
+                             *_dtype_violations(db, op, mode, profile, operands))
+    return found
+
+
+def _same_type_violations(mode: Mode, operands: Mapping) -> list[Violation]:
+    """``dtype.same-<var>`` for each type variable whose operands have different element types."""
     out: list[Violation] = []
     for var in mode.type_vars:
         users = [o.name for o in mode.operands if o.dtype == var and o.name in operands]
@@ -564,7 +601,6 @@ def type_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands
             detail = ", ".join(f"{u}={operands[u].dtype}" for u in users)
             out.append(Violation(f"dtype.same-{var.lower()}", tuple(users),
                                  f"{', '.join(users)} must have the same element type ({detail})", "static"))
-    out.extend(_dtype_verdict(db, op, mode, profile, operands))
     return out
 
 
@@ -609,7 +645,8 @@ def sizes_only(nodes: list[Node], type_vars: Collection[str], tiles: Collection[
     return True
 
 
-_TILE_VERDICTS: list[tuple[object, dict[object, tuple]]] = []  # the last ISA's verdicts (one slot)
+_TILE_VERDICTS: list[tuple[object, dict[object, tuple], dict[int, tuple]]] = []  # the last ISA's verdicts, per
+# descriptor and per rule (one slot)
 _TILE_VERDICTS_MAX = 1_000_000  # entries are small: most descriptors break no rule
 
 
@@ -620,7 +657,7 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
     per descriptor and profile: the verdict depends on nothing else, and searches ask about the same
     operands often."""
     if not _TILE_VERDICTS or _TILE_VERDICTS[0][0] is not db.isa or len(_TILE_VERDICTS[0][1]) >= _TILE_VERDICTS_MAX:
-        _TILE_VERDICTS[:] = [(db.isa, {})]
+        _TILE_VERDICTS[:] = [(db.isa, {}, {})]
     cached = _TILE_VERDICTS[0]
     mine = desc.__dict__.get("_verdicts") if type(desc) is TileDesc else None
     if mine is not None and mine[0] is rules and mine[1] == profile:  # this very tile judged by these rules
@@ -631,19 +668,60 @@ def rule_verdicts(db: Database, desc: TileDesc | GlobalDesc, var: str, rules,
         scope = Scope(isa=db.isa, tiles={var: desc}, profile_constants=db.isa.profiles[profile].constants)
         found: list[tuple[Rule, bool | str | None]] = []
         for rule in _applying(db, desc, var, rules, profile, scope):
-            try:
-                if rule.when is not None and not evaluate(rule.when, scope):
-                    continue
-                if not evaluate(rule.check, scope):
-                    found.append((rule, False))
-            except UnknownValue:
-                found.append((rule, None))
-            except ExprError as exc:
-                found.append((rule, exc.message))
+            verdict = _rule_verdict(db, desc, var, rule, profile, scope, cached[2])
+            if verdict is not True:
+                found.append((rule, verdict))
         verdicts = cached[1][key] = tuple(found)
     if type(desc) is TileDesc:  # kept with the rules object itself, so that another database's never match
         desc.__dict__["_verdicts"] = (rules, profile, verdicts)
     return verdicts
+
+
+def _rule_verdict(db: Database, desc: TileDesc | GlobalDesc, var: str, rule: Rule, profile: str, scope: Scope,
+                  memo: dict[int, tuple]) -> bool | str | None:
+    """One well-formedness rule's verdict on ``desc``: True (it passes, or its condition does not hold), False,
+    None (a dynamic value) or why it cannot be evaluated.  Remembered per rule by the fields of ``desc`` it
+    reads (most of a search's tiles differ from one another in a field or two, and each rule reads a few)."""
+    entry = memo.get(id(rule))
+    if entry is None or entry[0] is not rule:
+        entry = memo[id(rule)] = (rule, _tile_key_function(db, rule, var), {})
+    key = (profile, entry[1](desc)) if type(desc) is TileDesc else (profile, desc)
+    verdicts = entry[2]
+    verdict = verdicts.get(key, _UNSEEN)
+    if verdict is _UNSEEN:
+        try:
+            verdict = (rule.when is not None and not evaluate(rule.when, scope)) or bool(evaluate(rule.check, scope))
+        except UnknownValue:
+            verdict = None
+        except ExprError as exc:
+            verdict = exc.message
+        verdicts[key] = verdict
+    return verdict
+
+
+def _tile_key_function(db: Database, rule: Rule, var: str) -> Callable[[TileDesc], object]:
+    """A tile -> the values of its fields ``rule`` reads (its element type by its size where the rule reads
+    types only through ``bytes``/``bits``)."""
+    nodes = [n for n in (rule.check, rule.when, *(x for _, x, _ in rule.let)) if n is not None]
+    reads = expression_reads(nodes, {}, {var}, {}, set())
+    named = {f for _, f in reads}
+    fields = TileDesc.FIELDS if not named <= set(TileDesc.FIELDS) else tuple(f for f in TileDesc.FIELDS if f in named)
+    if not fields:
+        return lambda desc: ()
+    read = attrgetter(*fields)
+    if "dtype" not in fields or not sizes_only(nodes, (), (var,)):
+        return read
+    at, dtypes = fields.index("dtype"), db.isa.dtypes
+
+    def sized(desc: TileDesc) -> object:
+        dt = dtypes.get(desc.dtype)
+        if dt is None:
+            return read(desc)
+        if len(fields) == 1:
+            return (dt.bytes, dt.bits)
+        values = read(desc)
+        return (*values[:at], (dt.bytes, dt.bits), *values[at + 1:])
+    return sized
 
 
 _WHEN_FIELDS: dict[int, tuple[object, tuple[str, ...] | None]] = {}  # id(rules) -> (rules, fields their whens read)
@@ -683,7 +761,8 @@ def _applying(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, profil
     return found[1]
 
 
-_READ_FIELDS: dict[int, tuple[object, tuple[str, ...], bool]] = {}  # id(rules) -> (rules, fields, sizes only)
+_READ_FIELDS: dict[int, tuple[object, Callable, int | None]] = {}  # id(rules) -> (rules, the fields they read,
+# where the dtype is among those when they read it only through its size)
 
 
 def _verdict_key(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, profile: str) -> tuple:
@@ -698,14 +777,16 @@ def _verdict_key(db: Database, desc: TileDesc | GlobalDesc, var: str, rules, pro
         named = {n.name for node in nodes for n in walk(node) if isinstance(n, Attr) and n.obj == var}
         whole = any(isinstance(n, Name) and n.id == var for node in nodes for n in walk(node))
         fields = TileDesc.FIELDS if whole or "layout" in named else tuple(f for f in TileDesc.FIELDS if f in named)
-        entry = _READ_FIELDS[id(rules)] = (rules, fields, sizes_only(nodes, (), (var,)))
-    _rules, fields, by_size = entry
-    values = [getattr(desc, f) for f in fields]
-    if by_size and "dtype" in fields:
+        sized = fields.index("dtype") if "dtype" in fields and sizes_only(nodes, (), (var,)) else None
+        entry = _READ_FIELDS[id(rules)] = (rules, attrgetter(*fields) if fields else lambda desc: (), sized)
+    _rules, read, sized = entry
+    values = read(desc)
+    if sized is not None:
         dt = db.isa.dtypes.get(desc.dtype)
         if dt is not None:
-            values[fields.index("dtype")] = (dt.bytes, dt.bits)
-    return (rules is db.isa.tile_rules, profile, *values)
+            values = (dt.bytes, dt.bits) if type(values) is not tuple else (
+                *values[:sized], (dt.bytes, dt.bits), *values[sized + 1:])
+    return (rules is db.isa.tile_rules, profile, values)
 
 
 def tile_verdicts(db: Database, desc: TileDesc, profile: str) -> tuple[tuple[Rule, bool | str | None], ...]:
@@ -811,23 +892,6 @@ def _values(rule: Rule, scope: Scope) -> str:
 
 
 ROLE_PRIORITY = {"in": 0, "scalar": 1, "out": 2, "tmp": 3}
-
-
-_DTYPE_VERDICTS: list[tuple[Database, dict[tuple, tuple[Violation, ...]]]] = []  # the last database's (one slot)
-
-
-def _dtype_verdict(db: Database, op: OpSpec, mode: Mode, profile: str, operands) -> tuple[Violation, ...]:
-    """``_dtype_violations``, remembered per element types of the operands (searches vary the shapes far
-    more often than the types)."""
-    key = (op.name, mode.name, profile,
-           tuple((o.name, operands[o.name].dtype) for o in mode.operands if not o.is_attr and o.name in operands))
-    if not _DTYPE_VERDICTS or _DTYPE_VERDICTS[0][0] is not db or len(_DTYPE_VERDICTS[0][1]) >= _REPORTS_MAX:
-        _DTYPE_VERDICTS[:] = [(db, {})]
-    memo = _DTYPE_VERDICTS[0][1]
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = tuple(_dtype_violations(db, op, mode, profile, operands))
-    return found
 
 
 def _dtype_violations(db: Database, op: OpSpec, mode: Mode, profile: str, operands) -> list[Violation]:

@@ -133,11 +133,14 @@ def _with_attrs(db: Database, op: OpSpec, mode: Mode, profile: str,
 
 def feasible(db: Database, op: OpSpec, mode: Mode, profile: str, binding: dict[str, str]) -> bool:
     """Whether the binding is legal in at least one of the shape/layout variants cases are drawn from."""
-    memo = _search(db).feasible
+    state = _search(db)
+    memo = state.feasible
     key = (op.name, mode.name, profile, tuple(sorted(binding.items())))
     if key not in memo:
-        memo[key] = any(configurations(db, op, mode, profile, binding, target, partial, layout) is not None
-                        for target, partial, layout in variant_space(db, op, mode))
+        # a binding some variant has already found a legal configuration for is feasible: a case's search tells
+        memo[key] = key in state.legal or any(
+            configurations(db, op, mode, profile, binding, target, partial, layout) is not None
+            for target, partial, layout in variant_space(db, op, mode))
     return memo[key]
 
 
@@ -225,7 +228,7 @@ def reshape(
                     _physical(db, op, mode, r) for r in report.rule_ids):
                 # Roundings change only the tiles' rows and cols.  Every check that reads neither passed
                 # here and passes at every rounding, so from now on the rules that read them decide.
-                screen = tuple(r for r in rules_for(op, mode.name, profile) if _physical(db, op, mode, r.id))
+                screen = _physical_rules(db, op, mode, profile)
         if accept(report):
             if hint is not None:
                 hint[:] = [(kr, kc)]
@@ -340,6 +343,17 @@ def _physical(db: Database, op: OpSpec, mode: Mode, rid: str) -> frozenset[str]:
     return found
 
 
+def _physical_rules(db: Database, op: OpSpec, mode: Mode, profile: str) -> tuple[Rule, ...]:
+    """The rules of ``mode`` on ``profile`` that read a tile's physical rows or cols (one tuple per mode and
+    profile: the validator remembers outcomes per list of rules)."""
+    memo = _search(db).physical_rules
+    key = (op.name, mode.name, profile)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = tuple(r for r in rules_for(op, mode.name, profile) if _physical(db, op, mode, r.id))
+    return found
+
+
 def _fixed_violations(db: Database, op: OpSpec, mode: Mode, report: Report) -> set[str] | None:
     """Rule ids of ``report`` whose verdict no change of the tiles' physical rows and cols can alter
     (None: the report has deferred checks)."""
@@ -373,19 +387,22 @@ class _Search:
     configs: dict[tuple, Tiles | None] = field(default_factory=dict)
     hints: dict[tuple, list[tuple[int, int]]] = field(default_factory=dict)
     feasible: dict[tuple, bool] = field(default_factory=dict)
+    legal: set[tuple] = field(default_factory=set)  # (op, mode, profile, binding) with a legal configuration found
     descriptors: dict[str, TileDesc | ScalarDesc | AttrDesc] = field(default_factory=dict)
     failing: dict[tuple[TileDesc, str], frozenset[str]] = field(default_factory=dict)
-    by_size: dict[tuple, bool] = field(default_factory=dict)  # see _typed_by_size
+    by_size: dict[tuple, tuple[tuple[Rule, ...], bool]] = field(default_factory=dict)  # see _typed_by_size
+    size_names: dict[str, str] = field(default_factory=dict)  # dtype -> "bytes:bits" (see _screened)
     mutation_dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # see _mutation_dtypes
     mutations: dict[tuple, list] = field(default_factory=dict)  # see _operand_mutations
     spaces: dict[tuple[str, str], list] = field(default_factory=dict)  # see variant_space
     physical: dict[tuple[str, str, str], frozenset[str]] = field(default_factory=dict)  # see _physical
+    physical_rules: dict[tuple[str, str, str], tuple[Rule, ...]] = field(default_factory=dict)  # _physical_rules
     variants: dict[tuple, list[Tiles]] = field(default_factory=dict)  # (op, mode, binding) -> base_variants
     hopeless: set[tuple] = field(default_factory=set)  # configurations no binding of those sizes can have
     screens: dict[tuple, frozenset[str] | None] = field(default_factory=dict)
 
     def restart(self) -> None:
-        for memo in (self.configs, self.hints, self.feasible, self.hopeless, self.variants):
+        for memo in (self.configs, self.hints, self.feasible, self.legal, self.hopeless, self.variants):
             memo.clear()
 
 
@@ -425,6 +442,8 @@ def configurations(
         found = reshape(db, op, mode, profile, variants[layout], target, partial, legal, hint,
                         lambda op, report: _legality_blocked(db, op, mode, report), screened=True)
     state.configs[exact] = found
+    if found is not None:
+        state.legal.add((op.name, mode.name, profile, tuple(sorted(binding.items()))))
     if found is None and twins is not None and _in_table(op, mode, profile, binding):
         state.hopeless.add(twins)
     return found
@@ -443,13 +462,14 @@ def _typed_by_size(db: Database, op: OpSpec, mode: Mode, profile: str, rules: tu
     follow its element type)."""
     rules = rules_for(op, mode.name, profile) if rules is None else rules
     memo = _search(db).by_size
-    key = (op.name, mode.name, profile, tuple(r.id for r in rules))
-    if key not in memo:
+    key = (op.name, mode.name, profile, id(rules))  # the lists of rules searches pass are kept: see _physical_rules
+    found = memo.get(key)
+    if found is None or found[0] is not rules:
         nodes = [n for r in (*rules, *db.isa.tile_rules) for n in (r.check, r.when, *(x for _, x, _ in r.let))
                  if n is not None] + [node for _, node, _ in op.let]
-        memo[key] = not any(o.is_global for o in mode.operands) and sizes_only(
-            nodes, mode.type_vars, {o.name for o in mode.operands if not o.is_attr})
-    return memo[key]
+        found = memo[key] = (rules, not any(o.is_global for o in mode.operands) and sizes_only(
+            nodes, mode.type_vars, {o.name for o in mode.operands if not o.is_attr}))
+    return found[1]
 
 
 def _size_key(db: Database, mode: Mode, binding: dict[str, str]) -> tuple:
@@ -466,17 +486,14 @@ def _screened(db: Database, op: OpSpec, mode: Mode, profile: str, tiles: Tiles,
     when every expression involved reads types only through sizes (TRESHAPE's byte-count rule fails alike
     for every pair of types of different sizes)."""
     state = _search(db)
-    ids = tuple(r.id for r in screen)
     if not _typed_by_size(db, op, mode, profile, screen):
         return failing_rules(db, op, mode, profile, tiles, screen)
-
-    def size_of(dtype: str) -> str:
-        dt = db.isa.dtypes.get(dtype)
-        return f"{dt.bytes}:{dt.bits}" if dt is not None else dtype
-
-    key = (op.name, mode.name, profile, ids, tuple(
-        (n, t.with_(dtype=size_of(t.dtype)) if isinstance(t, TileDesc)
-         else ("scalar", size_of(t.dtype)) if isinstance(t, ScalarDesc) else t) for n, t in tiles.items()))
+    sizes = state.size_names
+    if not sizes:
+        sizes.update((d, f"{dt.bytes}:{dt.bits}") for d, dt in db.isa.dtypes.items())
+    key = (op.name, mode.name, profile, id(screen), tuple([  # screens are kept (_physical_rules): one id each
+        (n, t.with_(dtype=sizes.get(t.dtype, t.dtype)) if isinstance(t, TileDesc)
+         else ("scalar", sizes.get(t.dtype, t.dtype)) if isinstance(t, ScalarDesc) else t) for n, t in tiles.items()]))
     if key not in state.screens:
         state.screens[key] = failing_rules(db, op, mode, profile, tiles, screen)
     return state.screens[key]
