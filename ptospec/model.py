@@ -268,6 +268,8 @@ class Operand:
     cpp_struct: str = ""  # out tiles: the C++ call takes this struct, whose fields are the tile's first elements
     encode: Node | None = None  # in/scalar operands: the stored value for a generated value ``x`` (packed words)
     encode_text: str = ""
+    stores: str = ""  # in tiles: the dtype whose values the tile's bytes hold whatever its element type (the
+    # fix-pipe's 64-bit words); generated cases size the tile and make its data in it
     sorted_block: Node | None = None  # in tiles: each run of this many elements of a row is sorted on its own
     cpp_enum: str = ""  # typed integer attrs: the C++ enum the value is cast to (static_cast<E>(1))
 
@@ -370,6 +372,7 @@ class CaseShape:
     row: Extent = Extent("rows")
     col: Extent = Extent("cols")
     fixed: bool = False
+    stores: str = ""  # the operand's ``stores``: its valid columns count values of this dtype, not elements
 
     @property
     def transposed(self) -> bool:

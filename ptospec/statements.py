@@ -6,7 +6,7 @@ Each sub-expression evaluates to an array broadcastable to that grid; a reductio
 collapses its variable's axis to size 1.  Reads outside a source's valid region
 and writes outside the target's valid region are reported as errors: the ISA
 says they never happen, so a statement that does it is a spec bug.  Byte views
-(``t.byte[k]``) read and write a tile's storage through ``storage``.
+(``t.byte[k]``) read and write a tile's storage through ``storage``; word views (``t.word[k]``) read it.
 """
 
 from __future__ import annotations
@@ -49,6 +49,21 @@ class StatementGrid(Grid):
         if name not in self.bytes:
             self.bytes[name] = storage.to_bytes(scope.isa, scope.tiles[name], data[name])
         return self.bytes[name][k]
+
+    def read_words(self, name: str, k, scope: Scope, data: Mapping[str, np.ndarray]) -> np.ndarray:
+        """``name.word[k]``: bytes 8k..8k+7 of the storage as a little-endian u64, whatever the valid region
+        (the fix-pipe reads its quantisation words from the buffer by address); outside the storage is an
+        error."""
+        k = np.asarray(k, dtype=np.int64)
+        first = _byte_positions(scope, name, 8 * k, True, "read")
+        _byte_positions(scope, name, 8 * k + 7, True, "read")
+        if name not in self.bytes:
+            self.bytes[name] = storage.to_bytes(scope.isa, scope.tiles[name], data[name])
+        raw = self.bytes[name]
+        words = np.zeros(first.shape, dtype=np.uint64)
+        for b in range(8):
+            words |= raw[first + b].astype(np.uint64) << np.uint64(8 * b)
+        return words
 
 
 _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum}

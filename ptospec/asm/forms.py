@@ -408,7 +408,7 @@ def implied_by(mode: Mode, form: str) -> tuple[str, ...]:
 def _signless_scalars(db: Database, op: OpSpec, mode: Mode, operands: dict) -> None:
     """The assembler's scalars are MLIR's signless integers: an ``iN`` scalar stands for ``uN`` where its type
     variable is a tile's of ``uN``, or where the instruction's dtype tables give that variable ``uN`` and never
-    ``iN`` (TSTORE's u64 pre-quantisation scalar)."""
+    ``iN`` in the mode's rows (TSTORE's u64 pre-quantisation scalar)."""
     for o in mode.operands:
         d = operands.get(o.name)
         if o.role != "scalar" or not isinstance(d, ScalarDesc) or not d.dtype.startswith("i") or o.asm_type:
@@ -422,7 +422,8 @@ def _signless_scalars(db: Database, op: OpSpec, mode: Mode, operands: dict) -> N
             if all(t.dtype == unsigned for t in tiles):
                 operands[o.name] = ScalarDesc(unsigned)
             continue
-        listed = {dt for table in op.dtypes.values() for row in table.rows for dt in row.types.get(o.dtype, ())}
+        listed = {dt for table in op.dtypes.values() for row in table.rows
+                  if not row.modes or mode.name in row.modes for dt in row.types.get(o.dtype, ())}
         if unsigned in listed and d.dtype not in listed:
             operands[o.name] = ScalarDesc(unsigned)
 

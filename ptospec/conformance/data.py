@@ -145,6 +145,8 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
         assert isinstance(desc, TileDesc)
         if o.role == "out":
             data[o.name] = _packable(db, desc.dtype, sentinel(dt, desc.shape))
+        elif o.role == "in" and o.stores:
+            data[o.name] = _stored(db, mode, o, tiles, desc, rng, pattern)
         elif o.role == "in":
             arr = poison(dt, desc.shape)
             vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
@@ -154,6 +156,23 @@ def make_inputs(db: Database, op: OpSpec, mode: Mode, tiles: dict, seed: int, pa
     if mode.reads_state:  # the configuration registers, as the instructions setting them leave them
         data.update(derived_state(db, mode, tiles, data))
     return data
+
+
+def _stored(db: Database, mode: Mode, operand, tiles: dict, desc: TileDesc, rng: np.random.Generator,
+            pattern: str) -> np.ndarray:
+    """An input tile whose bytes hold values of ``operand.stores`` whatever its element type: each valid row's
+    bytes are generated values of that type through ``encode`` (the last one cut where the row ends)."""
+    dt = numpy_dtype(db, desc.dtype)
+    stored = numpy_dtype(db, operand.stores)
+    arr = poison(dt, desc.shape)
+    vr, vc = min(desc.valid_row or 0, desc.rows), min(desc.valid_col or 0, desc.cols)
+    row_bytes = vc * dt.itemsize
+    count = -(-row_bytes // stored.itemsize)
+    if vr and count:
+        values = _encoded(db, mode, operand, tiles, _random(rng, stored, (vr, count), pattern, False))
+        raw = np.ascontiguousarray(np.asarray(values).astype(stored)).view(np.uint8).reshape(vr, -1)
+        arr[:vr, :vc] = np.ascontiguousarray(raw[:, :row_bytes]).view(dt).reshape(vr, vc)
+    return arr
 
 
 def _packable(db: Database, dtype: str, arr: np.ndarray) -> np.ndarray:

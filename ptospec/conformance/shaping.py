@@ -2,7 +2,8 @@
 
 A case has a valid region R x C, and for a matrix multiply a third extent K (the contraction; R + C - 1
 unless given).  Each tile operand's valid rows and columns follow the region as its ``CaseShape`` says (an
-operand the mode does not name: ``[rows, cols]``); a valid extent of 0 or 1 in the example stays.  Physical
+operand the mode does not name: ``[rows, cols]``; an operand that ``stores`` values of another type counts its
+columns in them); a valid extent of 0 or 1 in the example stays.  Physical
 extents are the valid ones (plus 1 for a partial case) rounded up to a power of two the case search varies
 per tile axis (2**kr rows, 2**kc columns); K's is rounded to the larger of the two, so that the tiles that
 must agree on it (Left's columns, Right's rows) do.
@@ -96,8 +97,11 @@ def shaper(isa, base: Tiles, target: tuple[int, int], partial: bool, shapes: dic
             kept[name] = t
         else:
             shape = shapes.get(name) or default_shape(t, region)
+            valid_col = _valid(shape.col, t.valid_col, region[1], cols, rows, cols, k)
+            if shape.stores and valid_col:  # columns of stored values, as elements of the tile's own type
+                valid_col = -(-valid_col * isa.dtypes[shape.stores].bytes // isa.dtypes[t.dtype].bytes)
             sized.append((name, t, shape, _valid(shape.row, t.valid_row, region[0], rows, rows, cols, k),
-                          _valid(shape.col, t.valid_col, region[1], cols, rows, cols, k)))
+                          valid_col))
     order = tuple(base)
 
     def shaped(kr: int, kc: int) -> Tiles:

@@ -29,7 +29,8 @@ class Index:
 
     base: str
     indices: tuple[Node, ...]
-    view: str = ""  # "bit": the tile's packed bits; "byte": its storage bytes; "flat": a global's buffer
+    view: str = ""  # "bit": the tile's packed bits; "byte": its storage bytes; "word": its 64-bit words;
+    # "flat": a global's buffer
 
 
 @dataclass(frozen=True)

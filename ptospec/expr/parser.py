@@ -37,7 +37,9 @@ KEYWORDS = {"and", "or", "not", "in", "for"}
 # ``g.flat[k]``: element k of a global view's buffer counted from the view's first element, ignoring
 # the view's strides (the instructions that index a table directly).
 # ``tile.byte[k]``: byte k of the tile's storage, its elements placed by ``tile_storage`` of specs/isa.yaml.
-VIEWS = {"bit", "flat", "byte"}
+# ``tile.word[k]``: the 64-bit word at bytes 8k..8k+7 of the tile's storage (little-endian), read whatever
+# the tile's element type (the fix-pipe's quantisation words).
+VIEWS = {"bit", "flat", "byte", "word"}
 
 
 @dataclass(frozen=True)

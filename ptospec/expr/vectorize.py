@@ -57,6 +57,10 @@ class Grid:
         """``name.byte[k]``: bytes of a tile's storage, which only a statement's grid can read (``statements``)."""
         raise ExprError(f"{name}.byte[...] is read only in a statement's semantics", rule="exec.unsupported")
 
+    def read_words(self, name: str, k, scope: Scope, data: Mapping[str, np.ndarray]) -> np.ndarray:
+        """``name.word[k]``: 64-bit words of a tile's storage, which only a statement's grid can read."""
+        raise ExprError(f"{name}.word[...] is read only in a statement's semantics", rule="exec.unsupported")
+
 
 def physical_shape(tile, view: str, array: np.ndarray) -> tuple[int, int]:
     if view == "bit":
@@ -166,6 +170,8 @@ def evaluate_over(node: Node, grid: Grid, scope: Scope, data: Mapping[str, np.nd
                 return data[base][global_offsets(scope, desc, base, view, list(parts), data[base], "read")]
             if view == "byte":
                 return grid.read_bytes(base, evaluate_over(indices[0], grid, scope, data), scope, data)
+            if view == "word":
+                return grid.read_words(base, evaluate_over(indices[0], grid, scope, data), scope, data)
             rows, cols = (np.asarray(evaluate_over(i, grid, scope, data)) for i in indices)
             rows, cols = np.broadcast_arrays(rows, cols)
             source = unpack_bits(data[base]) if view == "bit" else data[base]

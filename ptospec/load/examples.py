@@ -3,6 +3,8 @@ are shaped from them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import attrs
 from ..model import CaseShape, Example, Extent, Operand
 from .context import OpContext
@@ -52,6 +54,9 @@ def build_shapes(ctx: OpContext, mp: tuple, given: str | dict, operands: tuple[O
             out[name] = CaseShape(Extent("share"), Extent("share"))
         else:
             out[name] = CaseShape(*(_extent(term) for term in rule))
+    for o in operands:  # a tile holding values of another type counts its columns in them
+        if o.stores and o.name in tiles:
+            out[o.name] = dataclasses.replace(out.get(o.name, CaseShape()), stores=o.stores)
     return out
 
 

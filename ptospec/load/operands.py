@@ -53,7 +53,7 @@ def _operand(ctx: OpContext, path: tuple, o: dict, siblings: list[dict]) -> Oper
         alias_of=alias_of, alias_at=alias_at, alias_at_text=alias_text, alias_in_place=in_place,
         asm_type=o.get("asm_type", ""), sorted_stride=stride, sorted_text=sorted_.get("stride", ""),
         cpp_struct=o.get("cpp_struct", ""), encode=encode, encode_text=o.get("encode", ""), sorted_block=block,
-        cpp_enum=o.get("cpp_enum", ""),
+        cpp_enum=o.get("cpp_enum", ""), stores=o.get("stores", ""),
     )
 
 
@@ -64,6 +64,8 @@ def _check_placement(ctx: OpContext, mp: tuple, operands: tuple[Operand, ...]) -
             ctx.add((*mp, "operands", i), "sorted: applies to input tiles", "op.operands")
         if o.cpp_struct and (o.role != "out" or o.is_global):
             ctx.add((*mp, "operands", i), "cpp_struct: applies to output tiles", "op.operands")
+        if o.stores and (o.role != "in" or o.is_global or o.stores not in ctx.isa.dtypes):
+            ctx.add((*mp, "operands", i), "stores: applies to input tiles and names a dtype", "op.operands")
         if o.cpp_enum and (not o.is_typed_attr or o.attr_type == "bool"):
             ctx.add((*mp, "operands", i), "cpp_enum: applies to typed integer attributes", "op.operands")
 

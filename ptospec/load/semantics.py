@@ -126,13 +126,16 @@ def _check_indexing(ctx: OpContext, path, stmt, roles: dict[str, str], kinds: di
             if len(n.indices) not in want:
                 ctx.add(path, f"{shown} takes {' or '.join(map(str, want)) or 'no'} indices on a global operand",
                         "op.semantics")
-        elif n.view == "byte":
+        elif n.view in ("byte", "word"):
             if len(n.indices) != 1:
-                ctx.add(path, f"{n.base}.byte[...] takes one index (a byte of the tile's storage)", "op.semantics")
+                ctx.add(path, f"{n.base}.{n.view}[...] takes one index (a {n.view} of the tile's storage)",
+                        "op.semantics")
         elif n.view == "flat" or len(n.indices) != 2:
             ctx.add(path, f"{n.base}[...] needs two indices (.flat is for global operands)", "op.semantics")
     free = [i.id for i in stmt.target.indices if isinstance(i, Name)]
     bound = {v for v, _ in stmt.domain}
+    if stmt.target.view == "word":
+        ctx.add(path, "t.word[k] is read only (write bytes with t.byte[k])", "op.semantics")
     if stmt.target.view == "byte" and any(v not in bound for v in free):
         ctx.add(path, "a statement writing t.byte[k] must bound k with 'for k < N'", "op.semantics")
     if kinds.get(stmt.target.base) == "global" and any(v not in bound for v in free):
