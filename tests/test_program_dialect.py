@@ -200,8 +200,8 @@ def test_the_dialects_own_mnemonic_of_a_mode_reads_as_that_mode(db, tmp_path):
     result = check_program(db, read_program(PROGRAMS / "textract_fp.pto"))
     assert (result.stats.legal, result.stats.instructions, dict(result.stats.unknown)) == (1, 1, {})
     bad = tmp_path / "bad.pto"
-    bad.write_text(text.replace("dtype=ui64", "dtype=f32"))
-    assert "dtype.q" in _rules(check_program(db, read_program(bad)))
+    bad.write_text(text.replace("dtype=ui64", "dtype=f32"))  # 32 f32 elements: half the bytes of 32 words
+    assert "fp.reach" in _rules(check_program(db, read_program(bad)))
 
 
 def test_async_transfers_are_checked_and_copy_on_one_rank(db):
