@@ -93,6 +93,7 @@ class AccToVec:
     ops: frozenset[str]
     modes: dict[str, tuple[int, int]]  # spelling -> (vector sub-block written, splits the tile between two)
     default: str  # the first spelling: what a line without the attribute does
+    values: tuple[tuple[str, Node], ...] = ()  # value of the rules -> condition over the line's tiles and mode
 
 
 @dataclass(frozen=True)
@@ -449,8 +450,18 @@ def _line_attribute_tables(src: Located, line: dict[str, Any], db: Database, ins
         issues.add(src, ("line_attributes", "acc_to_vec"), "its rules (instruction acc_to_vec_mode) are missing",
                    "program.op")
     modes = {k: (int(v["sub_block"]), int(v["dual"])) for k, v in d["modes"].items()}
+    values = []
+    for name, text in d["values"].items():
+        try:
+            values.append((name, parse_expr(text)))
+        except PtospecError as exc:
+            issues.add(src, ("line_attributes", "acc_to_vec", "values", name), exc.message, exc.rule or "expr.syntax")
+    wanted = set(instructions["acc_to_vec_mode"].values if "acc_to_vec_mode" in instructions else ()) - {"dual"}
+    if wanted and wanted != {n for n, _ in values}:
+        issues.add(src, ("line_attributes", "acc_to_vec", "values"), f"the values must be those of instruction "
+                   f"acc_to_vec_mode but dual: {', '.join(sorted(wanted))}", "program.rule-name")
     return ordering, AccToVec(d["attribute"], _known_ops(src, ("line_attributes", "acc_to_vec"), d["ops"], db, issues),
-                              modes, next(iter(modes)))
+                              modes, next(iter(modes)), tuple(values))
 
 
 def _generic_forms(src: Located, data: dict[str, Any], issues: Issues) -> dict[str, GenericForm]:

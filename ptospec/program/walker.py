@@ -21,7 +21,7 @@ from ..asm.forms import ParsedLine, parse_line
 from ..asm.types import format_type, parse_type
 from ..errors import PtospecError
 from ..executor import execute, numpy_dtype, register_values
-from ..expr.evaluate import evaluate
+from ..expr.evaluate import Scope, evaluate
 from ..model import Database
 from ..storage import storage_bytes
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
@@ -668,20 +668,18 @@ class Walker:
         if line.op not in atv.ops or spelled not in atv.modes:
             return [*broken, ("program.line-attribute", f"{line.op}: {atv.attribute} = {spelled} is not read on this "
                               f"instruction (it takes {', '.join(atv.modes)} on {', '.join(sorted(atv.ops))})")]
-        mode = self.db.op(line.op).mode(line.mode)
+        spec = self.db.op(line.op)
+        mode = spec.mode(line.mode)
         tiles = {o.name: operands[o.name] for o in mode.operands if isinstance(operands.get(o.name), TileDesc)}
-        ins = [o.name for o in mode.operands if o.role not in ("out", "attr", "tmp") and o.name in operands]
-        outs = [o.name for o in mode.operands if o.role == "out" and o.name in tiles]
-        _sub, dual = atv.modes[spelled]
-        values = {"src_acc": int(any(tiles[o].loc == "Acc" for o in ins if o in tiles)),
-                  "dst_vec": int(bool(outs) and all(tiles[o].loc == "Vec" for o in outs)),
-                  "quantised": int(len(ins) > 1), "dual": dual,
-                  "dst_dn": int(any(tiles[o].blayout == "ColMajor" and tiles[o].slayout == "NoneBox" for o in outs))}
+        modes = {m.name: m.name for m in spec.modes}  # the op's modes stand for themselves
+        scope = Scope(isa=self.db.isa, tiles=tiles, values={**modes, "mode": mode.name})
+        values = {name: int(bool(evaluate(node, scope))) for name, node in atv.values}
+        values["dual"] = atv.modes[spelled][1]
         found = self.rule_errors(op, "acc_to_vec_mode", values, label=f"{line.op} {line.mode}: {atv.attribute} = "
                                  f"{spelled}")
         broken += found
         if not found and not self.checking and spelled != atv.default:
-            where = "splits the tile between the buffers of vector sub-blocks 0 and 1" if dual else \
+            where = "splits the tile between the buffers of vector sub-blocks 0 and 1" if values["dual"] else \
                 f"writes vector sub-block {atv.modes[spelled][0]}'s buffer"
             raise ProgramError(f"{line.op}: {atv.attribute} = {spelled} {where}; the interpreter models sub-block "
                                "0's buffer only", "program.unsupported", op.pos)
