@@ -286,7 +286,7 @@ def _struct_argument(w: Walker, name: str, ty: str, given):
     if not isinstance(given, np.ndarray) or given.size != count or given.dtype.kind not in "iu":
         raise PtospecError(f"{name} is a {ty} (a struct of {count} integer fields): give them as an integer array "
                            f"(--arg {name}=FILE.npy)", rule="run.input")
-    return struct_value(w, ty, [int(v) for v in given.reshape(-1)], None)
+    return struct_value(w, None, ty, [int(v) for v in given.reshape(-1)], None)
 
 
 def _argument(db: Database, name: str, ty: str, given, cast: bool, buffers: dict):

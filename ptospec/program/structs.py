@@ -8,8 +8,6 @@ import re
 
 import numpy as np
 
-from ..executor import numpy_dtype
-from ..storage import storage_bytes
 from .errors import ProgramError, SourcePos
 from .values import TileBuffer
 
@@ -17,17 +15,17 @@ _DENSE = re.compile(r"^dense<\s*(\[(.*)\]|([^\[\]]*))\s*>$", re.S)
 _INT = re.compile(r"^[-+]?[0-9]+$")
 
 
-def struct_value(w, ty: str, fields: list[int] | None, pos: SourcePos | None) -> TileBuffer:
-    """A value of struct type ``ty`` holding ``fields`` (None while checking: no storage)."""
+def struct_value(w, op, ty: str, fields: list[int] | None, pos: SourcePos | None) -> TileBuffer:
+    """A value of struct type ``ty`` holding ``fields`` (None while checking: no storage), made by the walker's
+    ``new_tile`` like every tile (not announced to the tracer: a constant or an argument, no buffer of the kernel);
+    ``op`` is the operation making it (None for a kernel argument)."""
     tile_text, count = w.spec.struct_values[ty]
     desc = w.tile_type(tile_text, pos)
-    tile = TileBuffer(desc, (desc.valid_row, desc.valid_col), isa=w.db.isa)
-    if fields is None:
-        return tile
-    if len(fields) != count:
+    if fields is not None and len(fields) != count:
         raise ProgramError(f"a {ty} value holds {count} fields, got {len(fields)}", "program.type", pos)
-    tile.np_dtype = numpy_dtype(w.db, desc.dtype)
-    tile.storage = np.zeros(storage_bytes(w.db.isa, desc), np.uint8)
+    tile = w.new_tile(op, desc, traced=False)
+    if fields is None or tile.storage is None:
+        return tile
     elements = np.zeros((desc.rows, desc.cols), tile.np_dtype)
     info = np.iinfo(tile.np_dtype) if tile.np_dtype.kind in "iu" else None
     bits = info.bits if info else 0

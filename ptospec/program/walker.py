@@ -722,15 +722,16 @@ class Walker:
         if not self.checking:
             bound.data[oname] = value.tensor.ptr.buffer.array
 
-    def new_tile(self, op: Operation, desc: TileDesc, nbytes: int = 0, traced: bool = True) -> TileBuffer:
+    def new_tile(self, op: Operation | None, desc: TileDesc, nbytes: int = 0, traced: bool = True) -> TileBuffer:
         """A new tile of type ``desc`` (its valid shape the type's, ``?`` unknown) with zeroed storage of its own
-        (at least ``nbytes``) when running, announced to the tracer unless not ``traced``."""
+        (at least ``nbytes``) when running, announced to the tracer unless not ``traced`` (``op``: the operation
+        making it; None only for an untraced kernel argument)."""
         tile = TileBuffer(desc, (UNKNOWN if desc.valid_row is None else desc.valid_row,
                                  UNKNOWN if desc.valid_col is None else desc.valid_col), isa=self.db.isa)
         if not self.checking:
             tile.np_dtype = numpy_dtype(self.db, desc.dtype)
             tile.storage = np.zeros(max(nbytes, storage_bytes(self.db.isa, desc)), np.uint8)
-            if traced and self.tracer is not None:
+            if traced and op is not None and self.tracer is not None:
                 self.tracer.alloc(op, tile)
         return tile
 
@@ -916,7 +917,7 @@ class Walker:
                 from .structs import dense_fields, struct_value
 
                 fields = dense_fields(t.text, ty, self.spec.struct_values[ty][1], t.pos(self.program.path))
-                return struct_value(self, ty, None if self.checking else fields, op.pos)
+                return struct_value(self, op, ty, None if self.checking else fields, op.pos)
             if t.kind != "number":
                 raise c.error(f"arith.constant {t.text!r} is not a number the interpreter reads", t,
                               "program.unsupported")
