@@ -26,6 +26,7 @@ import inspect
 import io
 import json
 import os
+import random
 import re
 import runpy
 import sys
@@ -76,12 +77,24 @@ class Case:
     def plain_params(self) -> dict[str, object]:
         """The parameters with element types as NumPy names (``np.float16`` -> ``float16``), the numbers of the
         name (``case_u32_1x128_b3``: 1, 128) as ``name1``, ``name2``, ... (split at _ and x), and the integers and
-        element types of a parameter holding a sequence as ``<name>_0``, ``<name>_1``."""
+        element types of a parameter holding a sequence as ``<name>_0``, ``<name>_1`` (of a sequence of
+        sequences as ``<name>_0_0``, ...)."""
         numbers = [int(t) for t in re.split(r"[_x]", self.name.split(".", 1)[-1]) if t.isdigit()]
         named = {f"name{i}": n for i, n in enumerate(numbers, 1)}
-        parts = {f"{k}_{i}": _numpy_name(n) or n for k, v in self.params.items() if isinstance(v, tuple | list)
-                 for i, n in enumerate(v) if (isinstance(n, int) and not isinstance(n, bool)) or _numpy_name(n)}
+        parts = {name: value for k, v in self.params.items() for name, value in _sequence_parts(k, v)}
         return {**named, **parts, **{k: _numpy_name(v) or v for k, v in self.params.items()}}
+
+
+def _sequence_parts(name: str, value: object, depth: int = 2) -> list[tuple[str, object]]:
+    """The integers and element types of a (nested) sequence parameter, each named by its position."""
+    if depth == 0 or not isinstance(value, tuple | list):
+        return []
+    out: list[tuple[str, object]] = []
+    for i, n in enumerate(value):
+        if (isinstance(n, int) and not isinstance(n, bool)) or _numpy_name(n):
+            out.append((f"{name}_{i}", _numpy_name(n) or n))
+        out += _sequence_parts(f"{name}_{i}", n, depth - 1)
+    return out
 
 
 def _numpy_name(value: object) -> str | None:
@@ -90,6 +103,9 @@ def _numpy_name(value: object) -> str | None:
     if isinstance(value, np.dtype):
         return value.name
     return None
+
+
+SCRIPT_SEED = 0  # the seed of both random generators when a script starts (its own seed() calls still win)
 
 
 def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, str | None]:
@@ -128,7 +144,11 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
         # a ``tests`` package already imported (this project's own) would hide the checkout's ``tests.*``
         shadowed = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "tests" or k.startswith("tests.")}
         saved_modules = set(sys.modules)
-        state = np.random.get_state()
+        state, py_state = np.random.get_state(), random.getstate()
+        # the same data every run: scripts that draw unseeded random inputs (the A2/A3 tsort32, whose golden
+        # orders equal values at random) would otherwise move between outcomes from run to run
+        np.random.seed(SCRIPT_SEED)
+        random.seed(SCRIPT_SEED)
         try:
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -144,6 +164,7 @@ def run_script(path: Path) -> tuple[list[tuple[str, dict[str, bytes]]], dict, st
                 del sys.modules[name]
             sys.modules.update(shadowed)
             np.random.set_state(state)
+            random.setstate(py_state)
             real_chdir(here)
         dirs = [d for d in order if d != scratch and Path(d).is_dir()]
         if not dirs:  # scripts that write their files without entering a directory per case
@@ -156,7 +177,8 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
     """Each case's parameters: the attributes of the script's parameter object for it, found by the
     object's ``name``/``case_name``/``testname`` (in any of its lists of objects), by a function of the script
     whose name says it names cases (``generate_case_name(param)``), by a list of case names the
-    script keeps alongside its list of objects, by a list of ``(case name, generator, *arguments)`` tuples (the
+    script keeps alongside its list of objects, by a list of ``(case name, object)`` pairs, by a list of
+    ``(case name, generator, *arguments)`` tuples (the
     arguments bound to the generator's parameter names, an object's attributes merged, and ``generator`` its
     name), by a list of ``(case name, arguments)`` pairs or a list of names beside one list of argument tuples as long
     (``case_list``: that list's name, ``args``: the tuple), or else by position in the list of objects (when there is
@@ -184,6 +206,9 @@ def case_params(found: dict, names: list[str]) -> list[dict[str, object]]:
         elif isinstance(v, list) and v and all(isinstance(t, tuple) and len(t) > 1 and isinstance(t[0], str)
                                                and callable(t[1]) for t in v):
             by_name.update({t[0]: generator_params(t[1], t[2:]) for t in v if t[0] not in by_name})
+        elif isinstance(v, list) and v and all(isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str)
+                                               and hasattr(t[1], "__dict__") and not callable(t[1]) for t in v):
+            by_name.update({t[0]: vars(t[1]) for t in v if t[0] not in by_name})  # (case name, object) pairs
     for k, v in found.items():  # a list of (case name, arguments) pairs: the arguments by position, and the list's name
         if isinstance(v, list) and v and all(isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str)
                                              and isinstance(t[1], tuple) for t in v):

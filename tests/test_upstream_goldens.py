@@ -87,6 +87,8 @@ def test_case_params_by_name_by_list_by_generator_by_naming_function_and_by_posi
 
     assert ug.case_params({"ps": [Param(rows=7), Param(rows=9)], "generate_case_name": generate_case_name},
                           ["T.case_9", "T.case_7", "T.other"]) == [{"rows": 9}, {"rows": 7}, {}]
+    pairs = {"saturation_test_cases": [("T.p", Param(m=1, n=32)), ("T.q", Param(m=2, n=64))]}
+    assert ug.case_params(pairs, ["T.q", "T.p"]) == [{"m": 2, "n": 64}, {"m": 1, "n": 32}]  # (name, object) pairs
 
 
 def test_plain_params_and_words():
@@ -94,6 +96,8 @@ def test_plain_params_and_words():
     params = case.plain_params()
     assert (params["name1"], params["name2"], params["dtype"], params["shape_1"]) == (6, 912, "float16", 8)
     assert "name3" not in params  # b2 and k64 are words, not numbers
+    nested = _case("T.case_half", {"wins": [(32, 64, 0, 0), (32, 63, 0, 2, 32, 64)]}).plain_params()
+    assert (nested["wins_0_1"], nested["wins_1_3"], nested["wins_1_5"]) == (64, 2, 64)  # a sequence of sequences
     assert {"GE", "U32", "B2"} <= set(case.words())
 
 
@@ -119,6 +123,19 @@ def test_run_script_collects_case_directories_in_a_scratch_directory(tmp_path):
                                                                                         ("T.c", {"golden": 16})]
     assert [p.get("n") for p in ug.case_params(found, [n for n, _ in cases])] == [2, 3, None]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gen_data.py"]  # nothing written beside the script
+
+
+def test_scripts_draw_the_same_unseeded_random_data_every_run(tmp_path):
+    script = tmp_path / "gen_data.py"
+    script.write_text(
+        "import os, random\nimport numpy as np\n"
+        "if __name__ == '__main__':\n"
+        "    os.makedirs('T.a')\n    os.chdir('T.a')\n"
+        "    np.array([random.random(), *np.random.uniform(size=3)]).tofile('golden.bin')\n")
+    state = np.random.get_state()
+    first, second = ug.run_script(script)[0], ug.run_script(script)[0]
+    assert first == second and first[0][1]["golden"]  # the A2/A3 tsort32 golden no longer moves between outcomes
+    assert np.array_equal(np.random.get_state()[1], state[1])  # the caller's generator is left as it was
 
 
 def test_run_script_reports_a_failing_script(tmp_path):

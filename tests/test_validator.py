@@ -158,6 +158,10 @@ CASES = [
     ("tcolmin", "default", "a2a3", dict(src="vec,16x12xf32", dst="vec,1x12xf32"),
      {"tile.align-row-major"}),
     ("tcolmin", "default", "a2a3", dict(src="vec,16x16xf32,valid=17x16", dst="vec,1x16xf32"), {"tile.valid-bounds"}),
+    # an empty valid region addresses no element, whatever its other extent (the A5 TPART* tests' empty sources)
+    ("tpartmax", "default", "a5", dict(src0="vec,8x16xf32", src1="vec,1x16xf32,valid=8x0", dst="vec,8x16xf32"), set()),
+    ("tpartmax", "default", "a5", dict(src0="vec,8x16xf32", src1="vec,1x16xf32,valid=8x1", dst="vec,8x16xf32"),
+     {"tile.valid-bounds"}),
 ]
 
 

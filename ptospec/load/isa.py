@@ -216,7 +216,8 @@ def _well_formedness(src: Located, d: dict, section: str, var: str, profiles: tu
             Rule(
                 id=r["id"], kind="check", operands=(var,), allow=(), check=check, check_text=r["check"],
                 when=when, when_text=r.get("when", ""), let=(), profiles=profiles, modes=(),
-                phase="static", message=r["message"], sources=(), line=src.line((section, i)), file=src.file,
+                phase="static", message=r["message"], sources=tuple(r.get("sources", ())), line=src.line((section, i)),
+                file=src.file,
             )
         )
     return tuple(rules)
