@@ -429,7 +429,7 @@ def small_suite(db, monkeypatch):
 
     one = Database(isa=db.isa, ops={"tadd": db.ops["tadd"]}, root=db.root, kinds=db.kinds)
     body = "".join(f"CASE_{i} = {i}\n" for i in range(200))
-    monkeypatch.setattr(sync_module, "unit_cases", lambda d, op, mode, profile: ([], []))
+    monkeypatch.setattr(sync_module, "unit_search", lambda d, op, mode, profile: ([], [], []))
     monkeypatch.setattr(sync_module, "property_bindings", lambda d, op, mode, profile: [])
     monkeypatch.setattr(sync_module, "render_module",
                         lambda d, op, cases=None, bindings=None, ids=None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import zlib
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import attrs
@@ -566,9 +566,11 @@ def _variant_space(db: Database, mode: Mode) -> list[tuple[tuple[int, int], bool
     return space
 
 
-def positive_cases(db: Database, op: OpSpec, units: Collection[tuple[str, str]] | None = None) -> list[Case]:
+def positive_cases(db: Database, op: OpSpec, units: Collection[tuple[str, str]] | None = None,
+                   idents: list[str] | None = None) -> list[Case]:
     """Every mode x profile x legal dtype binding, over a rotating spread of shapes, layouts and patterns
-    (only the (mode, profile) pairs of ``units``, when given)."""
+    (only the (mode, profile) pairs of ``units``, when given).  ``idents``, when given, receives the text each
+    case's seed is made from (after the op's name), in the order of the cases."""
     cases: list[Case] = []
     seen: set[str] = set()
     patterns = ["random", "edge"] + (["ties"] if op.numerics.ties in ("first", "stable") else [])
@@ -584,6 +586,8 @@ def positive_cases(db: Database, op: OpSpec, units: Collection[tuple[str, str]] 
             if ident in seen:
                 continue
             seen.add(ident)
+            if idents is not None:
+                idents.append(ident)
             cases.append(Case(op.name, mode.name, profile, describe(tiles, db), seed_of(f"{op.name}-{ident}"),
                               pattern))
             return True
@@ -921,10 +925,49 @@ def unit_cases(db: Database, op: OpSpec, mode: str, profile: str) -> tuple[list[
     """The positive and must-reject cases of one mode on one profile.  Every search memo is keyed by mode
     and profile, so a unit's cases are the same whether it is searched alone (in a worker process) or
     after others."""
+    positives, rejects, _idents = unit_search(db, op, mode, profile)
+    return positives, rejects
+
+
+def unit_search(db: Database, op: OpSpec, mode: str, profile: str) -> tuple[list[Case], list[Case], list[str]]:
+    """``unit_cases``, with the texts the positive cases' seeds are made from (for ``renamed``)."""
     _search(db).restart()
     unit = {(mode, profile)}
-    positives = positive_cases(db, op, unit)
-    return positives, reject_cases(db, op, positives, unit)
+    idents: list[str] = []
+    positives = positive_cases(db, op, unit, idents)
+    return positives, reject_cases(db, op, positives, unit), idents
+
+
+def search_signature(db: Database, op: OpSpec, mode_name: str, profile: str) -> str:
+    """Everything the case search of one mode on one profile reads of the op, but its name: the mode's operands,
+    bases and case shapes, the op's ``let`` values, rules and dtype tables, the numerics the patterns follow.
+    Texts, messages and sources are left out (the search reads rule ids only).  Two units with one signature
+    get the same cases, but for the op's name and the seeds made from it (``renamed``): ops of one kind
+    often share everything else."""
+    mode = op.mode(mode_name)
+    table = op.dtypes.get(profile)
+    named = sorted({d for t in op.dtypes.values() for row in t.rows for ds in row.types.values() for d in ds})
+    return repr((
+        mode.name, profile,
+        tuple(repr(replace(o, text=None, usage=None)) for o in mode.operands),
+        tuple((ex.profile, tuple(ex.tiles.items())) for ex in mode.examples),
+        repr(mode.shapes), pad_readers(mode), mode.reads_state,
+        None if table is None else tuple((row.modes, tuple(row.types.items())) for row in table.rows), named,
+        tuple((r.id, r.kind, r.operands, r.allow, repr(r.check), repr(r.when),
+               tuple((n, repr(x)) for n, x, _ in r.let), r.profiles, r.modes, r.phase) for r in op.rules),
+        tuple((n, repr(x)) for n, x, _ in op.let),
+        op.numerics.ties, profile in op.numerics.exact_specials,
+    ))
+
+
+def renamed(op_name: str, positives: list[Case], rejects: list[Case],
+            idents: list[str]) -> tuple[list[Case], list[Case]]:
+    """The cases ``unit_search`` found for another op with the same ``search_signature``, as the cases of
+    ``op_name``: its name, and the seeds made from it."""
+    return ([replace(c, op=op_name, seed=seed_of(f"{op_name}-{ident}")) for c, ident in zip(positives, idents,
+                                                                                          strict=True)],
+            [replace(c, op=op_name, seed=seed_of(f"{op_name}-{c.mode}-{c.profile}-reject-{c.reject}"))
+             for c in rejects])
 
 
 def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..model import Database
 from ..outputs import OutputError, check_root, output_lock, remove, remove_temporaries, write_atomic
 from ..workers import fork_pool
-from .cases import Case, case_id, case_units, property_bindings, unit_cases
+from .cases import Case, case_id, case_units, property_bindings, renamed, search_signature, unit_search
 from .generate import CONFTEST, FINGERPRINT, HEADER, fingerprint, render_module
 
 
@@ -81,16 +81,24 @@ def _init_worker(db: Database) -> None:
     _WORKER_DB = db
 
 
-# a unit's (positive, must-reject) cases, property bindings, and the cases' test ids
-Searched = tuple[tuple[list[Case], list[Case]], list[dict], list[str]]
+# a unit's (positive, must-reject) cases, property bindings, the cases' test ids and the texts of the positive
+# cases' seeds (see cases.renamed)
+Searched = tuple[tuple[list[Case], list[Case]], list[dict], list[str], list[str]]
 
 
 def _search_unit(db: Database, unit: tuple[str, str, str]) -> Searched:
     name, mode, profile = unit
     op = db.ops[name]
-    cases = unit_cases(db, op, mode, profile)
-    ids = [case_id(c, db) for c in (*cases[0], *cases[1])]  # where the case search has their tiles parsed
-    return cases, property_bindings(db, op, mode, profile) if profile in op.dtypes else [], ids
+    positives, rejects, idents = unit_search(db, op, mode, profile)
+    ids = [case_id(c, db) for c in (*positives, *rejects)]  # where the case search has their tiles parsed
+    bindings = property_bindings(db, op, mode, profile) if profile in op.dtypes else []
+    return (positives, rejects), bindings, ids, idents
+
+
+def _shared(searched: Searched, name: str) -> Searched:
+    """A unit's search as the search of the same unit of op ``name`` with the same ``search_signature``."""
+    (positives, rejects), bindings, ids, idents = searched
+    return renamed(name, positives, rejects, idents), bindings, ids, idents
 
 
 def _search_in_worker(units: list[tuple[str, str, str]]) -> list[tuple[tuple[str, str, str], Searched]]:
@@ -134,13 +142,23 @@ def render_modules(db: Database, names: list[str], progress: Callable[[str, int,
 
 def _render_modules(db: Database, names: list[str], progress: Callable[[str, int, int], None] | None,
                     jobs: int | None) -> dict[str, str]:
-    units = [(name, mode, profile) for name in names for mode, profile in case_units(db, db.ops[name])]
+    every = [(name, mode, profile) for name in names for mode, profile in case_units(db, db.ops[name])]
+    # a unit whose search reads what an earlier one's reads (ops of one kind) takes that one's cases, renamed
+    first: dict[str, tuple[str, str, str]] = {}
+    followers: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
+    for unit in every:
+        leader = first.setdefault(search_signature(db, db.ops[unit[0]], unit[1], unit[2]), unit)
+        if leader != unit:
+            followers.setdefault(leader, []).append(unit)
+    units = list(first.values())
     jobs = min(jobs or os.cpu_count() or 1, len({name for name, _mode, _profile in units}))  # an op per task
     found: dict[tuple[str, str, str], Searched] = {}
     left = {name: len(case_units(db, db.ops[name])) for name in names}
     out: dict[str, str] = {}
 
     def collect(unit: tuple[str, str, str], searched: Searched) -> None:
+        for follower in followers.get(unit, ()):
+            collect(follower, _shared(searched, follower[0]))
         found[unit] = searched
         name = unit[0]
         left[name] -= 1
@@ -149,18 +167,18 @@ def _render_modules(db: Database, names: list[str], progress: Callable[[str, int
         op = db.ops[name]
         units = case_units(db, op)
         parts = [found.pop((name, mode, profile)) for mode, profile in units]
-        positives = [c for (pos, _), _b, _i in parts for c in pos]
-        rejects = [c for (_, rej), _b, _i in parts for c in rej]
-        ids = [i for _c, _b, unit_ids in parts for i in unit_ids]
-        named = dict(zip([c for (pos, rej), _b, _i in parts for c in (*pos, *rej)], ids, strict=True))
+        positives = [c for (pos, _), _b, _i, _s in parts for c in pos]
+        rejects = [c for (_, rej), _b, _i, _s in parts for c in rej]
+        ids = [i for _c, _b, unit_ids, _s in parts for i in unit_ids]
+        named = dict(zip([c for (pos, rej), _b, _i, _s in parts for c in (*pos, *rej)], ids, strict=True))
         out[name] = render_module(db, op, (positives, rejects),
-                                  {u: b for u, (_c, b, _i) in zip(units, parts, strict=True)}, named)
+                                  {u: b for u, (_c, b, _i, _s) in zip(units, parts, strict=True)}, named)
         if progress:
             progress(name, len(out), len(names))
 
     for name in [n for n, k in left.items() if not k]:  # an op without units (no modes)
         left[name] = 1
-        collect((name, "", ""), (([], []), [], []))
+        collect((name, "", ""), (([], []), [], [], []))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for unit in units:
             collect(unit, _search_unit(db, unit))
