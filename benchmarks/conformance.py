@@ -1,7 +1,8 @@
 """Speed figures of the conformance machinery, in one run:
 
 1. `ptospec gen-tests --force` over the whole database (into a temporary directory, as a subprocess), with
-   the number of generated cases per kind and the rules left without a must-reject case;
+   the number of generated cases per kind, the rules left without a must-reject case, and how many
+   (op, mode, profile) units are searched (the others share a search: ``cases.search_signature``);
 2. the committed suite's fixed cases on the reference backend (cases/s, without pytest's own overhead);
 3. with `--pytest`: the README's test command, `python3 -m pytest tests generated_tests`, timed as a
    subprocess, with its ten slowest tests.
@@ -22,12 +23,14 @@ import importlib.util
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from ptospec.conformance.cases import case_units, search_signature
 from ptospec.conformance.reference import ReferenceBackend
 from ptospec.conformance.runner import Runner
 from ptospec.loader import load_database
@@ -35,6 +38,7 @@ from ptospec.loader import load_database
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "generated_tests"
 COUNTS = re.compile(r"^# (\d+) positive cases, (\d+) must-reject cases, (\d+) property tests\.$", re.M)
+GEN_TARGET_S = 10  # gen-tests --force, wall seconds on the idle 2-core machine (issue 30, item 5)
 UNCOVERED = re.compile(r"^# Rules without a must-reject case: (.*)$", re.M)
 
 
@@ -85,9 +89,15 @@ def bench_gen(specs: str | None, repeat: int) -> None:
             walls.append(wall)
             cpus.append(cpu)
             (pos, rej, prop), uncovered = suite_counts(Path(tmp))
-    print(f"gen-tests --force (whole database): wall {min(walls):.1f} s, CPU {min(cpus):.1f} s (best of {repeat}; "
-          f"{machine()}): {pos} positive, {rej} must-reject cases, {prop} property tests; "
+    print(f"gen-tests --force (whole database): wall {min(walls):.1f} s, CPU {min(cpus):.1f} s (best of {repeat}, "
+          f"median wall {statistics.median(walls):.1f} s; {machine()}; target: wall {GEN_TARGET_S:.0f} s on an idle "
+          f"2-core machine): {pos} positive, {rej} must-reject cases, {prop} property tests; "
           f"{uncovered} (op, rule) pairs without a must-reject case")
+    db = load_database(specs)
+    units = [(op, mode, profile) for op in db.ops.values() for mode, profile in case_units(db, op)]
+    searched = len({search_signature(db, *unit) for unit in units})
+    print(f"case searches: {searched} of {len(units)} (op, mode, profile) units; the other "
+          f"{len(units) - searched} take the cases of a unit whose search reads the same")
 
 
 def bench_reference(specs: str | None, ops: str | None) -> None:

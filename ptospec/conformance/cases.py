@@ -946,18 +946,33 @@ def search_signature(db: Database, op: OpSpec, mode_name: str, profile: str) -> 
     often share everything else."""
     mode = op.mode(mode_name)
     table = op.dtypes.get(profile)
-    named = sorted({d for t in op.dtypes.values() for row in t.rows for ds in row.types.values() for d in ds})
     return repr((
         mode.name, profile,
         tuple(repr(replace(o, text=None, usage=None)) for o in mode.operands),
         tuple((ex.profile, tuple(ex.tiles.items())) for ex in mode.examples),
         repr(mode.shapes), pad_readers(mode), mode.reads_state,
-        None if table is None else tuple((row.modes, tuple(row.types.items())) for row in table.rows), named,
-        tuple((r.id, r.kind, r.operands, r.allow, repr(r.check), repr(r.when),
-               tuple((n, repr(x)) for n, x, _ in r.let), r.profiles, r.modes, r.phase) for r in op.rules),
-        tuple((n, repr(x)) for n, x, _ in op.let),
-        op.numerics.ties, profile in op.numerics.exact_specials,
+        None if table is None else tuple((row.modes, tuple(row.types.items())) for row in table.rows),
+        _op_signature(op), profile in op.numerics.exact_specials,
     ))
+
+
+_OP_SIGNATURES: dict[int, tuple[OpSpec, str]] = {}  # id(op) -> (op, its part of search_signature)
+
+
+def _op_signature(op: OpSpec) -> str:
+    """What every unit's search reads of the op as a whole: the element types its tables name, its rules and
+    ``let`` values, how it breaks ties."""
+    entry = _OP_SIGNATURES.get(id(op))
+    if entry is None or entry[0] is not op:
+        if len(_OP_SIGNATURES) >= 10_000:
+            _OP_SIGNATURES.clear()
+        named = sorted({d for t in op.dtypes.values() for row in t.rows for ds in row.types.values() for d in ds})
+        entry = _OP_SIGNATURES[id(op)] = (op, repr((
+            named,
+            tuple((r.id, r.kind, r.operands, r.allow, repr(r.check), repr(r.when),
+                   tuple((n, repr(x)) for n, x, _ in r.let), r.profiles, r.modes, r.phase) for r in op.rules),
+            tuple((n, repr(x)) for n, x, _ in op.let), op.numerics.ties)))
+    return entry[1]
 
 
 def renamed(op_name: str, positives: list[Case], rejects: list[Case],
