@@ -192,12 +192,89 @@ def packed_outside_any(db: Database, op: OpSpec, profile: str, var: str, mode: s
     return {n for n, d in dtypes.items() if d.per_byte > 1}
 
 
+def open_types(db: Database, op: OpSpec, mode: Mode, profile: str, var: str, types: tuple[str, ...]) -> tuple[str, ...]:
+    """The types of an unconstrained variable that neither a difference nor the definition of ``any`` records."""
+    closed = omitted(op, profile, var, mode.name) | packed_outside_any(db, op, profile, var, mode.name)
+    return tuple(t for t in types if t not in closed)
+
+
+def compile_probe(db: Database, args, profile: str, entries) -> dict:
+    """The compile probe's verdict on every open type of the unconstrained variables (cpu only)."""
+    from compile_probe import Compiler, judge_types
+
+    units = [(op, mode, var, open_types(db, op, mode, profile, var, types))
+             for op, mode, cls, var, types in entries if cls == "unconstrained"]
+    units = [u for u in units if u[3]]
+    compiler = Compiler(args.pto_isa_root)
+    verdicts = judge_types(db, compiler, profile, units, lambda m: print(m, file=sys.stderr, flush=True))
+    print(f"compile probe: {compiler.compiles} compiles, {compiler.cache_hits} cached", file=sys.stderr)
+    return verdicts
+
+
+def report(db: Database, op: OpSpec, mode: Mode, name: str, profile: str, cls: str, var: str,
+           types: tuple[str, ...], probed: dict, counts: Counter[str], verbose: bool) -> None:
+    """Print and count one flag of the screen (``name``: the mode as printed; ``probed``: the compile probe's
+    verdicts, by op, mode, var, type)."""
+    head = f"{op.name:16} {profile:5} {name:14}"
+    if cls == "no function":
+        counts["read by hand"] += 1
+        print(f"{head} READ BY HAND  no function {mode.cpp_name}")
+        return
+    by_any = packed_outside_any(db, op, profile, var, mode.name)
+    if cls == "unconstrained":  # what a difference or the definition of any records is not open
+        by_op = omitted(op, profile, var, mode.name) & set(types)
+        for done, why in ((by_op, ""), ((by_any & set(types)) - by_op, " (any: packed types only where named)")):
+            counts["recorded"] += len(done)
+            if verbose and done:
+                print(f"{head} recorded  {var}: {', '.join(t for t in types if t in done)}{why}")
+        types = tuple(t for t in types if t not in by_op | by_any)
+        if not types:
+            return
+        verdicts = {t: probed[op.name, mode.name, var, t] for t in types if (op.name, mode.name, var, t) in probed}
+        rejected: dict[str, list[str]] = {}
+        for t, v in verdicts.items():
+            if v.kind == "rejected":
+                rejected.setdefault(v.where, []).append(t)
+        for where, ts in rejected.items():
+            counts["does not compile"] += len(ts)
+            if verbose:
+                print(f"{head} does not compile  {var}: {', '.join(ts)} ({where}: {verdicts[ts[0]].message})")
+        compiles = [t for t, v in verdicts.items() if v.kind == "compiles"]
+        if compiles:
+            counts["stricter unrecorded"] += len(compiles)
+            print(f"{head} STRICTER UNRECORDED {var}: {', '.join(compiles)} (compiles on cpu, "
+                  f"{verdicts[compiles[0]].message})")
+        types = tuple(t for t in types if t not in verdicts or verdicts[t].kind == "inconclusive")
+        if types:
+            counts["read by hand"] += 1
+            why = next((verdicts[t].message for t in types if t in verdicts), "")
+            print(f"{head} READ BY HAND  {var}: no assertion constrains it (table leaves out {', '.join(types)})"
+                  + (f"; the compile probe is inconclusive: {why}" if why else ""))
+        return
+    if cls == "stricter":
+        recorded = omitted(op, profile, var, mode.name) | by_any
+        done = [t for t in types if t in recorded]
+        counts["recorded"] += len(done)
+        if verbose and done:
+            print(f"{head} recorded  {var}: {', '.join(done)}")
+        types = tuple(t for t in types if t not in recorded)
+        cls = "stricter unrecorded"
+    if types:
+        counts[cls] += len(types)
+        print(f"{head} {cls.upper():9} {var}: {', '.join(types)}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pto-isa-root", required=True, type=Path)
     ap.add_argument("--ops", nargs="*", default=None)
     ap.add_argument("--profiles", nargs="*", default=list(PROFILES), choices=PROFILES)
-    ap.add_argument("-v", "--verbose", action="store_true", help="also print recorded flags")
+    ap.add_argument("-v", "--verbose", action="store_true", help="also print recorded flags and types the compile "
+                    "probe finds rejected")
+    ap.add_argument("--compile-probe", action="store_true",
+                    help="on cpu, compile the mode's call with each type an unconstrained variable's table leaves "
+                         "out (clang++ >= 17, -fsyntax-only, cached): rejected types are no flag, compiling ones "
+                         "are stricter flags")
     args = ap.parse_args()
     if not (args.pto_isa_root / "include/pto").is_dir():
         ap.error(f"{args.pto_isa_root}: no include/pto (give the root of a pto-isa checkout)")
@@ -209,45 +286,22 @@ def main() -> int:
     for profile in args.profiles:
         print(f"reading the {profile} headers ...", file=sys.stderr, flush=True)
         screen = Screen(db, args.pto_isa_root, profile)
+        entries = []
         for op in sorted(db.ops.values(), key=lambda o: o.name):
             if (args.ops and op.name not in args.ops) or profile not in op.dtypes:
                 continue
             for mode in op.modes:
                 if not screen.reachable(mode):
-                    counts["read by hand"] += 1
-                    print(f"{op.name:16} {profile:5} {mode.name:14} READ BY HAND  no function {mode.cpp_name}")
+                    entries.append((op, mode, "no function", "", ()))
                     continue
-                name = f"{mode.name} (_DEBUG)" if screen.debug_only(mode) else mode.name  # TPRINT: debug builds only
-                for cls, var, types in screen.screen(op, mode):
-                    by_any = packed_outside_any(db, op, profile, var, mode.name)
-                    if cls == "unconstrained":  # what a difference or the definition of any records is not open
-                        by_op = omitted(op, profile, var, mode.name) & set(types)
-                        for done, why in ((by_op, ""), ((by_any & set(types)) - by_op,
-                                                         " (any: packed types only where named)")):
-                            counts["recorded"] += len(done)
-                            if args.verbose and done:
-                                print(f"{op.name:16} {profile:5} {name:14} recorded  {var}: "
-                                      f"{', '.join(t for t in types if t in done)}{why}")
-                        types = tuple(t for t in types if t not in by_op | by_any)
-                        if not types:
-                            continue
-                    if cls == "stricter":
-                        recorded = omitted(op, profile, var, mode.name) | by_any
-                        done = [t for t in types if t in recorded]
-                        counts["recorded"] += len(done)
-                        if args.verbose and done:
-                            print(f"{op.name:16} {profile:5} {name:14} recorded  {var}: {', '.join(done)}")
-                        types = tuple(t for t in types if t not in recorded)
-                        cls = "stricter unrecorded"
-                    if cls == "unconstrained":
-                        counts["read by hand"] += 1
-                        print(f"{op.name:16} {profile:5} {name:14} READ BY HAND  {var}: no assertion "
-                              f"constrains it (table leaves out {', '.join(types)})")
-                    elif types:
-                        counts[cls] += len(types)
-                        print(f"{op.name:16} {profile:5} {name:14} {cls.upper():9} {var}: {', '.join(types)}")
+                entries += [(op, mode, cls, var, types) for cls, var, types in screen.screen(op, mode)]
+        probed = compile_probe(db, args, profile, entries) if args.compile_probe and profile == "cpu" else {}
+        for op, mode, cls, var, types in entries:
+            name = f"{mode.name} (_DEBUG)" if screen.debug_only(mode) else mode.name  # TPRINT: debug builds only
+            report(db, op, mode, name, profile, cls, var, types, probed, counts, args.verbose)
+    probe = f", does not compile {counts['does not compile']}" if args.compile_probe else ""
     print(f"looser {counts['looser']}, stricter unrecorded {counts['stricter unrecorded']}, "
-          f"recorded {counts['recorded']}, read by hand {counts['read by hand']} "
+          f"recorded {counts['recorded']}{probe}, read by hand {counts['read by hand']} "
           "(cells are (op, profile, mode, variable, dtype); read by hand counts (op, profile, mode[, variable]))")
     return 1 if counts["looser"] or counts["stricter unrecorded"] else 0
 

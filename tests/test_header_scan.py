@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import header_scan as hs  # noqa: E402
+from cpusim_env import cpusim_unavailable  # noqa: E402
 
 PTO_ISA = Path(os.environ.get("PTO_ISA_ROOT", "/tmp/pto-isa"))
 CPP = {"half": "f16", "float": "f32", "int8_t": "i8", "uint8_t": "u8", "int64_t": "i64", "float8_e4m3_t": "f8e4m3"}
@@ -385,3 +386,63 @@ def test_upstream_tmatmul_mx_a5_takes_fp8_and_fp4_operands_only(a5_screen):
     op, mode = _mode("tmatmul_mx", "default")
     assert a5_screen.admits(op, mode, {"A": "f8e5m2"}) and a5_screen.admits(op, mode, {"A": "f4e2m1x2"})
     assert not a5_screen.admits(op, mode, {"A": "f16"}) and not a5_screen.admits(op, mode, {"A": "i8"})
+
+
+# ---------------------------------------------------------------- the compile probe (cpu)
+
+def _probes(*types: str):
+    import compile_probe as cp
+
+    db = load_database()
+    op, mode = _mode("tshl", "default")
+    probes = [cp.make_probe(db, op, mode, "cpu", {"T": t}, ("T", t)) for t in types]
+    assert all(isinstance(p, cp.Probe) for p in probes), probes
+    return db, op, mode, probes
+
+
+def test_the_compile_probe_maps_each_error_to_its_probe_by_its_instantiation_chain():
+    import compile_probe as cp
+
+    _, _, _, probes = _probes("f16", "i16", "u16")
+    unit = cp.render(probes)
+    lines = unit.text.splitlines()
+    assert lines[unit.call_lines[0] - 1].strip().startswith("TSHL(")
+    tile_line = unit.type_spans[probes[2].plan.operands[0].cpp][0] + 2
+    output = "\n".join([
+        "/x/include/pto/cpu/ElementOp.h:216:82: error: invalid operands to binary expression ('_Float16' and "
+        "'_Float16')",
+        "/x/include/pto/cpu/ElementTileOp.h:45:42: note: in instantiation of member function 'apply' requested here",
+        f"probe.cpp:{unit.call_lines[0]}:5: note: in instantiation of function template specialization "
+        "'pto::TSHL<...>' requested here",
+        "/x/include/pto/cpu/ElementOp.h:217:1: error: a follow-on error printed without its backtrace",
+        "/x/include/pto/common/pto_tile.hpp:1523:5: error: static assertion failed: Cols must be 32 bytes align",
+        f"probe.cpp:{tile_line}:5: note: in instantiation of template class 'pto::Tile<...>' requested here",
+    ])
+    found, bad_types = cp.classify(unit, output, "/x")
+    assert found[0].kind == "rejected" and found[0].where == "include/pto/cpu/ElementOp.h:216"
+    assert "invalid operands" in found[0].message and "aka" not in found[0].message
+    assert set(found) == {0}  # the follow-on error inherits probe 0; the tile type's error is no probe's
+    assert list(bad_types) == [probes[2].plan.operands[0].cpp]  # u16 tiles: a type of its own
+
+
+def test_completions_take_the_other_variables_from_the_rows_then_the_probed_type():
+    import compile_probe as cp
+
+    op, mode = _mode("tsel", "default")
+    done = cp.completions(op, mode, "cpu", "M", "i16")
+    assert all(b["M"] == "i16" for b in done) and len(done) <= cp.MAX_COMPLETIONS
+    assert done[-1] == {"M": "i16", "T": "i16", "U": "i16"}
+
+
+@pytest.mark.skipif(cpusim_unavailable("run the compile probe") is not None,
+                    reason=cpusim_unavailable("run the compile probe") or "")
+def test_the_compile_probe_tells_a_rejected_type_from_a_compiling_one(tmp_path, monkeypatch):
+    import compile_probe as cp
+
+    monkeypatch.setenv("PTOSPEC_CPUSIM_CACHE", str(tmp_path))
+    db, op, mode, _ = _probes("f16")
+    compiler = cp.Compiler(Path(os.environ["PTO_ISA_ROOT"]))
+    verdicts = cp.judge_types(db, compiler, "cpu", [(op, mode, "T", ("f16", "u16"))])
+    assert verdicts["tshl", "default", "T", "f16"].kind == "rejected"  # the simulator shifts with << on _Float16
+    assert verdicts["tshl", "default", "T", "f16"].where.startswith("include/pto/cpu/")
+    assert verdicts["tshl", "default", "T", "u16"].kind == "compiles"
