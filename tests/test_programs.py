@@ -571,3 +571,36 @@ module {{
     assert not same.violations
     other = check_program(db, _program(one.replace("%X", "%b"), tmp_path, "other.pto"))
     assert [f.rule for f in other.violations] == ["program.alias"]
+
+
+FP_AT = """module attributes {{pto.target_arch = "{arch}"}} {{
+  func.func @k() {{
+    %c0 = arith.constant 0 : index
+    %addr = arith.constant {addr} : index
+    %acc = pto.alloc_tile addr = %c0 : {acc}
+    %fp = pto.alloc_tile addr = %addr : {fp}
+    %dst = pto.alloc_tile addr = %c0 : {dst}
+    pto.textract_fp ins(%acc, %fp, %c0, %c0 : {acc}, {fp}, index, index) outs(%dst : {dst})
+    return
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("arch, addr, broken", [("a5", 32, True), ("a5", 128, False), ("a3", 96, True),
+                                                ("a3", 256, False)])
+def test_an_fp_tile_starts_on_the_fix_pipes_unit(db, tmp_path, arch, addr, broken):
+    """The fix-pipe takes a Scaling tile's address in 128-byte units (address_units of specs/program.yaml): an fp
+    tile at a 32-byte address that is not on a unit would have its words read from the unit below."""
+    text = FP_AT.format(
+        arch=arch, addr=addr,
+        acc="!pto.tile_buf<loc=acc, dtype=f32, rows=32, cols=64, v_row=32, v_col=64, blayout=col_major, "
+            "slayout=row_major, fractal=1024, pad=0>",
+        fp="!pto.tile_buf<loc=scaling, dtype=ui64, rows=1, cols=32, v_row=1, v_col=32, blayout=row_major, "
+           "slayout=none_box, fractal=512, pad=0>",
+        dst="!pto.tile_buf<loc=mat, dtype=i8, rows=16, cols=32, v_row=16, v_col=32, blayout=col_major, "
+            "slayout=row_major, fractal=512, pad=0>")
+    findings = [(f.rule, f.message) for f in check_program(db, _program(text, tmp_path)).violations]
+    assert findings == ([("tassign.unit", findings[0][1])] if broken else []), findings
+    if broken:
+        assert f"addr={addr}, unit=128" in findings[0][1]

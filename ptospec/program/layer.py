@@ -283,6 +283,14 @@ def _addptr(w: Walker, op: Operation) -> None:
     w.bind(op, [Pointer(ptr.buffer, new)])
 
 
+def _address_values(w: Walker, desc, addr, nbytes: int, capacity: int) -> dict:
+    """The values of tassign's rules for a tile of ``desc`` placed at ``addr``: ``unit`` is the profile constant
+    ``address_units`` names for its location (the buffer alignment where none is named)."""
+    constant = w.spec.address_units.get(desc.loc)
+    unit = w.db.isa.profiles[w.profile].constants[constant] if constant else w.spec.align
+    return {"addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align, "unit": unit}
+
+
 def _alloc_tile(w: Walker, op: Operation) -> None:
     c = Cursor(w, op)
     given = {}
@@ -301,7 +309,7 @@ def _alloc_tile(w: Walker, op: Operation) -> None:
     vc = given.get("valid_col", desc.valid_col) if desc.valid_col is None else desc.valid_col
     addr = given.get("addr")
     if addr is not None:  # the assembler emits TASSIGN for it: the address rules are tassign's
-        w.program_rules(op, "tassign", {"addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align})
+        w.program_rules(op, "tassign", _address_values(w, desc, addr, nbytes, capacity))
     w.program_rules(op, "alloc_tile", {
         "capacity": capacity,
         "valid_row": vr if vr is not None else 0, "valid_col": vc if vc is not None else 0,
@@ -359,7 +367,7 @@ def _tassign(w: Walker, op: Operation) -> None:
     loc = w.db.isa.tile_types[desc.loc]
     nbytes = desc.rows * desc.cols * max(w.db.isa.dtypes[desc.dtype].bits // 8, 1)
     capacity = w.db.isa.profiles[w.profile].constants.get(f"{loc}_bytes", 0)
-    w.program_rules(op, "tassign", {"addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align})
+    w.program_rules(op, "tassign", _address_values(w, desc, addr, nbytes, capacity))
     tile = TileBuffer(source.desc, source.valid, isa=w.db.isa)
     if not w.checking:
         if not known(addr):

@@ -185,6 +185,7 @@ class ProgramSpec:
     struct_values: dict[str, tuple[str, int]] = field(default_factory=dict)  # vector type -> (tile type, fields)
     unimplemented_rule: str = ""  # the rule refusing operations named after an unimplemented page
     device_specs: dict[str, str] = field(default_factory=dict)  # pto.device-spec prefix -> target
+    address_units: dict[str, str] = field(default_factory=dict)  # tile location -> profile constant its tiles start on
 
     @property
     def enumerators(self) -> frozenset[str]:
@@ -237,7 +238,7 @@ def load_program_spec(root: Path, db: Database) -> ProgramSpec:
                        _lowered_pipes(src, data, db, issues), ordering, acc_to_vec,
                        data.get("generic_forms", {}).get("segment_sizes", ""), generic, unmatched,
                        _struct_values(src, data, issues), data.get("unimplemented_operations", {}).get("rule", ""),
-                       dict(devices.get("prefixes", {})))
+                       dict(devices.get("prefixes", {})), dict(data.get("address_units", {})))
 
 
 def _check_aliases(src: Located, data: dict, db: Database, issues: Issues) -> None:
@@ -288,6 +289,13 @@ def _check_simulator_and_devices(src: Located, data: dict, db: Database, issues:
     if data["default_target"] not in data["targets"]:
         issues.add(src, ("default_target",), f"default_target {data['default_target']!r} is not one of targets",
                    "program.target")
+    for loc, constant in data.get("address_units", {}).items():
+        if loc not in db.isa.tile_types:
+            issues.add(src, ("address_units", loc), f"{loc} is not a tile location", "program.simulator")
+        for name, profile in db.isa.profiles.items():
+            if constant not in profile.constants:
+                issues.add(src, ("address_units", loc), f"profile {name} has no constant {constant!r}",
+                           "program.simulator")
     devices = data.get("device_specs", {})
     if devices:
         _known_source(src, data["sources"], ("device_specs", "source"), devices["source"], issues)
