@@ -603,4 +603,4 @@ def test_an_fp_tile_starts_on_the_fix_pipes_unit(db, tmp_path, arch, addr, broke
     findings = [(f.rule, f.message) for f in check_program(db, _program(text, tmp_path)).violations]
     assert findings == ([("tassign.unit", findings[0][1])] if broken else []), findings
     if broken:
-        assert f"addr={addr}, unit=128" in findings[0][1]
+        assert f"addr={addr}, align=32, unit=128" in findings[0][1]

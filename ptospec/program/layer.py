@@ -285,9 +285,9 @@ def _addptr(w: Walker, op: Operation) -> None:
 
 def _address_values(w: Walker, desc, addr, nbytes: int, capacity: int) -> dict:
     """The values of tassign's rules for a tile of ``desc`` placed at ``addr``: ``unit`` is the profile constant
-    ``address_units`` names for its location (the buffer alignment where none is named)."""
+    ``address_units`` names for its location (0 where none is named)."""
     constant = w.spec.address_units.get(desc.loc)
-    unit = w.db.isa.profiles[w.profile].constants[constant] if constant else w.spec.align
+    unit = w.db.isa.profiles[w.profile].constants[constant] if constant else 0
     return {"addr": addr, "bytes": nbytes, "capacity": capacity, "align": w.spec.align, "unit": unit}
 
 
