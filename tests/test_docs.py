@@ -168,8 +168,9 @@ def test_performance_table(db) -> None:
 
 
 def test_generation_is_deterministic(db, files) -> None:
-    fresh = load_database(ROOT / "specs", reuse=False)
-    assert fresh is not db and files == generate(fresh)  # two builds of the database, two generations
+    """This generation equals the committed site sources, which another process made (another load of the
+    database, another hash seed): a difference is nondeterminism, or sources left stale (`ptospec docs build`)."""
+    assert stale(files, ROOT / "site") == []
     for lang in ("en", "zh"):
         for name in db.ops:
             assert f"docs/{lang}/ops/{name}.md" in files
