@@ -44,6 +44,20 @@ def unsigned(value: int, bits: int) -> int:
     return value & ((1 << bits) - 1)
 
 
+_FLOAT_BITS = {"f16": (np.uint16, np.float16), "f32": (np.uint32, np.float32), "f64": (np.uint64, np.float64)}
+
+
+def float_from_bits(bits: int, ty: str) -> float:
+    """The float of type ``ty`` whose bit pattern is ``bits`` (MLIR's hexadecimal literal: ``0x4048F5C3 : f32``)."""
+    width = 16 if ty in ("f16", "bf16") else int(ty[1:])
+    if not 0 <= bits < 1 << width:
+        raise ArithError(f"0x{bits:X} is not a bit pattern of {ty} ({width} bits)")
+    if ty == "bf16":
+        return float(np.array(bits << 16, dtype=np.uint32).view(np.float32))
+    as_int, as_float = _FLOAT_BITS[ty]
+    return float(np.array(bits, dtype=as_int).view(as_float))
+
+
 def round_float(value: float, ty: str) -> float:
     if ty == "bf16":
         import ml_dtypes

@@ -923,6 +923,8 @@ class Walker:
                               "program.unsupported")
             ty = c.type() if c.accept(":") else "i64"
             value = int_literal(t.text)
+            if value is not None and t.text.lower().startswith("0x") and arith.is_float(ty):
+                return arith.float_from_bits(value, ty)  # a float's bit pattern, as ptobc prints float constants
             if value is None:
                 if len(t.text) > 400:
                     raise c.error(f"arith.constant {t.text[:40]}... is too long", t, "program.syntax")

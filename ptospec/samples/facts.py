@@ -34,6 +34,7 @@ class SampleFacts:
     ptoas_flags: tuple[str, ...]  # runop.sh's flags before --pto-arch
     case_folders: tuple[str, ...]  # committed board-test case directories of a sample folder
     ir_dump_suffix: str  # the assembler's IR dumps beside the kernels
+    builders: dict  # how a <case>.py builder's module is made (ptospec/samples/builders.py)
 
     def scalar_default(self, ctype: str) -> object:
         if ctype == "bool":
@@ -65,4 +66,5 @@ def load_sample_facts(db: Database) -> SampleFacts:
                        dict(s["compare"]["ulp"]),
                        {arch: profile for profile, arch in spec.arch.items()}, dict(s["compare"]["functions"]),
                        s["compare"]["placeholder"], dict(s["compare"]["markers"]), s["strict_env"],
-                       tuple(s["ptoas_flags"]), tuple(s["case_folders"]), s["ir_dump_suffix"])
+                       tuple(s["ptoas_flags"]), tuple(s["case_folders"]), s["ir_dump_suffix"],
+                       dict(s["builders"]))

@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,7 @@ from ..model import Database
 from ..program.api import choose_profile, device_target, read_program, run_program, target_arch
 from ..program.spec import program_spec
 from .boards import find_board_cases, kernel_file, read_board_case, run_board_case, sizes_of
+from .builders import Made, make_kernel
 from .facts import SampleFacts
 from .meta import CaseMeta, MetaError, derive_meta
 
@@ -114,33 +115,63 @@ def sample_profile(db: Database, program, folder: str, facts: SampleFacts) -> st
     return facts.arch_profiles[facts.arch(folder)[0]]
 
 
-def not_runnable_reason(sample: Sample) -> str:
-    if sample.builder is not None:
-        return (f"no .pto beside the golden: {sample.case}.py builds it with MLIR's Python bindings (mlir.ir, "
-                "mlir.dialects.pto; the assembler built with PTO_ENABLE_PYTHON_BINDING on an MLIR built with its "
-                "Python bindings, which Debian's LLVM 19 packages do not ship)")
-    return f"no kernel beside the golden (neither {sample.case}.pto nor {sample.case}.py)"
+@dataclass(frozen=True)
+class Kit:
+    """The MLIR stand-in assembled for the builder scripts (``builders.prepare_kit``), or why there is none."""
+
+    path: Path | None
+    ptobc: Path | None = None
+    reason: str = ""
+
+
+def not_runnable_reason(sample: Sample, kit: Kit | None = None) -> str:
+    if sample.builder is None:
+        return f"no kernel beside the golden (neither {sample.case}.pto nor {sample.case}.py)"
+    why = (kit.reason if kit is not None else "give --ptoas: the assembler judges the module ptospec's MLIR "
+           "stand-in prints, and its ptobc prints it again for run_program")
+    return f"no .pto beside the golden, only the builder {sample.case}.py: {why}"
 
 
 def run_sample(db: Database, root: Path, facts: SampleFacts, sample: Sample, overrides: dict,
-               ptoas: Path | None = None, keep: Path | None = None) -> Outcome:
-    """Run one sample (``keep``: a directory to leave its scratch files in, for a look)."""
+               ptoas: Path | None = None, keep: Path | None = None, kit: Kit | None = None) -> Outcome:
+    """Run one sample (``keep``: a directory to leave its scratch files in, for a look; ``kit``: the MLIR stand-in
+    a builder script runs on, when its kernel has no .pto)."""
     root = root.resolve()
     if sample.board:
         with _workdir(keep, sample) as work:
             return _run_board(db, facts, sample, work)
-    if sample.pto is None:
-        return Outcome(sample, "not-runnable", not_runnable_reason(sample))
-    try:
-        program = read_program(sample.pto)
-        profile = sample_profile(db, program, sample.folder, facts)
-        meta = derive_meta(db, program, profile, facts, overrides.get(sample.case))
-    except MetaError as exc:
-        return Outcome(sample, "not-runnable", f"case metadata not derived: {exc}")
-    except PtospecError as exc:
-        return Outcome(sample, "refused", _refusal(exc))
+    if sample.pto is None and (sample.builder is None or ptoas is None or kit is None or kit.path is None):
+        return Outcome(sample, "not-runnable", not_runnable_reason(sample, kit))
     with _workdir(keep, sample) as work:
+        if sample.pto is None:
+            made = _build(facts, sample, kit, ptoas, work / "kernel")
+            if made.pto is None:
+                return Outcome(sample, made.status, made.detail)
+            sample = replace(sample, pto=made.pto)
+        try:
+            program = read_program(sample.pto)
+            profile = sample_profile(db, program, sample.folder, facts)
+            meta = derive_meta(db, program, profile, facts, overrides.get(sample.case))
+        except MetaError as exc:
+            return Outcome(sample, "not-runnable", f"case metadata not derived: {exc}")
+        except PtospecError as exc:
+            return Outcome(sample, "refused", _refusal(exc))
         return _run_in(db, root, facts, sample, program, profile, meta, work, ptoas)
+
+
+def ptoas_command_flags(facts: SampleFacts, folder: str) -> list[str]:
+    """runop.sh's flags for a kernel of ``folder``."""
+    arch, level = facts.arch(folder)
+    return [*facts.ptoas_flags, "--pto-arch", arch] + ([f"--pto-level=level{level}"] if level else [])
+
+
+def _build(facts: SampleFacts, sample: Sample, kit: Kit, ptoas: Path, work: Path) -> Made:
+    """The builder's kernel: run on the stand-in, judged by ptoas, printed again by ptobc."""
+    work.mkdir(parents=True, exist_ok=True)
+    soc = facts.soc.get(facts.arch(sample.folder)[0], "")
+    env = script_env(facts, str(kit.path), soc)
+    return make_kernel(sample.builder, sample.case, kit.path, work, env, ptoas,
+                       ptoas_command_flags(facts, sample.folder), kit.ptobc, facts.builders["ptobc_encode_env"])
 
 
 @contextlib.contextmanager
@@ -364,10 +395,9 @@ def cross_check(root: Path, facts: SampleFacts, sample: Sample, meta: CaseMeta, 
     what the golden script would read there with what it reads from ours: "agrees" or the differences (every
     command runs in ``work``; a failure is reported in the text, never raised)."""
     work.mkdir(parents=True, exist_ok=True)
-    arch, level = facts.arch(sample.folder)
     cpp = work / sample.folder / f"{sample.case}-pto.cpp"
     cpp.parent.mkdir(parents=True, exist_ok=True)
-    flags = [*facts.ptoas_flags, "--pto-arch", arch] + ([f"--pto-level=level{level}"] if level else [])
+    flags = ptoas_command_flags(facts, sample.folder)
     done = _run([str(ptoas), *flags, str(sample.pto), "-o", str(cpp)], work, env)
     if done.returncode != 0:
         return f"ptoas failed: {_last_line(done)}"

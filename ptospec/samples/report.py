@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 from ..model import Database
+from .builders import KitUnavailable, prepare_kit, ptobc_of
 from .facts import load_sample_facts
-from .harness import Outcome, find_samples, run_sample, scalar_overrides
+from .harness import Kit, Outcome, find_samples, run_sample, scalar_overrides
 
 STATUSES = ("match", "mismatch", "refused", "error", "not-runnable")
 FAILING = ("mismatch", "refused", "error")
@@ -60,14 +63,11 @@ def run_samples(db: Database, root: Path, only: list[str], ptoas: Path | None = 
     counts: Counter = Counter()
     outcomes = []
     t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
-    for k, sample in enumerate(sorted(samples, key=lambda s: (s.pto is None and not s.board, s.name)), 1):
-        try:
-            outcome = run_sample(db, root, facts, sample, overrides, ptoas, keep)
-        except Exception as exc:  # one sample never loses the others (nor the --json file)
-            outcome = Outcome(sample, "error", f"internal error: {type(exc).__name__}: {exc}")
-        counts[outcome.status] += 1
-        outcomes.append(outcome)
-        print(f"[{k}/{len(samples)}] {outcome_line(outcome)}", flush=True)
+    with contextlib.ExitStack() as stack:
+        kit = _kit(root, facts, ptoas, stack) if any(s.pto is None and s.builder for s in samples) else None
+        if kit is not None:
+            print(f"builder scripts: {'MLIR stand-in assembled' if kit.path else kit.reason}", flush=True)
+        _run_all(db, root, facts, samples, overrides, ptoas, keep, kit, counts, outcomes)
     wall, cpu, kids = time.perf_counter() - t0, time.process_time() - c0, _children_cpu() - k0
     print("totals: " + ", ".join(f"{st} {counts[st]}" for st in STATUSES))
     checked = [o.meta_check for o in outcomes if o.meta_check is not None]
@@ -86,3 +86,30 @@ def run_samples(db: Database, root: Path, only: list[str], ptoas: Path | None = 
         print("no sample was runnable")
         return 1
     return 1 if any(counts[st] for st in FAILING) else 0
+
+
+def _run_all(db, root, facts, samples, overrides, ptoas, keep, kit, counts: Counter, outcomes: list) -> None:
+    """Each sample in turn (those with a .pto first), its outcome printed as it ends."""
+    for k, sample in enumerate(sorted(samples, key=lambda s: (s.pto is None and not s.board, s.name)), 1):
+        try:
+            outcome = run_sample(db, root, facts, sample, overrides, ptoas, keep, kit)
+        except Exception as exc:  # one sample never loses the others (nor the --json file)
+            outcome = Outcome(sample, "error", f"internal error: {type(exc).__name__}: {exc}")
+        counts[outcome.status] += 1
+        outcomes.append(outcome)
+        print(f"[{k}/{len(samples)}] {outcome_line(outcome)}", flush=True)
+
+
+def _kit(root: Path, facts, ptoas: Path | None, stack: contextlib.ExitStack) -> Kit | None:
+    """The MLIR stand-in for the builder scripts, in a scratch directory that lives as long as ``stack``
+    (None without --ptoas: the assembler is the judge of the modules it prints)."""
+    if ptoas is None:
+        return None
+    ptobc = ptobc_of(ptoas, facts)
+    if not ptobc.is_file():
+        return Kit(None, None, f"no ptobc at {ptobc} (the assembler's bytecode tool prints the module again)")
+    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ptospec-mlir-")))
+    try:
+        return Kit(prepare_kit(root, facts, scratch), ptobc)
+    except KitUnavailable as exc:
+        return Kit(None, None, f"the MLIR stand-in cannot be assembled: {exc}")

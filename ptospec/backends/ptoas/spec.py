@@ -185,6 +185,9 @@ def _check_samples(src, samples: dict | None, sources: set[str], db: Database, i
     for key in ("source", "directories_source", "scalar_types_source"):
         if samples[key] not in sources:
             issues.add(src, ("samples", key), f"unknown source {samples[key]!r}", "ptoas.source")
+    if samples["builders"]["source"] not in sources:
+        issues.add(src, ("samples", "builders", "source"), f"unknown source {samples['builders']['source']!r}",
+                   "ptoas.source")
     cpp = {d.cpp for d in db.isa.dtypes.values()}
     for name, ctype in samples["scalar_types"].items():
         if name in db.isa.dtypes and db.isa.dtypes[name].cpp != ctype:

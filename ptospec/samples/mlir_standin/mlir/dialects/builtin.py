@@ -1,0 +1,3 @@
+"""``mlir.dialects.builtin``: the builtin types, as MLIR's module re-exports them."""
+
+from ..ir import *  # noqa: F403
