@@ -102,6 +102,14 @@ def test_boxed_layouts_are_named_as_the_messages_name_them(db):
         parse_descriptor("left,16x16xf16,layout=qq", db.isa)
 
 
+def test_the_short_tile_form_takes_a_pad_value_by_its_number(db):
+    """TileBufType::print writes the pad as its PadValue number (pad=1: zero), as the keyword form does."""
+    assert parse_descriptor("vec,32x32xf32,pad=1", db.isa).pad == parse_descriptor("vec,32x32xf32,pad=zero",
+                                                                                   db.isa).pad == "Zero"
+    with pytest.raises(PtospecError, match=r"pad number 7 is not a PadValue"):
+        parse_descriptor("vec,32x32xf32,pad=7", db.isa)
+
+
 def test_dps_line_gives_the_validator_its_tiles(db):
     from ptospec.validator import validate
 

@@ -173,6 +173,16 @@ def test_tiles_at_the_same_address_share_bytes(db, tmp_path, inputs):
     np.testing.assert_array_equal(result.outputs["arg1"], inputs["arg0"] * np.float32(2))
 
 
+def test_a_hexadecimal_float_constant_is_its_bit_pattern(db, tmp_path, inputs):
+    """MLIR reads ``0x40000000 : f32`` as the float of those bits (2.0), as ptobc prints float constants."""
+    text = SHARED.replace("%two = arith.constant 2.0 : f32", "%two = arith.constant 0x40000000 : f32")
+    text = text.replace("pto.tmuls ins(%y, %two", "pto.tmuls ins(%x, %two").replace(
+        "pto.tstore ins(%x", "pto.tstore ins(%y")
+    result = run_program(db, _program(text.replace("addr = %base ", "", 1), tmp_path),
+                         {"arg0": inputs["arg0"], "arg1": np.zeros((16, 16), np.float32)})
+    np.testing.assert_array_equal(result.outputs["arg1"], inputs["arg0"] * np.float32(2))
+
+
 @pytest.mark.parametrize("addr, rule", [(16, "tassign.align"), (262144 - 512, "tassign.capacity")])
 def test_tile_address_rules(db, tmp_path, addr, rule):
     text = SHARED.replace("%base = arith.constant 0 : i64", f"%base = arith.constant {addr} : i64")

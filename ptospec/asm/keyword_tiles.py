@@ -63,12 +63,6 @@ def parse_keyword_tile(params: list[str], isa: Isa, text: str) -> TileDesc:
     rows = count(fields["rows"], "rows", text)
     cols = count(fields["cols"], "cols", text)
     defaults = isa.tile_defaults
-    pad = fields.get("pad", defaults["pad"])
-    if re.fullmatch(r"[0-9]+", pad):
-        if int(pad) >= len(PAD_NUMBERS):
-            raise TileError(f"pad number {pad} is not a PadValue (0 null, 1 zero, 2 max, 3 min) in {text!r}",
-                            rule="tile.syntax")
-        pad = PAD_NUMBERS[int(pad)]
     return TileDesc(
         loc=enumerator(isa.tile_types, fields["loc"], "tile type", text),
         dtype=fields["dtype"],
@@ -79,6 +73,16 @@ def parse_keyword_tile(params: list[str], isa: Isa, text: str) -> TileDesc:
         blayout=enumerator(isa.blayouts, fields.get("blayout", defaults["blayout"]), "blayout", text),
         slayout=enumerator(isa.slayouts, fields.get("slayout", defaults["slayout"]), "slayout", text),
         fractal=count(fields.get("fractal", str(defaults["fractal"])), "fractal", text),
-        pad=enumerator(isa.pad_values, pad, "pad value", text),
+        pad=pad_value(isa, fields.get("pad", defaults["pad"]), text),
         compact=compact_mode(isa, fields.get("compact", defaults["compact"]), text),
     )
+
+
+def pad_value(isa: Isa, word: str, text: str) -> str:
+    """A pad value by name, or by its number in the assembler's PadValue enumeration (as its printer writes it)."""
+    if re.fullmatch(r"[0-9]+", word):
+        if int(word) >= len(PAD_NUMBERS):
+            raise TileError(f"pad number {word} is not a PadValue (0 null, 1 zero, 2 max, 3 min) in {text!r}",
+                            rule="tile.syntax")
+        word = PAD_NUMBERS[int(word)]
+    return enumerator(isa.pad_values, word, "pad value", text)

@@ -30,7 +30,7 @@ from ..attrs import read_value, spell_value
 from ..errors import TileError
 from ..model import Isa
 from ..tile import AttrDesc, GlobalDesc, ScalarDesc, TileDesc
-from .keyword_tiles import compact_mode, is_keyword_form, parse_keyword_tile
+from .keyword_tiles import compact_mode, is_keyword_form, pad_value, parse_keyword_tile
 from .views import (
     format_view_descriptor,
     format_view_type,
@@ -158,7 +158,7 @@ def _keyword_fields(keywords: dict[str, str], fields: dict, isa: Isa, raw: str) 
         value = keywords.pop("fractal")
         fields["fractal"] = defaults["fractal"] if value.lower() == "none" else count(value, "fractal", raw)
     if "pad" in keywords:
-        fields["pad"] = enumerator(isa.pad_values, keywords.pop("pad"), "pad value", raw)
+        fields["pad"] = pad_value(isa, keywords.pop("pad"), raw)
     if "compact" in keywords:
         fields["compact"] = compact_mode(isa, keywords.pop("compact"), raw)
     if keywords:

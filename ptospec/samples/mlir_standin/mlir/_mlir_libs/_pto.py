@@ -71,21 +71,13 @@ _ATTRS = {name: _make_attr(name, facts) for name, facts in _FACTS["attrs"].items
 globals().update(_ATTRS)
 
 
-class _CmpModeAttr(_ATTRS["CmpModeAttr"]):
-    """PTOModule.cpp binds CmpModeAttr.get(context, value): the context first."""
+if "CmpModeAttr" in _ATTRS:
+    class CmpModeAttr(_ATTRS["CmpModeAttr"]):
+        """PTOModule.cpp binds CmpModeAttr.get(context, value): the context first."""
 
-    @classmethod
-    def get(cls, context, value):
-        return super().get(value, context)
-
-
-CmpModeAttr = _CmpModeAttr
-
-
-class MaskPatternAttr(_ATTRS["MaskPatternAttr"]):
-    @classmethod
-    def get_legacy_raw(cls, value: int, context=None):
-        raise NotImplementedError("MaskPatternAttr.get_legacy_raw: the stand-in knows no historical encodings")
+        @classmethod
+        def get(cls, context, value):
+            return super().get(value, context)
 
 
 def _dims(shape) -> str:
