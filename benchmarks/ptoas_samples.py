@@ -14,12 +14,15 @@ sample's target (the program's ``pto.target_arch`` / ``pto.device-spec``, else i
 with its own main.cpp, golden.py and compare.py) runs the kernels its main.cpp launches, in order, on shared
 buffers (``ptospec/samples/boards.py``).  Each sample ends as ``match``, ``mismatch``
 (with the compare's message and the largest error), ``refused`` (the rule id that stopped the run), ``error``
-(probably ours: the golden failed on our metadata, wrote no file or another size) or ``not-runnable`` (why: most
-samples build their .pto through the assembler's Python bindings).  It runs the checkout's own Python scripts.
+(probably ours: the golden failed on our metadata, wrote no file or another size, or the assembler refuses the
+module our MLIR stand-in printed) or ``not-runnable`` (why).  It runs the checkout's own Python scripts.
 
 ``--ptoas BIN`` also compiles each kernel with the assembler, lets the tooling write its own case, and checks
-that the golden script reads the same metadata from it as from ours.  Exit status: 0 when some sample ran and
-every one that ran matches, 1 otherwise, 2 for bad input.
+that the golden script reads the same metadata from it as from ours; and it runs the samples whose kernel only a
+``<case>.py`` builder makes: the builder runs on ptospec's pure-Python stand-in of MLIR's Python API with the
+dialect's op classes generated from the checkout's ODS (``ptospec/samples/builders.py``), ``ptoas`` judges the
+module it prints, and the ``ptobc`` beside it prints the module again in the dialect's custom form.  Exit status:
+0 when some sample ran and every one that ran matches, 1 otherwise, 2 for bad input.
 """
 
 from __future__ import annotations

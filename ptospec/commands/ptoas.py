@@ -73,7 +73,9 @@ def register(sub) -> None:
     s.add_argument("--only", nargs="+", metavar="TEXT", default=[],
                    help="only the samples whose Dir/case contains one of these texts")
     s.add_argument("--ptoas", metavar="PATH", default=None,
-                   help="a built ptoas: also compile each kernel and check the metadata against the tooling's own")
+                   help="a built ptoas: also compile each kernel and check the metadata against the tooling's own, "
+                        "and run the samples whose kernel only a <case>.py builder makes (on ptospec's MLIR "
+                        "stand-in; ptoas judges the module, the ptobc beside it prints it again)")
     s.add_argument("--keep", metavar="DIR", default=None, help="leave each sample's scratch files under DIR")
     s.add_argument("--json", metavar="FILE", default=None, help="write the outcomes to FILE")
     s.set_defaults(func=_samples)
