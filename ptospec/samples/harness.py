@@ -278,8 +278,8 @@ def _run_board(db: Database, facts: SampleFacts, sample: Sample, work: Path) -> 
     if missing:
         builders = [p.name for p in sorted(sample.golden.parent.parent.glob("*.py"))]
         return _not_runnable(out, f"no single .pto of {sample.folder} defines @{', @'.join(missing)}"
-                                  + (f" (its builders {', '.join(builders)} need the assembler's Python bindings)"
-                                     if builders else ""))
+                                  + (f" (only its builders {', '.join(builders)} make it: a board case runs "
+                                     "no builder)" if builders else ""))
     env = script_env(facts, str(sample.golden.parent), "")
     done = _script(sample.golden, work, env)
     if done.returncode != 0:
