@@ -9,18 +9,18 @@ from .. import ir
 _OPERATIONS: dict[str, type] = {}
 
 
-def _register_dialect(cls):
+def register_dialect(cls):
     return cls
 
 
-def _register_operation(dialect, replace: bool = False):
+def register_operation(dialect, replace: bool = False):
     def register(cls):
         _OPERATIONS[cls.OPERATION_NAME] = cls
         return cls
     return register
 
 
-_cext = types.SimpleNamespace(ir=ir, register_dialect=_register_dialect, register_operation=_register_operation)
+_cext = types.SimpleNamespace(ir=ir, register_dialect=register_dialect, register_operation=register_operation)
 
 
 def get_default_loc_context(location=None):

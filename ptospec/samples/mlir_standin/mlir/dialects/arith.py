@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from .. import ir
-from ._ods_common import _register_operation
+from ._ods_common import register_operation
 
 
-@_register_operation(None)
+@register_operation(None)
 class ConstantOp(ir.OpView):
     OPERATION_NAME = "arith.constant"
 

@@ -6,10 +6,10 @@ import functools
 
 from .. import ir
 from ..ir import FunctionType  # noqa: F401  (samples spell it func.FunctionType)
-from ._ods_common import _register_operation, get_op_result_or_value
+from ._ods_common import get_op_result_or_value, register_operation
 
 
-@_register_operation(None)
+@register_operation(None)
 class FuncOp(ir.OpView):
     OPERATION_NAME = "func.func"
     _ODS_REGIONS = (1, True)
@@ -76,7 +76,7 @@ class FuncOp(ir.OpView):
         return decorator
 
 
-@_register_operation(None)
+@register_operation(None)
 class ReturnOp(ir.OpView):
     OPERATION_NAME = "func.return"
 
@@ -84,7 +84,7 @@ class ReturnOp(ir.OpView):
         super().__init__(self.build_generic(results=[], operands=[list(operands)], loc=loc, ip=ip))
 
 
-@_register_operation(None)
+@register_operation(None)
 class CallOp(ir.OpView):
     OPERATION_NAME = "func.call"
 
