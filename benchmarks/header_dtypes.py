@@ -149,16 +149,21 @@ class Screen:
         tiles = {o.dtype for o in mode.operands if o.role in ("in", "out", "tmp") and o.dtype and not o.cpp_struct}
         vars_ = [v for v in dict.fromkeys(v for r in rows for v in r.types) if v in tiles]
         flags = []
+        alone = {var: [t for t in self.dtypes if self.admits(op, mode, {var: t})] for var in vars_}
+        free = {var for var, admitted in alone.items() if len(admitted) == len(self.dtypes)}
+        # a variable nothing constrains alone is judged beside each row's types for the other variables (an
+        # assertion tying it to another operand's type, TXOR's tmp, decides it then); not when every variable
+        # is free alone: tied only to each other (A2/A3 TXOR's T == U), each would be judged by the others'
+        # table types, and the table, not the header, would decide them all
+        beside = len(rows[0].types) > 1 and free != set(vars_)
         for var in vars_:
             in_table = {t for r in rows for t in r.types.get(var, ())}
             loose = [t for t in sorted(in_table) if not any(self._row_admits(op, mode, r, var, t) for r in rows
                                                              if t in r.types.get(var, ()))]
             if loose:
                 flags.append(("looser", var, tuple(loose)))
-            admitted = [t for t in self.dtypes if self.admits(op, mode, {var: t})]
-            if len(admitted) == len(self.dtypes) and len(rows[0].types) > 1:
-                # nothing constrains the variable alone: judge it beside each row's types for the other
-                # variables (an assertion tying it to another operand's type, TXOR's tmp, decides it then)
+            admitted = alone[var]
+            if var in free and beside:
                 admitted = [t for t in self.dtypes if any(self._row_admits(op, mode, r, var, t) for r in rows)]
             if len(admitted) == len(self.dtypes):
                 if len(in_table) < len(self.dtypes):

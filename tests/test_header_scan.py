@@ -292,9 +292,13 @@ def test_a_packed_type_outside_any_is_recorded_by_the_database():
 
 @needs_upstream
 def test_a_variable_no_assertion_constrains_alone_is_judged_beside_the_rows_other_types(a2a3_screen, a5_screen):
-    # A2/A3 TXOR's check ties the scratch tile's type to dst's: beside each row's T, U takes T's types only
+    # A5 TXOR asserts T's types and ties the scratch tile's to dst's: beside each row's T, U takes T's types
     op, mode = _mode("txor", "default")
-    assert not [f for f in a2a3_screen.screen(op, mode) if f[1] == "U"]
+    assert not [f for f in a5_screen.screen(op, mode) if f[1] == "U" and f[0] != "unconstrained"]
+    # A2/A3 TXOR only ties T and U to each other: judged by each other's table types neither would be
+    # constrained by the header at all, so both stay unconstrained (read by hand), not silently accepted
+    assert {(cls, var) for cls, var, _ in a2a3_screen.screen(op, mode)} == {("unconstrained", "T"),
+                                                                          ("unconstrained", "U")}
     # A5 CheckTMovAccValid<.., isQuant>: an f32 accumulator quantised to f32, bf16 or fp8 e4m3 as well
     op, mode = _mode("tmov", "acc_quant")
     stricter = {t for cls, var, types in a5_screen.screen(op, mode) if cls == "stricter" and var == "D" for t in types}
