@@ -155,7 +155,7 @@ class Screen:
         # assertion tying it to another operand's type, TXOR's tmp, decides it then); not when every variable
         # is free alone: tied only to each other (A2/A3 TXOR's T == U), each would be judged by the others'
         # table types, and the table, not the header, would decide them all
-        beside = len(rows[0].types) > 1 and free != set(vars_)
+        beside = free != set(vars_) and len(rows[0].types) > 1
         for var in vars_:
             in_table = {t for r in rows for t in r.types.get(var, ())}
             loose = [t for t in sorted(in_table) if not any(self._row_admits(op, mode, r, var, t) for r in rows

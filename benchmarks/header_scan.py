@@ -322,6 +322,10 @@ def mark_type_dispatch(items: list) -> list:
 
 
 # ---------------------------------------------------------------- the header set of a profile
+# a struct template whose only member is ``static constexpr bool value = ...;`` (A5 IsValidGatherDType, a
+# disjunction of is_same): a predicate like a ``constexpr bool`` variable template, unless it is specialised
+STRUCT_PREDICATE = re.compile(r"template\s*<([^>]*)>\s*struct\s+(\w+)\s*\{\s*static\s+constexpr\s+bool\s+value"
+                              r"\s*=\s*([^;]*);\s*\}\s*;")
 @dataclass
 class Headers:
     functions: dict[str, list[Function]]
@@ -341,12 +345,18 @@ class Headers:
               widths: dict[str, int]) -> Headers:
         functions: dict[str, list[Function]] = {}
         predicates: dict[str, tuple[list[TParam], str]] = {}
+        specialised: set[str] = set()
         for name, raw in texts.items():
             text = preprocess(raw, macros)
             for fn in functions_of(text, name):
                 functions.setdefault(fn.name, []).append(fn)
             for m in re.finditer(r"template\s*<([^>]*)>\s*(?:inline\s+)?constexpr\s+bool\s+(\w+)\s*=\s*([^;]*);", text):
                 predicates[m.group(2)] = (template_params(m.group(1)), m.group(3))
+            for m in STRUCT_PREDICATE.finditer(text):  # read as Name<T>::value
+                predicates[m.group(2)] = (template_params(m.group(1)), m.group(3))
+            specialised |= set(re.findall(r"\bstruct\s+(\w+)\s*<", text))
+        for name in specialised & predicates.keys():  # a specialisation may answer otherwise: unknown
+            del predicates[name]
         return cls(functions, predicates, cpp_dtype, widths)
 
 
