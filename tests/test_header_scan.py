@@ -450,3 +450,40 @@ def test_the_compile_probe_tells_a_rejected_type_from_a_compiling_one(tmp_path, 
     assert verdicts["tshl", "default", "T", "f16"].kind == "rejected"  # the simulator shifts with << on _Float16
     assert verdicts["tshl", "default", "T", "f16"].where.startswith("include/pto/cpu/")
     assert verdicts["tshl", "default", "T", "u16"].kind == "compiles"
+
+
+def test_a_struct_whose_value_is_a_disjunction_of_is_same_is_a_predicate():
+    header = """
+template <typename T>
+struct IsValidCopyDType {
+    static constexpr bool value = std::is_same_v<T, int8_t> || std::is_same_v<T, half>;
+};
+template <typename T>
+struct IsSpecialised {
+    static constexpr bool value = std::is_same_v<T, int8_t>;
+};
+template <>
+struct IsSpecialised<half> {
+    static constexpr bool value = true;
+};
+template <typename T>
+PTO_INTERNAL void TCOPY_IMPL(T* dst) { static_assert(IsValidCopyDType<T>::value, "copy types"); }
+template <typename T>
+PTO_INTERNAL void TSPEC_IMPL(T* dst) { static_assert(IsSpecialised<T>::value, "specialised"); }
+"""
+    ev = hs.Evaluator(hs.Headers.parse({"copy.hpp": header}, hs.MACROS["a5"], CPP, WIDTHS))
+    def admits(name: str, dtype: str) -> bool:
+        return ev.call_admits(name, ["T"], ["dst"], hs.Scope({"T": hs.Elem(dtype)}), 0, frozenset())
+    assert admits("TCOPY_IMPL", "i8") and admits("TCOPY_IMPL", "f16") and not admits("TCOPY_IMPL", "i64")
+    # a specialised struct may answer otherwise for some type: unknown, never a rejection
+    assert admits("TSPEC_IMPL", "f16") and admits("TSPEC_IMPL", "i64")
+
+
+@needs_upstream
+def test_upstream_mgather_mscatter_assert_their_type_trait(a2a3_screen, a5_screen):
+    # MGatherCheck / MScatterCheck assert IsValid(M)GatherDType<T>::value / IsValid(M)ScatterDType<T>::value
+    for name in ("mgather", "mscatter"):
+        op, mode = _mode(name, "elem")
+        for screen in (a2a3_screen, a5_screen):
+            assert screen.admits(op, mode, {"T": "f32"}) and not screen.admits(op, mode, {"T": "i64"})
+        assert a5_screen.admits(op, mode, {"T": "f8e4m3"}) and not a5_screen.admits(op, mode, {"T": "e8m0"})
