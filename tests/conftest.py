@@ -7,14 +7,16 @@ import pytest
 import site_build  # tests/site_build.py (this folder is on sys.path, as for every conftest)
 
 from ptospec.asm.types import parse_descriptor
-from ptospec.loader import load_database
+from ptospec.dbcache import load_database_cached
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
 def db():
-    return load_database(ROOT / "specs")
+    """The database as the commands read it: from the disk cache that `ptospec lint` / `list` fill (each op
+    unpickled when looked up), so a worker does not build it again; the loader's own tests build theirs."""
+    return load_database_cached(ROOT / "specs")
 
 
 @pytest.fixture(scope="session")

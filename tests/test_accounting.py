@@ -10,6 +10,7 @@ import pytest
 
 from ptospec.accounting import account
 from ptospec.cli import main
+from ptospec.dbcache import load_database_cached
 from ptospec.lint import lint_paths
 from ptospec.loader import load_database
 
@@ -52,7 +53,7 @@ def run(capsys, *args):
 
 
 def test_each_page_is_covered_recorded_or_missing(tree):
-    db = load_database(ROOT / "specs")
+    db = load_database_cached(ROOT / "specs")
     acc = account(db, {"alloc_tile", "tsync"}, tree, {"tassign": "TASSIGN"})
     fams = {f.family: f for f in acc.families}
     assert set(fams) == {"elementwise-tile-tile", "layout-and-rearrangement", "view-and-tile-buf", "sync-and-config"}
@@ -75,7 +76,7 @@ def test_each_page_is_covered_recorded_or_missing(tree):
 
 
 def test_legacy_pages_and_simulator_instructions_are_accounted_for(tree):
-    db = load_database(ROOT / "specs")
+    db = load_database_cached(ROOT / "specs")
     acc = account(db, {"alloc_tile", "tsync"}, tree, {"tassign": "TASSIGN"})
     legacy, simulator = acc.lists
     # Chinese copies, README and lower-case pages are no instruction pages; names match case-insensitively
@@ -127,7 +128,7 @@ def test_strict_passes_when_everything_is_accounted_for(capsys, tree):
     for name in ("tnew.md", "tmuls_zh.md"):
         (tree / OPS / "elementwise-tile-tile" / name).unlink()
     (tree / OPS / "view-and-tile-buf" / "tile-buf-new.md").unlink()
-    db = load_database(ROOT / "specs")
+    db = load_database_cached(ROOT / "specs")
     # a tree holding exactly the pages the database names: nothing missing, nothing stale
     for op in db.ops.values():
         page = op.sources.get("page")

@@ -21,15 +21,9 @@ from ptospec.executor import view_offsets
 from ptospec.expr.latex import PHONE_LINE_EM, layout, statement_latex, to_latex
 from ptospec.expr.latex_width import latex_width
 from ptospec.expr.parser import parse_expr, parse_statement
-from ptospec.loader import load_database
 from ptospec.tile import GlobalDesc, TileDesc
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def db():
-    return load_database(ROOT / "specs")
 
 
 @pytest.fixture(scope="module")

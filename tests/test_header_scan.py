@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ptospec.dbcache import load_database_cached
 from ptospec.loader import DatabaseErrors, load_database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +171,7 @@ needs_upstream = pytest.mark.skipif(not (PTO_ISA / "include/pto/npu/a5").is_dir(
 def _screen(profile: str):
     import header_dtypes
 
-    return header_dtypes.Screen(load_database(), PTO_ISA, profile)
+    return header_dtypes.Screen(load_database_cached(), PTO_ISA, profile)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +185,7 @@ def a2a3_screen():
 
 
 def _mode(op: str, mode: str):
-    spec = load_database().ops[op]
+    spec = load_database_cached().ops[op]
     return spec, next(m for m in spec.modes if m.name == mode)
 
 
@@ -284,7 +285,7 @@ def test_upstream_tmov_a5_vector_copy_stores_one_to_four_byte_types(a5_screen):
 def test_a_packed_type_outside_any_is_recorded_by_the_database():
     import header_dtypes
 
-    db = load_database()
+    db = load_database_cached()
     # TPOW's scratch tile is `U: any` on A5: f4e2m1x2 is left out by the definition of any, not by the op
     assert header_dtypes.packed_outside_any(db, db.ops["tpow"], "a5", "U", "default") == {"f4e2m1x2"}
     assert header_dtypes.packed_outside_any(db, db.ops["tpow"], "a5", "T", "default") == set()
@@ -397,7 +398,7 @@ def test_upstream_tmatmul_mx_a5_takes_fp8_and_fp4_operands_only(a5_screen):
 def _probes(*types: str):
     import compile_probe as cp
 
-    db = load_database()
+    db = load_database_cached()
     op, mode = _mode("tshl", "default")
     probes = [cp.make_probe(db, op, mode, "cpu", {"T": t}, ("T", t)) for t in types]
     assert all(isinstance(p, cp.Probe) for p in probes), probes

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ptospec.dbcache import load_database_cached
 from ptospec.goldens import entry_for, load_goldens, parse_extent
-from ptospec.loader import DatabaseErrors, load_database
+from ptospec.loader import DatabaseErrors
 
 ROOT = Path(__file__).resolve().parents[1]
 PTO_ISA = Path(os.environ.get("PTO_ISA_ROOT", "/tmp/pto-isa"))
@@ -38,7 +39,7 @@ ug = _load()
 
 @pytest.fixture(scope="module")
 def db():
-    return load_database()
+    return load_database_cached()
 
 
 @pytest.fixture(scope="module")

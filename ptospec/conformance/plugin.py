@@ -195,12 +195,12 @@ def share_database(config: pytest.Config, specs: str | None, db) -> None:
 
 def _database(config: pytest.Config, specs: str | None):
     """The spec database, loaded once per session (collection and the runner fixture both need it)."""
-    from ..load.database import load_database
+    from ..dbcache import load_database_cached
 
     loaded = config.stash.setdefault(_DBS, {})
     key = _specs_key(specs)
     if key not in loaded:
-        loaded[key] = load_database(specs)
+        loaded[key] = load_database_cached(specs)
     return loaded[key]
 
 
