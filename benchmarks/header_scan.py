@@ -309,8 +309,9 @@ TYPE_TEST = re.compile(r"is_same|sizeof|isSupportType|SupportBytes|\bIs[A-Z]\w*\
 
 
 def mark_type_dispatch(items: list) -> list:
-    """``items`` of a function returning no value whose body is one ``if constexpr`` chain over element types
-    and no ``else`` (besides aliases and assertions: GenCastCallSpecialCases, one intrinsic per type pair) marked
+    """``items`` of a function returning no value whose body is one ``if constexpr`` chain over element types,
+    each branch calling something, and no ``else`` (besides aliases and assertions: GenCastCallSpecialCases, one
+    intrinsic per type pair) marked
     ``("if", branches, "dispatch")``: a type no branch takes does nothing there, so it is not admitted."""
     work = [i for i in items if i[0] not in ("alias", "assert")]
     if len(work) != 1 or work[0][0] != "if":
@@ -318,7 +319,14 @@ def mark_type_dispatch(items: list) -> list:
     branches = work[0][1]
     if len(branches) < 2 or branches[-1][0] is None or not all(TYPE_TEST.search(c) for c, _ in branches):
         return items
+    if not all(_calls(b) for _, b in branches):  # a chain of assertions only (A5 CheckMadValid) checks, not dispatches
+        return items
     return [("if", i[1], "dispatch") if i is work[0] else i for i in items]
+
+
+def _calls(items: list) -> bool:
+    """Whether ``items`` (or a branch inside them) call a function."""
+    return any(i[0] == "call" or (i[0] == "if" and any(_calls(b) for _, b in i[1])) for i in items)
 
 
 # ---------------------------------------------------------------- the header set of a profile

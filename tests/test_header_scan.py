@@ -327,6 +327,17 @@ PTO_INTERNAL constexpr int ModeOf()
     }
     return mode;
 }
+template <typename T, typename U>
+PTO_INTERNAL void CheckPair()
+{
+    if constexpr (std::is_same_v<T, int8_t>) {
+        static_assert(std::is_same_v<U, int8_t>, "i8 pairs with i8");
+    } else if constexpr (std::is_same_v<T, half>) {
+        static_assert(std::is_same_v<U, float>, "half pairs with float");
+    }
+}
+template <typename T>
+PTO_INTERNAL void TCHECK_IMPL(T* dst) { CheckPair<T, float>(); }
 template <typename T>
 PTO_INTERNAL void TROW_IMPL(T* dst) { CopyRow<T>(dst); }
 template <typename T>
@@ -341,6 +352,8 @@ def test_a_type_no_branch_of_a_type_dispatch_takes_does_nothing_so_is_not_admitt
     assert admits("TROW_IMPL", "i8") and admits("TROW_IMPL", "f16") and not admits("TROW_IMPL", "i64")
     # a function that returns a value after its chain (a default) is no dispatch: every type passes
     assert admits("TMODE_IMPL", "i64") and admits("TMODE_IMPL", "f16")
+    # a chain whose branches only assert (A5 CheckMadValid) checks the types it names and no others
+    assert admits("TCHECK_IMPL", "f16") and not admits("TCHECK_IMPL", "i8") and admits("TCHECK_IMPL", "i64")
 
 
 @needs_upstream
