@@ -55,6 +55,7 @@ class Screen:
         self._debug_args = (root, profile, cpp, widths)
         self._debug_ev: Evaluator | None = None
         self._admitted: dict[tuple, bool] = {}
+        self.judged: dict[tuple[str, str, str], set[str]] = {}  # (op, mode, var) -> the types the header admits
 
     def placements(self, op: OpSpec, mode: Mode) -> list[dict[str, str]]:
         """Every assignment of tile locations the op's loc rules allow the mode on this profile.
@@ -165,6 +166,8 @@ class Screen:
             admitted = alone[var]
             if var in free and beside:
                 admitted = [t for t in self.dtypes if any(self._row_admits(op, mode, r, var, t) for r in rows)]
+            if len(admitted) < len(self.dtypes):
+                self.judged[op.name, mode.name, var] = set(admitted)
             if len(admitted) == len(self.dtypes):
                 if len(in_table) < len(self.dtypes):
                     flags.append(("unconstrained", var, tuple(t for t in self.dtypes if t not in in_table)))
@@ -269,6 +272,28 @@ def report(db: Database, op: OpSpec, mode: Mode, name: str, profile: str, cls: s
         print(f"{head} {cls.upper():9} {var}: {', '.join(types)}")
 
 
+def stale_omits(db: Database, screen: Screen, profile: str) -> dict[tuple[str, str], set[str]]:
+    """(op, var) -> the types a difference's ``omits`` lists that the header rejects in every mode the omission
+    covers (each judged by the screen): not omissions of the table but the header's own refusals, so they are
+    never counted as recorded."""
+    rejected: dict[tuple[str, str], set[str]] = {}
+    kept: dict[tuple[str, str], set[str]] = {}
+    for op in db.ops.values():
+        if profile not in op.dtypes:
+            continue
+        for mode in op.modes:
+            for var in {o.var for d in op.differences for o in d.omits if o.profile == profile}:
+                listed = omitted(op, profile, var, mode.name)
+                admitted = screen.judged.get((op.name, mode.name, var))
+                if admitted is None:  # not judged (unconstrained, not screened): the record stands
+                    kept.setdefault((op.name, var), set()).update(listed)
+                else:
+                    kept.setdefault((op.name, var), set()).update(listed & admitted)
+                    rejected.setdefault((op.name, var), set()).update(listed - admitted)
+    out = {k: v - kept.get(k, set()) for k, v in rejected.items()}
+    return {k: v for k, v in out.items() if v}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pto-isa-root", required=True, type=Path)
@@ -304,9 +329,14 @@ def main() -> int:
         for op, mode, cls, var, types in entries:
             name = f"{mode.name} (_DEBUG)" if screen.debug_only(mode) else mode.name  # TPRINT: debug builds only
             report(db, op, mode, name, profile, cls, var, types, probed, counts, args.verbose)
+        for (name, var), types in sorted(stale_omits(db, screen, profile).items()):
+            counts["listed but rejected"] += len(types)
+            print(f"{name:16} {profile:5} {'':14} STALE     {var}: omits lists {', '.join(sorted(types))}, which the "
+                  "header rejects in every mode the record covers")
     probe = f", does not compile {counts['does not compile']}" if args.compile_probe else ""
     print(f"looser {counts['looser']}, stricter unrecorded {counts['stricter unrecorded']}, "
-          f"recorded {counts['recorded']}{probe}, read by hand {counts['read by hand']} "
+          f"recorded {counts['recorded']}{probe}, read by hand {counts['read by hand']}, "
+          f"stale (omits the header rejects) {counts['listed but rejected']} "
           "(cells are (op, profile, mode, variable, dtype); read by hand counts (op, profile, mode[, variable]))")
     return 1 if counts["looser"] or counts["stricter unrecorded"] else 0
 

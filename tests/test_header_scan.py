@@ -501,3 +501,16 @@ def test_upstream_mgather_mscatter_assert_their_type_trait(a2a3_screen, a5_scree
         for screen in (a2a3_screen, a5_screen):
             assert screen.admits(op, mode, {"T": "f32"}) and not screen.admits(op, mode, {"T": "i64"})
         assert a5_screen.admits(op, mode, {"T": "f8e4m3"}) and not a5_screen.admits(op, mode, {"T": "e8m0"})
+
+
+@needs_upstream
+def test_a_type_a_record_lists_but_the_header_rejects_is_reported_stale_not_recorded(a2a3_screen):
+    import header_dtypes
+
+    db = load_database()
+    # MGATHER's elem mode is judged (IsValidMGatherDType): no record lists a type it rejects
+    a2a3_screen.screen(*_mode("mgather", "elem"))
+    # pad-fill's npu-64-bit-pad lists i64/u64, which TFILLPAD's screened path rejects on A2/A3
+    a2a3_screen.screen(*_mode("tfillpad", "default"))
+    stale = header_dtypes.stale_omits(db, a2a3_screen, "a2a3")
+    assert stale.get(("tfillpad", "T")) == {"i64", "u64"} and ("mgather", "T") not in stale
