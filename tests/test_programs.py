@@ -614,3 +614,40 @@ def test_an_fp_tile_starts_on_the_fix_pipes_unit(db, tmp_path, arch, addr, broke
     assert findings == ([("tassign.unit", findings[0][1])] if broken else []), findings
     if broken:
         assert f"addr={addr}, align=32, unit=128" in findings[0][1]
+
+
+def test_a_scalar_declared_as_the_tiles_element_type_converts_as_in_cpp(db, tmp_path):
+    """TADDS' C++ parameter is ``typename TileDataSrc::DType scalar``: the assembler passes an i32 constant as it
+    is, C++ converts it to float, so the kernel is legal and adds 64.0 (specs' cpp signature, scalar_args)."""
+    from ptospec.program.scalar_args import converted_scalar, declared_scalars
+
+    assert declared_scalars(db.ops["tadds"].mode("default")) == {"scalar": "src0"}
+    assert declared_scalars(db.ops["tsels"].mode("default")) == {"scalar": "src"}
+    assert converted_scalar(db.isa, -2.7, "i8") == -2 and converted_scalar(db.isa, 300, "u8") == 44
+    assert converted_scalar(db.isa, 64, "f32") == 64.0
+    vec = "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, " \
+          "slayout=none_box, fractal=512, pad=0>"
+    text = f"""module attributes {{pto.target_arch = "a5"}} {{
+  func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %s = arith.constant 64 : i32
+    %0 = pto.make_tensor_view %arg0, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<16x16xf32>
+    %1 = pto.make_tensor_view %arg1, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<16x16xf32>
+    %2 = pto.partition_view %0, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<16x16xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %3 = pto.partition_view %1, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<16x16xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %a = pto.alloc_tile : {vec}
+    %b = pto.alloc_tile : {vec}
+    pto.tload ins(%2 : !pto.partition_tensor_view<16x16xf32>) outs(%a : {vec})
+    pto.tadds ins(%a, %s : {vec}, i32) outs(%b : {vec})
+    pto.tstore ins(%b : {vec}) outs(%3 : !pto.partition_tensor_view<16x16xf32>)
+    return
+  }}
+}}
+"""
+    program = _program(text, tmp_path)
+    assert check_program(db, program).violations == []
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    out = run_program(db, program, {"arg0": x, "arg1": np.zeros((16, 16), np.float32)})
+    np.testing.assert_array_equal(out.outputs["arg1"], x + 64)

@@ -31,6 +31,7 @@ from .errors import ProgramError, RuleViolation, SourcePos
 from .layouts import consumer_layout, spelled_layout
 from .lexer import Token, int_literal
 from .limits import MAX_CALL_DEPTH, MAX_STEPS
+from .scalar_args import converted_scalar, declared_scalars
 from .spec import ProgramSpec, broken_rules, program_spec
 from .syntax import Block, Operation, Program
 from .values import UNKNOWN, GlobalBuffer, PartitionView, TileBuffer, known
@@ -624,6 +625,7 @@ class Walker:
             self.findings.append(Finding(op.pos, exc.rule, exc.message, "violation"))
             return
         bound = self.bind_operands(op, line)
+        self.convert_scalars(line, bound)
         self.consumer_layouts(line, bound.operands)
         self.line_layout(op, bound.operands)
         report = validate(self.db, line.op, line.mode, self.profile, bound.operands, line.implied, self.state)
@@ -684,6 +686,17 @@ class Walker:
             raise ProgramError(f"{line.op}: {atv.attribute} = {spelled} {where}; the interpreter models sub-block "
                                "0's buffer only", "program.unsupported", op.pos)
         return broken
+
+    def convert_scalars(self, line: ParsedLine, bound: Bound) -> None:
+        """A scalar whose C++ parameter is a tile's element type takes that type, its value converted as C++
+        converts it (``scalar_args``)."""
+        for scalar, tile in declared_scalars(self.db.ops[line.op].mode(line.mode)).items():
+            desc, target = bound.operands.get(scalar), bound.operands.get(tile)
+            if not isinstance(desc, ScalarDesc) or not isinstance(target, TileDesc) or desc.dtype == target.dtype:
+                continue
+            bound.operands[scalar] = ScalarDesc(target.dtype)
+            if scalar in bound.data:
+                bound.data[scalar] = converted_scalar(self.db.isa, bound.data[scalar], target.dtype)
 
     def bind_operands(self, op: Operation, line: ParsedLine) -> Bound:
         """The line's operands as the validator and the executor take them, from the values they name."""
