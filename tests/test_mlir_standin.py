@@ -177,3 +177,19 @@ def test_a_builder_sample_matches_its_golden(db, facts, name, tmp_path):
     outcome = run_sample(db, root, facts, sample, scalar_overrides(root, facts), ptoas, kit=kit)
     assert outcome.status == "match", outcome.detail
     assert outcome.max_error
+
+
+def test_a_builder_failure_is_ours_only_when_its_traceback_ends_in_the_stand_in(tmp_path):
+    """A traceback whose innermost frame is in the stand-in is an ``error`` of ours; one that ends in the builder
+    (its own mistake, although its text names mlir) leaves the sample not runnable."""
+    from ptospec.samples.builders import failure_kind
+
+    kit = tmp_path / "kit"
+    ours = (f'Traceback (most recent call last):\n  File "/src/abs.py", line 9, in <module>\n'
+            f'  File "{kit}/mlir/ir.py", line 40, in get\nTypeError: bad\n')
+    theirs = ('Traceback (most recent call last):\n  File "/src/abs.py", line 3, in <module>\n'
+              '    from mlir.dialects import pto, missing\n'
+              'ImportError: cannot import name missing from mlir.dialects\n')
+    assert failure_kind(ours, kit) == "error"
+    assert failure_kind(theirs, kit) == "not-runnable"
+    assert failure_kind("Killed\n", kit) == "not-runnable"

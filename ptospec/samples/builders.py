@@ -180,8 +180,8 @@ def make_kernel(builder: Path, case: str, kit: Path, work: Path, env: dict, ptoa
     generic = work / f"{case}-standin.pto"
     done = _run([sys.executable, str(builder)], work, {**env, "PYTHONPATH": str(kit)})
     if done.returncode != 0:
-        return Made(None, "error" if "mlir" in done.stderr else "not-runnable",
-                    f"{builder.name} failed on the MLIR stand-in: {_last_line(done)}")
+        return Made(None, failure_kind(done.stderr, kit), f"{builder.name} failed on the MLIR stand-in: "
+                                                          f"{_last_line(done)}")
     if not done.stdout.strip():
         return Made(None, "error", f"{builder.name} printed no module")
     generic.write_text(done.stdout, encoding="utf-8")
@@ -198,6 +198,13 @@ def make_kernel(builder: Path, case: str, kit: Path, work: Path, env: dict, ptoa
     return Made(pto)
 
 
+def failure_kind(stderr: str, kit: Path) -> str:
+    """``error`` (ours) when the builder's traceback ends in the stand-in (a file under ``kit``), else
+    ``not-runnable`` (the builder itself fails: a missing module, a syntax error, its own assertion)."""
+    frames = [line for line in stderr.splitlines() if line.lstrip().startswith('File "')]
+    return "error" if frames and str(kit) in frames[-1] else "not-runnable"
+
+
 def ptobc_of(ptoas: Path, facts: SampleFacts) -> Path:
     return (ptoas.parent / facts.builders["ptobc"]).resolve()
 
@@ -206,8 +213,8 @@ def _run(command: list[str], cwd: Path, env: dict) -> subprocess.CompletedProces
     try:
         return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TOOL_SECONDS)
     except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(command, 124, "", f"{Path(command[-1]).name}: timed out after "
-                                                             f"{TOOL_SECONDS} s")
+        return subprocess.CompletedProcess(command, 124, "", f"{' '.join(Path(c).name for c in command[:2])}: "
+                                                             f"timed out after {TOOL_SECONDS} s")
     except OSError as exc:
         return subprocess.CompletedProcess(command, 126, "", f"{command[0]}: {exc}")
 

@@ -174,15 +174,17 @@ class TileBufType(ir.Type):
         valid = shape if valid_shape is None else [-1 if d is None else int(d) for d in valid_shape]
         if len(valid) != len(shape):
             raise RuntimeError("valid_shape rank must match shape rank")
+        if len(shape) != 2:  # the printed form has rows and cols only: a tile of another rank is refused, not cut
+            raise RuntimeError(f"TileBufType.get: the stand-in prints 2-D tiles only, got shape {shape}")
         if not isinstance(memory_space, _ATTRS["AddressSpaceAttr"]):
             raise TypeError(f"TileBufType.get: memory_space must be an AddressSpaceAttr, got "
                             f"{type(memory_space).__name__}")
         cfg = config or TileBufConfigAttr.get_default()
         default = TileBufConfigAttr.get_default()
         loc = _ENUMS["AddressSpace"]._spelling[memory_space.value]
-        rows, cols = [*shape, -1, -1][:2]
+        rows, cols = shape
         parts = [loc, f"{_dims([rows, cols])}x{element_type}"]
-        vrow, vcol = valid[:2] if len(valid) >= 2 else (rows, cols)
+        vrow, vcol = valid
         if (vrow, vcol) != (rows, cols):
             parts.append(f"valid={_dims([vrow, vcol])}")
         for key, mine, theirs, text in (
