@@ -256,10 +256,17 @@ def _variant_body(plan: VariantPlan) -> list[str]:
             lines.append(f"    const {o.cpp} {o.ident} = {o.cpp_value};")
         else:
             lines.append(f"    const {o.cpp} {o.ident} = ptocs_bench.scalar<{o.cpp}>(\"{o.name}\");")
+    return lines + setup_and_call(plan)
+
+
+def setup_and_call(plan: VariantPlan) -> list[str]:
+    """After the operands' declarations: the struct values (arrays), the ConvTile over the loaded tile's storage
+    with its fields set one by one, and the call."""
+    lines = []
     for ident, cpp, element, members in plan.arrays:
         values = ", ".join(f"static_cast<{element}>({m})" for m in members)
         lines.append(f"    {cpp} {ident} = {{{values}}};")
-    if plan.conv is not None:  # a ConvTile over the loaded tile's storage, its fields set one by one
+    if plan.conv is not None:
         c = plan.conv
         lines.append(f"    {c.cpp} {c.ident};")
         lines.append(f"    {c.ident}.data() = {c.data}.data();")
