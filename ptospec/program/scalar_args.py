@@ -10,6 +10,7 @@ import functools
 import re
 
 from ..model import Mode
+from .arith import unsigned, wrap
 
 _PARAMS = re.compile(r"\(([^()]*)\)\s*;?\s*$", re.S)
 _TILE = re.compile(r"^(?:const\s+)?(\w+)\s*&\s*\w+$")
@@ -46,9 +47,7 @@ def _declared(signature: str, args: tuple[str, ...]) -> dict[str, str]:
 def converted_scalar(isa, value: int | float, dtype: str) -> int | float:
     """``value`` converted to ``dtype`` as a C++ argument converts: to a float type its nearest value; to an
     integer type a float truncates toward zero and an integer wraps modulo the type's width."""
-    kind = isa.dtypes[dtype].kind
-    if kind == "float":
+    spec = isa.dtypes[dtype]
+    if spec.kind == "float":
         return float(value)
-    bits = isa.dtypes[dtype].bits
-    n = int(value) % (1 << bits)  # int() truncates toward zero
-    return n - (1 << bits) if kind == "signed" and n >= 1 << (bits - 1) else n
+    return (wrap if spec.kind == "signed" else unsigned)(int(value), spec.bits)  # int() truncates toward zero
