@@ -588,7 +588,7 @@ def positive_cases(db: Database, op: OpSpec, units: Collection[tuple[str, str]] 
             seen.add(ident)
             if idents is not None:
                 idents.append(ident)
-            cases.append(Case(op.name, mode.name, profile, describe(tiles, db), seed_of(f"{op.name}-{ident}"),
+            cases.append(Case(op.name, mode.name, profile, describe(tiles, db), positive_seed(op.name, ident),
                               pattern))
             return True
         return False
@@ -858,8 +858,8 @@ def reject_cases(db: Database, op: OpSpec, positives: list[Case],
                             found[rid] = reshaped_mutant
             for rid in sorted(found):
                 tiles = found[rid]
-                ident = f"{op.name}-{mode.name}-{profile}-reject-{rid}"
-                cases.append(Case(op.name, mode.name, profile, describe(tiles, db), seed_of(ident), "random", rid))
+                cases.append(Case(op.name, mode.name, profile, describe(tiles, db),
+                                  reject_seed(op.name, mode.name, profile, rid), "random", rid))
     return cases
 
 
@@ -979,10 +979,19 @@ def renamed(op_name: str, positives: list[Case], rejects: list[Case],
             idents: list[str]) -> tuple[list[Case], list[Case]]:
     """The cases ``unit_search`` found for another op with the same ``search_signature``, as the cases of
     ``op_name``: its name, and the seeds made from it."""
-    return ([replace(c, op=op_name, seed=seed_of(f"{op_name}-{ident}")) for c, ident in zip(positives, idents,
+    return ([replace(c, op=op_name, seed=positive_seed(op_name, ident)) for c, ident in zip(positives, idents,
                                                                                           strict=True)],
-            [replace(c, op=op_name, seed=seed_of(f"{op_name}-{c.mode}-{c.profile}-reject-{c.reject}"))
-             for c in rejects])
+            [replace(c, op=op_name, seed=reject_seed(op_name, c.mode, c.profile, c.reject)) for c in rejects])
+
+
+def positive_seed(op_name: str, ident: str) -> int:
+    """A positive case's seed: from its op and its ident (mode, profile, shapes, binding, pattern)."""
+    return seed_of(f"{op_name}-{ident}")
+
+
+def reject_seed(op_name: str, mode: str, profile: str, rule: str) -> int:
+    """A must-reject case's seed: from its op, mode, profile and the rule it breaks."""
+    return seed_of(f"{op_name}-{mode}-{profile}-reject-{rule}")
 
 
 def all_cases(db: Database, op: OpSpec) -> tuple[list[Case], list[Case]]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..tile import AttrDesc
 from .errors import ProgramError
-from .lexer import int_literal
+from .lexer import integer_attributes
 from .values import PipeHandle
 from .walker import Cursor, Walker
 
@@ -186,17 +186,9 @@ def _initialize(w: Walker, op) -> None:
 
 
 def _int_attr(attrs: dict[str, str], key: str, default: int, op) -> int:
-    """An integer attribute of a frontend pipe operation (``{split = 1}``), as the lexer reads integer literals."""
-    text = attrs.get(key)
-    if text is None:
-        return default
-    try:
-        value = int_literal(text) if text.isascii() else None
-    except ValueError:
-        value = None
-    if value is not None:
-        return value
-    raise ProgramError(f"{op.name}: {key} must be an integer, got {text!r}", "program.syntax", op.pos)
+    """An integer attribute of a frontend pipe operation (``{split = 1}``), ``default`` when absent."""
+    value = integer_attributes(attrs, (key,), op.pos)[key]
+    return default if value is None else value
 
 
 def _buffer(w: Walker, op) -> None:

@@ -7,6 +7,7 @@ signature and argument list in the spec."""
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 from ..model import Mode
@@ -50,4 +51,6 @@ def converted_scalar(isa, value: int | float, dtype: str) -> int | float:
     spec = isa.dtypes[dtype]
     if spec.kind == "float":
         return float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{value} has no {dtype} value (C++ leaves the conversion undefined)")
     return (wrap if spec.kind == "signed" else unsigned)(int(value), spec.bits)  # int() truncates toward zero

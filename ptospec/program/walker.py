@@ -625,7 +625,7 @@ class Walker:
             self.findings.append(Finding(op.pos, exc.rule, exc.message, "violation"))
             return
         bound = self.bind_operands(op, line)
-        self.convert_scalars(line, bound)
+        self.convert_scalars(op, line, bound)
         self.consumer_layouts(line, bound.operands)
         self.line_layout(op, bound.operands)
         report = validate(self.db, line.op, line.mode, self.profile, bound.operands, line.implied, self.state)
@@ -687,7 +687,7 @@ class Walker:
                                "0's buffer only", "program.unsupported", op.pos)
         return broken
 
-    def convert_scalars(self, line: ParsedLine, bound: Bound) -> None:
+    def convert_scalars(self, op: Operation, line: ParsedLine, bound: Bound) -> None:
         """A scalar whose C++ parameter is a tile's element type takes that type, its value converted as C++
         converts it (``scalar_args``)."""
         for scalar, tile in declared_scalars(self.db.ops[line.op].mode(line.mode)).items():
@@ -696,7 +696,10 @@ class Walker:
                 continue
             bound.operands[scalar] = ScalarDesc(target.dtype)
             if scalar in bound.data:
-                bound.data[scalar] = converted_scalar(self.db.isa, bound.data[scalar], target.dtype)
+                try:
+                    bound.data[scalar] = converted_scalar(self.db.isa, bound.data[scalar], target.dtype)
+                except ValueError as exc:
+                    raise ProgramError(f"{scalar}: {exc}", "program.type", op.pos) from None
 
     def bind_operands(self, op: Operation, line: ParsedLine) -> Bound:
         """The line's operands as the validator and the executor take them, from the values they name."""
