@@ -95,3 +95,16 @@ def test_divided_shapes_keep_the_destinations_at_half_a_source_row(db):
         src, dst0, dst1 = (cases.descriptor(db, case.tiles[n]) for n in ("src", "dst0", "dst1"))
         assert 2 * dst0.valid_col == src.valid_col and dst1.valid_col == dst0.valid_col
         assert dst0.valid_row == src.valid_row
+
+
+def test_a_unit_that_shares_a_search_signature_gets_the_cases_its_own_search_finds(db):
+    """gen-tests gives a unit whose search_signature an earlier unit has that unit's cases, renamed (op name and
+    seeds): they must be the cases the unit's own search finds.  TMIN and TMAX on cpu share one signature."""
+    from ptospec.conformance.cases import renamed, search_signature, unit_search
+
+    tmax, tmin = db.ops["tmax"], db.ops["tmin"]
+    assert search_signature(db, tmax, "default", "cpu") == search_signature(db, tmin, "default", "cpu")
+    assert search_signature(db, tmax, "default", "cpu") != search_signature(db, tmax, "default", "a2a3")
+    shared = renamed("tmin", *unit_search(db, tmax, "default", "cpu"))
+    own = unit_search(db, tmin, "default", "cpu")[:2]
+    assert shared == own and own[0]
